@@ -1,0 +1,93 @@
+import { gunzipSync } from "node:zlib";
+import type { z } from "zod";
+import { err, ok, type Result } from "../result.ts";
+import { type AppSpec, type Registry, registryDocument } from "./schema.ts";
+
+/** Why a Registry value was refused; `issues` name the offending path, as `apps[3].hostnames[0]: port not allowed`. */
+export interface RegistryError {
+  readonly message: string;
+  readonly issues: readonly string[];
+}
+
+export interface ParseOptions {
+  /** The Registry Secret's namespace: the default for `secretRef.namespace`. */
+  readonly defaultNamespace: string;
+  /** Cap on the decompressed size of a gzip value; a bigger one is malformed, not an outage. */
+  readonly maxDecompressedBytes?: number;
+}
+
+export const DEFAULT_MAX_DECOMPRESSED_BYTES = 32 * 1024 * 1024;
+const MAX_ISSUES = 20;
+
+/** Parses a Registry value (JSON, or gzip-compressed JSON): never throws. */
+export function parseRegistry(
+  value: Uint8Array,
+  options: ParseOptions,
+): Result<Registry, RegistryError> {
+  const text = decode(value, options.maxDecompressedBytes ?? DEFAULT_MAX_DECOMPRESSED_BYTES);
+  if (!text.ok) return text;
+  let json: unknown;
+  try {
+    json = JSON.parse(text.value);
+  } catch (e) {
+    return failure(`not JSON: ${(e as Error).message}`);
+  }
+  return parseRegistryDocument(json, options.defaultNamespace);
+}
+
+/** Validates an already-decoded document: the same rules and messages as `parseRegistry`. */
+export function parseRegistryDocument(
+  json: unknown,
+  defaultNamespace: string,
+): Result<Registry, RegistryError> {
+  const parsed = registryDocument.safeParse(json);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.slice(0, MAX_ISSUES).map(formatIssue);
+    const more = parsed.error.issues.length - issues.length;
+    const message = `invalid registry: ${issues.join("; ")}${more > 0 ? `; and ${more} more` : ""}`;
+    return err({ message, issues });
+  }
+  // Frozen here because Snapshots share these objects with every later Snapshot.
+  const apps: AppSpec[] = parsed.data.apps.map((a) =>
+    Object.freeze({
+      name: a.name,
+      hostnames: Object.freeze([...new Set(a.hostnames)]),
+      secretRef: Object.freeze({
+        namespace: a.secretRef.namespace ?? defaultNamespace,
+        name: a.secretRef.name,
+        key: a.secretRef.key,
+      }),
+      upstream: a.upstream ?? null,
+    }),
+  );
+  return ok(Object.freeze({ apps: Object.freeze(apps) }));
+}
+
+function decode(value: Uint8Array, cap: number): Result<string, RegistryError> {
+  const bytes = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  if (bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b) {
+    try {
+      return ok(gunzipSync(bytes, { maxOutputLength: cap }).toString("utf8"));
+    } catch (e) {
+      if (e instanceof RangeError)
+        return failure(`gzip value decompresses to more than ${cap} bytes`);
+      return failure(`gzip value is corrupt: ${(e as Error).message}`);
+    }
+  }
+  if (bytes.length > cap) return failure(`value is larger than ${cap} bytes`);
+  return ok(bytes.toString("utf8"));
+}
+
+function failure(message: string): Result<never, RegistryError> {
+  return err({ message: `invalid registry: ${message}`, issues: [message] });
+}
+
+/** `apps[3].hostnames[0]: port not allowed`. */
+export function formatIssue(issue: z.core.$ZodIssue): string {
+  let path = "";
+  for (const p of issue.path) {
+    if (typeof p === "number") path += `[${p}]`;
+    else path += path === "" ? String(p) : `.${String(p)}`;
+  }
+  return path === "" ? issue.message : `${path}: ${issue.message}`;
+}

@@ -1,0 +1,47 @@
+import type { Registry } from "../registry/schema.ts";
+import { buildAppTable, replaceApps, resolveApp } from "./app-table.ts";
+import { buildRouteTable, sortedSpecs } from "./route-table.ts";
+import type { App, BuildMeta, SecretsView, Snapshot } from "./types.ts";
+
+/**
+ * Builds a whole Snapshot from a Registry (null: none, an empty Registry) and the Secrets this
+ * replica sees. Pure and deterministic whatever the order of Apps in the document; the result is
+ * frozen and shares nothing mutable with its inputs.
+ */
+export function build(registry: Registry | null, secrets: SecretsView, meta: BuildMeta): Snapshot {
+  const specs = sortedSpecs(registry);
+  const routes = buildRouteTable(specs);
+  const apps = buildAppTable(routes.specs, secrets);
+  return seal(meta, routes, apps);
+}
+
+/**
+ * The next Snapshot after some Secrets changed and the Registry did not: re-resolves only the Apps
+ * that reference a changed Secret and shares everything else with `previous`. Equal to `build`
+ * of the same inputs (the differential test pins this).
+ */
+export function rebuildForSecrets(
+  previous: Snapshot,
+  changedSecrets: Iterable<string>,
+  secrets: SecretsView,
+  meta: BuildMeta,
+): Snapshot {
+  const { routes } = previous;
+  const replacements = new Map<number, App>();
+  for (const key of changedSecrets) {
+    for (const slot of routes.slotsBySecret.get(key) ?? []) {
+      replacements.set(slot, resolveApp(routes.specs[slot]!, secrets));
+    }
+  }
+  return seal(meta, routes, replaceApps(previous.apps, replacements));
+}
+
+function seal(meta: BuildMeta, routes: Snapshot["routes"], apps: Snapshot["apps"]): Snapshot {
+  return Object.freeze({
+    revision: meta.revision,
+    builtAt: meta.builtAt,
+    registry: Object.freeze({ ...meta.registry }),
+    routes,
+    apps,
+  });
+}

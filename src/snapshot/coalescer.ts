@@ -1,0 +1,77 @@
+/** Runs a callback on a later turn; injected so tests decide when a scheduled rebuild starts. */
+export type Schedule = (run: () => void) => void;
+
+export interface CoalescerOptions {
+  /** The rebuild. Never runs twice at once. */
+  readonly run: () => void | Promise<void>;
+  /** A rebuild that threw: reported, and the loop keeps going. */
+  readonly onError: (error: unknown) => void;
+  /** Defaults to `setImmediate`, so a burst of events read from one chunk costs one rebuild. */
+  readonly schedule?: Schedule;
+}
+
+/**
+ * A buffered-one signal: while a rebuild is scheduled or running, any number of signals leave
+ * exactly one follow-up rebuild queued. No signal is lost (the follow-up starts after the last
+ * signal) and no two rebuilds overlap.
+ */
+export class Coalescer {
+  readonly #run: () => void | Promise<void>;
+  readonly #onError: (error: unknown) => void;
+  readonly #schedule: Schedule;
+  #state: "idle" | "scheduled" | "running" = "idle";
+  #pending = false;
+  #stopped = false;
+  #loop: Promise<void> = Promise.resolve();
+  #signals = 0;
+  #runs = 0;
+
+  constructor(options: CoalescerOptions) {
+    this.#run = options.run;
+    this.#onError = options.onError;
+    this.#schedule = options.schedule ?? ((fn) => setImmediate(fn));
+  }
+
+  /** Asks for a rebuild that starts after this call. Cheap and synchronous. */
+  signal(): void {
+    if (this.#stopped) return;
+    this.#signals++;
+    if (this.#state === "idle") {
+      this.#state = "scheduled";
+      this.#loop = new Promise((resolve) => this.#schedule(() => resolve(this.#drain())));
+    } else if (this.#state === "running") {
+      this.#pending = true;
+    }
+  }
+
+  async #drain(): Promise<void> {
+    this.#state = "running";
+    do {
+      this.#pending = false;
+      if (this.#stopped) break;
+      this.#runs++;
+      try {
+        await this.#run();
+      } catch (error) {
+        this.#onError(error);
+      }
+    } while (this.#pending);
+    this.#state = "idle";
+  }
+
+  /** Signals received, rebuilds run, and signals absorbed by another signal's rebuild. */
+  stats(): { signals: number; runs: number; coalesced: number } {
+    return { signals: this.#signals, runs: this.#runs, coalesced: this.#signals - this.#runs };
+  }
+
+  /** Resolves when no rebuild is scheduled or running. */
+  async idle(): Promise<void> {
+    while (this.#state !== "idle") await this.#loop;
+  }
+
+  /** Refuses further signals, drops a queued follow-up, and waits for the rebuild in flight. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    await this.idle();
+  }
+}

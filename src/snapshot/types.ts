@@ -1,0 +1,87 @@
+import type { AppSpec, SecretRef } from "../registry/schema.ts";
+
+/** Why an App is not ready: its Secret is absent, lacks the key, or the value is empty. */
+export type NotReadyReason = "secret-absent" | "key-missing" | "value-empty";
+
+/** One App as this replica serves it: the Registry's declaration plus what this replica's watch sees. */
+export interface App {
+  readonly name: string;
+  readonly hostnames: readonly string[];
+  readonly secretRef: SecretRef;
+  readonly upstream: string | null;
+  /** True only when the referenced Secret exists, has the key, and the value is non-empty. */
+  readonly ready: boolean;
+  readonly reason: NotReadyReason | null;
+  /** The value of the referenced key, base64 as the API sends it (strings are immutable: no copy to guard). */
+  readonly secretValue: string | null;
+  readonly secretResourceVersion: string | null;
+}
+
+/** Two or more Apps claiming one hostname or pattern: `winner` (first by name) serves it. */
+export interface Conflict {
+  readonly hostname: string;
+  readonly winner: string;
+  readonly losers: readonly string[];
+}
+
+/** The Registry as the Snapshot was built from it. */
+export interface RegistryStatus {
+  /** False when the Registry Secret does not exist (a valid, empty Registry). */
+  readonly present: boolean;
+  readonly resourceVersion: string | null;
+  /** Why the latest Registry value was refused; the last good document is still served. */
+  readonly error: string | null;
+}
+
+/** A Secret as the builder reads it: base64 values by key, as the API sends them. */
+export interface SecretData {
+  readonly data: Readonly<Record<string, string>>;
+  readonly resourceVersion: string;
+}
+
+/** The Secrets the builder may read, keyed `namespace/name`; an absent key means an absent Secret. */
+export type SecretsView = ReadonlyMap<string, SecretData>;
+
+/** What the builder does not derive from its inputs. */
+export interface BuildMeta {
+  readonly revision: number;
+  /** Milliseconds since the epoch. */
+  readonly builtAt: number;
+  readonly registry: RegistryStatus;
+}
+
+/**
+ * The hostname side of a Snapshot, derived from the Registry alone, so a change of App Secret
+ * bytes reuses it whole.
+ */
+export interface RouteTable {
+  /** The Registry's Apps in slot order. */
+  readonly specs: readonly AppSpec[];
+  /** App names in sorted order; an App's index in this list is its slot in the AppTable. */
+  readonly names: readonly string[];
+  readonly slotByName: ReadonlyMap<string, number>;
+  /** Exact hostname → slot of the App that serves it. */
+  readonly exact: ReadonlyMap<string, number>;
+  /** Wildcard suffix (`shop.example.com` for `*.shop.example.com`) → slot. */
+  readonly wildcard: ReadonlyMap<string, number>;
+  /** `namespace/name` of a Secret → slots of the Apps that reference it. */
+  readonly slotsBySecret: ReadonlyMap<string, readonly number[]>;
+  readonly conflicts: readonly Conflict[];
+  readonly hostnameCount: number;
+}
+
+/** Apps by slot, in fixed-size chunks, so replacing one App copies one chunk and the directory. */
+export interface AppTable {
+  readonly chunks: readonly (readonly App[])[];
+  readonly size: number;
+  readonly readyCount: number;
+}
+
+/** The immutable state one request is answered from. Published whole, replaced whole. */
+export interface Snapshot {
+  readonly revision: number;
+  readonly builtAt: number;
+  readonly registry: RegistryStatus;
+  readonly routes: RouteTable;
+  readonly apps: AppTable;
+}

@@ -1,0 +1,151 @@
+import { describe, expect, it } from "vitest";
+import { build } from "../../src/snapshot/build.ts";
+import { assertConsistent } from "../../src/snapshot/consistency.ts";
+import { findApp, listApps, lookup } from "../../src/snapshot/lookup.ts";
+import type { SecretData } from "../../src/snapshot/types.ts";
+import { meta, registryOf, secretData } from "../support/registry.ts";
+
+const registry = registryOf([
+  {
+    name: "shop",
+    hostnames: ["shop.example.com", "*.shop.example.com"],
+    upstream: "http://shop:8080",
+  },
+  { name: "blog", hostnames: ["blog.example.com"], secret: "blog-secret", namespace: "tenant-b" },
+]);
+
+describe("build: the rows of SPEC §3 the pure core decides", () => {
+  it("an absent Registry is a valid, empty Snapshot", () => {
+    const s = build(null, new Map(), meta());
+    expect(listApps(s)).toEqual([]);
+    expect(lookup(s, "shop.example.com")).toEqual({ kind: "unknown", host: "shop.example.com" });
+    assertConsistent(s);
+  });
+
+  it("an App whose Secret has a non-empty value is ready, with the value and its resourceVersion", () => {
+    const secrets = new Map([["apps/shop-credentials", secretData({ token: "s3cr3t" }, "42")]]);
+    const s = build(registry, secrets, meta());
+    expect(findApp(s, "shop")).toEqual({
+      name: "shop",
+      hostnames: ["shop.example.com", "*.shop.example.com"],
+      secretRef: { namespace: "apps", name: "shop-credentials", key: "token" },
+      upstream: "http://shop:8080",
+      ready: true,
+      reason: null,
+      secretValue: Buffer.from("s3cr3t").toString("base64"),
+      secretResourceVersion: "42",
+    });
+  });
+
+  it.each<[string, Map<string, SecretData>, string]>([
+    ["absent", new Map(), "secret-absent"],
+    [
+      "without the key",
+      new Map([["apps/shop-credentials", secretData({ other: "x" })]]),
+      "key-missing",
+    ],
+    [
+      "with an empty value",
+      new Map([["apps/shop-credentials", secretData({ token: "" })]]),
+      "value-empty",
+    ],
+  ])("an App whose Secret is %s is kept and not ready", (_, secrets, reason) => {
+    const s = build(registry, secrets, meta());
+    const shop = findApp(s, "shop");
+    expect(
+      shop && { ready: shop.ready, reason: shop.reason, secretValue: shop.secretValue },
+    ).toEqual({
+      ready: false,
+      reason,
+      secretValue: null,
+    });
+    expect(lookup(s, "shop.example.com").kind).toBe("found");
+  });
+
+  it("carries revision, build time and the Registry status", () => {
+    const s = build(registry, new Map(), {
+      revision: 7,
+      builtAt: 123,
+      registry: { present: true, resourceVersion: "9", error: "invalid registry: x" },
+    });
+    expect({ revision: s.revision, builtAt: s.builtAt, registry: s.registry }).toEqual({
+      revision: 7,
+      builtAt: 123,
+      registry: { present: true, resourceVersion: "9", error: "invalid registry: x" },
+    });
+  });
+
+  it("is deeply frozen", () => {
+    const s = build(
+      registry,
+      new Map([["apps/shop-credentials", secretData({ token: "x" })]]),
+      meta(),
+    );
+    expect(
+      Object.isFrozen(s) && Object.isFrozen(s.registry) && Object.isFrozen(s.apps.chunks),
+    ).toBe(true);
+    expect(Object.isFrozen(findApp(s, "shop"))).toBe(true);
+    expect(() => (s.routes.exact as Map<string, number>).set("evil.example", 0)).toThrow(TypeError);
+    expect(() => (s.routes.wildcard as Map<string, number>).clear()).toThrow(TypeError);
+    expect(lookup(s, "evil.example").kind).toBe("unknown");
+  });
+
+  it("is isolated from later changes to its inputs", () => {
+    const data: Record<string, string> = { token: "dmFsdWU=" };
+    const secrets = new Map([["apps/shop-credentials", { data, resourceVersion: "1" }]]);
+    const s = build(registry, secrets, meta());
+    data.token = "";
+    secrets.delete("apps/shop-credentials");
+    expect(findApp(s, "shop")?.secretValue).toBe("dmFsdWU=");
+  });
+
+  it("ignores Secrets no App references", () => {
+    const secrets = new Map([["apps/unrelated", secretData({ token: "x" })]]);
+    expect(build(registry, secrets, meta())).toEqual(build(registry, new Map(), meta()));
+  });
+});
+
+describe("lookup: precedence and conflicts", () => {
+  const r = registryOf([
+    { name: "zeta", hostnames: ["a.example.com", "*.example.com"] },
+    { name: "alpha", hostnames: ["a.example.com"] },
+    { name: "deep", hostnames: ["*.b.example.com"] },
+    { name: "mid", hostnames: ["*.example.com", "x.b.example.com"] },
+  ]);
+  const s = build(r, new Map(), meta());
+
+  it("lets the App whose name sorts first win a conflict and lists every conflict", () => {
+    expect(s.routes.conflicts).toEqual([
+      { hostname: "*.example.com", winner: "mid", losers: ["zeta"] },
+      { hostname: "a.example.com", winner: "alpha", losers: ["zeta"] },
+    ]);
+    assertConsistent(s);
+  });
+
+  it.each([
+    ["a.example.com", "alpha", "exact", "a.example.com"],
+    ["x.b.example.com", "mid", "exact", "x.b.example.com"],
+    ["y.b.example.com", "deep", "wildcard", "*.b.example.com"],
+    ["z.y.b.example.com", "deep", "wildcard", "*.b.example.com"],
+    ["b.example.com", "mid", "wildcard", "*.example.com"],
+    ["q.example.com:443", "mid", "wildcard", "*.example.com"],
+  ])("%s is served by %s (%s %s)", (host, app, match, pattern) => {
+    const found = lookup(s, host);
+    expect(
+      found.kind === "found" && { app: found.app.name, match: found.match, pattern: found.pattern },
+    ).toEqual({
+      app,
+      match,
+      pattern,
+    });
+  });
+
+  it("never matches a wildcard's bare suffix", () => {
+    expect(lookup(s, "example.com")).toEqual({ kind: "unknown", host: "example.com" });
+  });
+
+  it("answers bad-host for hosts that are not hostnames", () => {
+    expect(lookup(s, "[::1]:80")).toEqual({ kind: "bad-host", reason: "ip-literal" });
+    expect(lookup(s, "")).toEqual({ kind: "bad-host", reason: "empty" });
+  });
+});

@@ -1,0 +1,163 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { Registry } from "../../src/registry/schema.ts";
+import { build, rebuildForSecrets } from "../../src/snapshot/build.ts";
+import { assertConsistent } from "../../src/snapshot/consistency.ts";
+import { lookup } from "../../src/snapshot/lookup.ts";
+import type { SecretData, Snapshot } from "../../src/snapshot/types.ts";
+import { meta, registryOf, secretData } from "../support/registry.ts";
+
+// A small alphabet so that random registries collide, nest wildcards and conflict often.
+const label = fc.constantFrom("a", "b", "c", "shop", "xn--bcher-kva");
+const hostname = fc.array(label, { minLength: 1, maxLength: 4 }).map((ls) => ls.join("."));
+const pattern = fc.tuple(fc.boolean(), hostname).map(([w, h]) => (w ? `*.${h}` : h));
+const appName = fc.constantFrom("a1", "a2", "b1", "c", "d", "e", "f", "g");
+const secretName = fc.constantFrom("s1", "s2", "s3", "s4");
+
+const registryArb = fc
+  .uniqueArray(
+    fc.record({
+      name: appName,
+      hostnames: fc.array(pattern, { minLength: 1, maxLength: 4 }),
+      secret: secretName,
+    }),
+    { selector: (a) => a.name, maxLength: 8 },
+  )
+  .map((apps) => registryOf(apps));
+
+const secretsArb = fc
+  .dictionary(secretName, fc.option(fc.constantFrom("", "v1", "v2"), { nil: undefined }))
+  .map((d) => {
+    const m = new Map<string, SecretData>();
+    for (const [name, value] of Object.entries(d))
+      m.set(`apps/${name}`, secretData(value === undefined ? {} : { token: value }));
+    return m;
+  });
+
+/** The spec, read literally: collect every App claim on the host, then rank them. */
+function naiveMatch(registry: Registry, host: string): { app: string; pattern: string } | null {
+  const candidates: { app: string; pattern: string; rank: number }[] = [];
+  for (const app of registry.apps) {
+    for (const p of app.hostnames) {
+      if (p === host) candidates.push({ app: app.name, pattern: p, rank: Number.MAX_SAFE_INTEGER });
+      else if (p.startsWith("*.") && host.endsWith(p.slice(1))) {
+        candidates.push({ app: app.name, pattern: p, rank: p.length });
+      }
+    }
+  }
+  candidates.sort((x, y) => y.rank - x.rank || (x.app < y.app ? -1 : 1));
+  const best = candidates[0];
+  return best === undefined ? null : { app: best.app, pattern: best.pattern };
+}
+
+const requestHost = fc.oneof(
+  hostname,
+  hostname.map((h) => `${h.toUpperCase()}.`),
+  hostname.map((h) => `${h}:8080`),
+);
+
+describe("Snapshot properties", () => {
+  it("lookup agrees with a naive reference matcher", () => {
+    fc.assert(
+      fc.property(registryArb, fc.array(requestHost, { maxLength: 20 }), (registry, hosts) => {
+        const s = build(registry, new Map(), meta());
+        for (const raw of hosts) {
+          const host = raw.toLowerCase().replace(/:\d+$/, "").replace(/\.$/, "");
+          const found = lookup(s, raw);
+          const actual =
+            found.kind === "found" ? { app: found.app.name, pattern: found.pattern } : null;
+          expect(actual).toEqual(naiveMatch(registry, host));
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("build of a shuffled document gives an equal Snapshot", () => {
+    const withShuffle = registryArb.chain((r) =>
+      fc.shuffledSubarray([...r.apps], { minLength: r.apps.length }).map((apps) => ({ r, apps })),
+    );
+    fc.assert(
+      fc.property(withShuffle, secretsArb, ({ r, apps }, secrets) => {
+        expect(build({ apps }, secrets, meta())).toEqual(build(r, secrets, meta()));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("every generated Snapshot is consistent", () => {
+    fc.assert(
+      fc.property(registryArb, secretsArb, (registry, secrets) => {
+        assertConsistent(build(registry, secrets, meta()));
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe("incremental rebuild", () => {
+  // Thousands of steps: after each random Secret change, the incremental Snapshot equals a whole build.
+  it("equals a whole rebuild after every step of random Secret changes", () => {
+    const change = fc.record({
+      secret: secretName,
+      value: fc.option(fc.constantFrom("", "v1", "v2", "v3"), { nil: undefined }),
+      drop: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(
+        registryArb,
+        secretsArb,
+        fc.array(fc.array(change, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 30 }),
+        (registry, initial, steps) => {
+          const secrets = new Map(initial);
+          let incremental: Snapshot = build(registry, secrets, meta(1));
+          let revision = 1;
+          let rv = 100;
+          for (const step of steps) {
+            const changed = new Set<string>();
+            for (const c of step) {
+              const key = `apps/${c.secret}`;
+              if (c.drop) secrets.delete(key);
+              else
+                secrets.set(
+                  key,
+                  secretData(c.value === undefined ? {} : { token: c.value }, String(rv++)),
+                );
+              changed.add(key);
+            }
+            revision++;
+            incremental = rebuildForSecrets(incremental, changed, secrets, meta(revision));
+            expect(incremental).toEqual(build(registry, secrets, meta(revision)));
+            assertConsistent(incremental);
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it("shares every chunk it did not touch with the previous Snapshot", () => {
+    const apps = Array.from({ length: 1000 }, (_, i) => ({
+      name: `app-${String(i).padStart(4, "0")}`,
+      hostnames: [`h${i}.example`],
+      secret: `s${i}`,
+    }));
+    const registry = registryOf(apps);
+    const secrets = new Map(apps.map((a) => [`apps/${a.secret}`, secretData({ token: "x" })]));
+    const before = build(registry, secrets, meta(1));
+    secrets.set("apps/s500", secretData({ token: "" }, "2"));
+    const after = rebuildForSecrets(before, ["apps/s500"], secrets, meta(2));
+    const shared = after.apps.chunks.filter((c, i) => c === before.apps.chunks[i]).length;
+    expect({
+      routes: after.routes === before.routes,
+      shared,
+      total: after.apps.chunks.length,
+      ready: after.apps.readyCount,
+    }).toEqual({
+      routes: true,
+      shared: before.apps.chunks.length - 1,
+      total: before.apps.chunks.length,
+      ready: 999,
+    });
+  });
+});
