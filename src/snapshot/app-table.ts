@@ -1,6 +1,5 @@
 import type { AppSpec } from "../registry/schema.ts";
 import { freezeArray } from "./freeze.ts";
-import { secretKey } from "./route-table.ts";
 import type { App, AppTable, SecretsView } from "./types.ts";
 
 /** Apps per chunk: replacing one App copies this many pointers plus the chunk directory. */
@@ -11,7 +10,7 @@ export const CHUNK_SIZE = 64;
  * exists, has the key, and the value is non-empty. The leader's `secretReady` never gets here.
  */
 export function resolveApp(spec: AppSpec, secrets: SecretsView): App {
-  const secret = secrets.get(secretKey(spec.secretRef.namespace, spec.secretRef.name));
+  const secret = secrets.get(spec.secretRef.namespace, spec.secretRef.name);
   const value = secret === undefined ? undefined : secret.data[spec.secretRef.key];
   const reason =
     secret === undefined

@@ -1,6 +1,6 @@
 import type { Registry } from "../registry/schema.ts";
 import { buildAppTable, replaceApps, resolveApp } from "./app-table.ts";
-import { buildRouteTable, sortedSpecs } from "./route-table.ts";
+import { buildRouteTable, slotsOf, sortedSpecs } from "./route-table.ts";
 import type { App, BuildMeta, SecretsView, Snapshot } from "./types.ts";
 
 /**
@@ -22,14 +22,14 @@ export function build(registry: Registry | null, secrets: SecretsView, meta: Bui
  */
 export function rebuildForSecrets(
   previous: Snapshot,
-  changedSecrets: Iterable<string>,
+  changedSecrets: Iterable<{ readonly namespace: string; readonly name: string }>,
   secrets: SecretsView,
   meta: BuildMeta,
 ): Snapshot {
   const { routes } = previous;
   const replacements = new Map<number, App>();
-  for (const key of changedSecrets) {
-    for (const slot of routes.slotsBySecret.get(key) ?? []) {
+  for (const { namespace, name } of changedSecrets) {
+    for (const slot of slotsOf(routes, namespace, name)) {
       replacements.set(slot, resolveApp(routes.specs[slot]!, secrets));
     }
   }

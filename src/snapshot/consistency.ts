@@ -1,5 +1,5 @@
 import { allApps, appAt } from "./app-table.ts";
-import { secretKey } from "./route-table.ts";
+import { slotsOf } from "./route-table.ts";
 import type { Snapshot } from "./types.ts";
 
 /**
@@ -38,11 +38,7 @@ export function checkConsistency(snapshot: Snapshot): string[] {
     ) {
       problems.push(`${app.name}: ready, reason and value disagree`);
     }
-    if (
-      !routes.slotsBySecret
-        .get(secretKey(app.secretRef.namespace, app.secretRef.name))
-        ?.includes(slot)
-    ) {
+    if (!slotsOf(routes, app.secretRef.namespace, app.secretRef.name).includes(slot)) {
       problems.push(`${app.name}: its Secret does not list it`);
     }
     for (const pattern of app.hostnames) {

@@ -1,16 +1,20 @@
 import type { AppSpec, Registry } from "../registry/schema.ts";
 import { freezeArray, freezeMap } from "./freeze.ts";
+import { freezeIndex, SecretIndex } from "./secret-index.ts";
 import type { Conflict, RouteTable } from "./types.ts";
 
-/** The key a Secret is known by everywhere in the mirror. */
-export function secretKey(namespace: string, name: string): string {
-  return `${namespace}/${name}`;
+/** The slots of the Apps that reference a Secret. */
+export function slotsOf(routes: RouteTable, namespace: string, name: string): readonly number[] {
+  const slots = routes.slotsBySecret.get(namespace, name);
+  return slots === undefined ? [] : typeof slots === "number" ? [slots] : slots;
 }
 
 /** The Registry's Apps in slot order (sorted by name), so every derived index is order-independent. */
 export function sortedSpecs(registry: Registry | null): readonly AppSpec[] {
-  if (registry === null) return [];
-  return [...registry.apps].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  if (registry === null) return freezeArray([]);
+  return freezeArray(
+    [...registry.apps].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+  );
 }
 
 /**
@@ -22,14 +26,15 @@ export function buildRouteTable(specs: readonly AppSpec[]): RouteTable {
   const slotByName = new Map<string, number>();
   const exact = new Map<string, number>();
   const wildcard = new Map<string, number>();
-  const slotsBySecret = new Map<string, number[]>();
+  const slotsBySecret = new SecretIndex<number | number[]>();
   const conflicts = new Map<string, { winner: string; losers: string[] }>();
 
   specs.forEach((spec, slot) => {
     slotByName.set(spec.name, slot);
-    const key = secretKey(spec.secretRef.namespace, spec.secretRef.name);
-    const slots = slotsBySecret.get(key);
-    if (slots === undefined) slotsBySecret.set(key, [slot]);
+    const { namespace, name } = spec.secretRef;
+    const slots = slotsBySecret.get(namespace, name);
+    if (slots === undefined) slotsBySecret.set(namespace, name, slot);
+    else if (typeof slots === "number") slotsBySecret.set(namespace, name, [slots, slot]);
     else slots.push(slot);
     for (const pattern of spec.hostnames) {
       const isWildcard = pattern.startsWith("*.");
@@ -52,15 +57,16 @@ export function buildRouteTable(specs: readonly AppSpec[]): RouteTable {
     .map(([hostname, c]) =>
       Object.freeze({ hostname, winner: c.winner, losers: freezeArray(c.losers) }),
     );
-  for (const slots of slotsBySecret.values()) Object.freeze(slots);
+  for (const [, , slots] of slotsBySecret.entries())
+    if (typeof slots !== "number") Object.freeze(slots);
 
   return Object.freeze({
-    specs: freezeArray([...specs]),
+    specs,
     names: freezeArray(specs.map((s) => s.name)),
     slotByName: freezeMap(slotByName),
     exact: freezeMap(exact),
     wildcard: freezeMap(wildcard),
-    slotsBySecret: freezeMap<string, readonly number[]>(slotsBySecret),
+    slotsBySecret: freezeIndex<number | readonly number[]>(slotsBySecret),
     conflicts: freezeArray(conflictList),
     hostnameCount: exact.size + wildcard.size,
   });

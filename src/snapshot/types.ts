@@ -1,4 +1,5 @@
 import type { AppSpec, SecretRef } from "../registry/schema.ts";
+import type { ReadonlySecretIndex } from "./secret-index.ts";
 
 /** Why an App is not ready: its Secret is absent, lacks the key, or the value is empty. */
 export type NotReadyReason = "secret-absent" | "key-missing" | "value-empty";
@@ -39,8 +40,8 @@ export interface SecretData {
   readonly resourceVersion: string;
 }
 
-/** The Secrets the builder may read, keyed `namespace/name`; an absent key means an absent Secret. */
-export type SecretsView = ReadonlyMap<string, SecretData>;
+/** The Secrets the builder may read, by namespace and name; an absent entry means an absent Secret. */
+export type SecretsView = ReadonlySecretIndex<SecretData>;
 
 /** What the builder does not derive from its inputs. */
 export interface BuildMeta {
@@ -64,8 +65,8 @@ export interface RouteTable {
   readonly exact: ReadonlyMap<string, number>;
   /** Wildcard suffix (`shop.example.com` for `*.shop.example.com`) → slot. */
   readonly wildcard: ReadonlyMap<string, number>;
-  /** `namespace/name` of a Secret → slots of the Apps that reference it. */
-  readonly slotsBySecret: ReadonlyMap<string, readonly number[]>;
+  /** A Secret → the slot of the App that references it, or the slots when several do. */
+  readonly slotsBySecret: ReadonlySecretIndex<number | readonly number[]>;
   readonly conflicts: readonly Conflict[];
   readonly hostnameCount: number;
 }

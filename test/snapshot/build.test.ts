@@ -2,8 +2,7 @@ import { describe, expect, it } from "vitest";
 import { build } from "../../src/snapshot/build.ts";
 import { assertConsistent } from "../../src/snapshot/consistency.ts";
 import { findApp, listApps, lookup } from "../../src/snapshot/lookup.ts";
-import type { SecretData } from "../../src/snapshot/types.ts";
-import { meta, registryOf, secretData } from "../support/registry.ts";
+import { meta, registryOf, secretData, secretsOf } from "../support/registry.ts";
 
 const registry = registryOf([
   {
@@ -16,14 +15,14 @@ const registry = registryOf([
 
 describe("build: the rows of SPEC §3 the pure core decides", () => {
   it("an absent Registry is a valid, empty Snapshot", () => {
-    const s = build(null, new Map(), meta());
+    const s = build(null, secretsOf(), meta());
     expect(listApps(s)).toEqual([]);
     expect(lookup(s, "shop.example.com")).toEqual({ kind: "unknown", host: "shop.example.com" });
     assertConsistent(s);
   });
 
   it("an App whose Secret has a non-empty value is ready, with the value and its resourceVersion", () => {
-    const secrets = new Map([["apps/shop-credentials", secretData({ token: "s3cr3t" }, "42")]]);
+    const secrets = secretsOf([["apps/shop-credentials", secretData({ token: "s3cr3t" }, "42")]]);
     const s = build(registry, secrets, meta());
     expect(findApp(s, "shop")).toEqual({
       name: "shop",
@@ -37,16 +36,16 @@ describe("build: the rows of SPEC §3 the pure core decides", () => {
     });
   });
 
-  it.each<[string, Map<string, SecretData>, string]>([
-    ["absent", new Map(), "secret-absent"],
+  it.each<[string, ReturnType<typeof secretsOf>, string]>([
+    ["absent", secretsOf(), "secret-absent"],
     [
       "without the key",
-      new Map([["apps/shop-credentials", secretData({ other: "x" })]]),
+      secretsOf([["apps/shop-credentials", secretData({ other: "x" })]]),
       "key-missing",
     ],
     [
       "with an empty value",
-      new Map([["apps/shop-credentials", secretData({ token: "" })]]),
+      secretsOf([["apps/shop-credentials", secretData({ token: "" })]]),
       "value-empty",
     ],
   ])("an App whose Secret is %s is kept and not ready", (_, secrets, reason) => {
@@ -63,7 +62,7 @@ describe("build: the rows of SPEC §3 the pure core decides", () => {
   });
 
   it("carries revision, build time and the Registry status", () => {
-    const s = build(registry, new Map(), {
+    const s = build(registry, secretsOf(), {
       revision: 7,
       builtAt: 123,
       registry: { present: true, resourceVersion: "9", error: "invalid registry: x" },
@@ -78,7 +77,7 @@ describe("build: the rows of SPEC §3 the pure core decides", () => {
   it("is deeply frozen", () => {
     const s = build(
       registry,
-      new Map([["apps/shop-credentials", secretData({ token: "x" })]]),
+      secretsOf([["apps/shop-credentials", secretData({ token: "x" })]]),
       meta(),
     );
     expect(
@@ -92,16 +91,16 @@ describe("build: the rows of SPEC §3 the pure core decides", () => {
 
   it("is isolated from later changes to its inputs", () => {
     const data: Record<string, string> = { token: "dmFsdWU=" };
-    const secrets = new Map([["apps/shop-credentials", { data, resourceVersion: "1" }]]);
+    const secrets = secretsOf([["apps/shop-credentials", { data, resourceVersion: "1" }]]);
     const s = build(registry, secrets, meta());
     data.token = "";
-    secrets.delete("apps/shop-credentials");
+    secrets.delete("apps", "shop-credentials");
     expect(findApp(s, "shop")?.secretValue).toBe("dmFsdWU=");
   });
 
   it("ignores Secrets no App references", () => {
-    const secrets = new Map([["apps/unrelated", secretData({ token: "x" })]]);
-    expect(build(registry, secrets, meta())).toEqual(build(registry, new Map(), meta()));
+    const secrets = secretsOf([["apps/unrelated", secretData({ token: "x" })]]);
+    expect(build(registry, secrets, meta())).toEqual(build(registry, secretsOf(), meta()));
   });
 });
 
@@ -112,7 +111,7 @@ describe("lookup: precedence and conflicts", () => {
     { name: "deep", hostnames: ["*.b.example.com"] },
     { name: "mid", hostnames: ["*.example.com", "x.b.example.com"] },
   ]);
-  const s = build(r, new Map(), meta());
+  const s = build(r, secretsOf(), meta());
 
   it("lets the App whose name sorts first win a conflict and lists every conflict", () => {
     expect(s.routes.conflicts).toEqual([

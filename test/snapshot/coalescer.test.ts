@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { build } from "../../src/snapshot/build.ts";
 import { Coalescer } from "../../src/snapshot/coalescer.ts";
 import { SnapshotHolder } from "../../src/snapshot/holder.ts";
-import { meta } from "../support/registry.ts";
+import { meta, secretsOf } from "../support/registry.ts";
 
 /** A schedule the test drives: scheduled rebuilds start only when `flush` is called. */
 function manualSchedule() {
@@ -129,14 +129,11 @@ describe("SnapshotHolder", () => {
   it("serves nothing before the first swap, then the newest Snapshot only", () => {
     const h = new SnapshotHolder();
     expect(h.current()).toBeNull();
-    const s1 = build(null, new Map(), meta(1));
-    const s2 = build(null, new Map(), meta(2));
-    expect([h.swap(s1), h.swap(s2), h.swap(s1), h.swap(build(null, new Map(), meta(2)))]).toEqual([
-      true,
-      true,
-      false,
-      false,
-    ]);
+    const s1 = build(null, secretsOf(), meta(1));
+    const s2 = build(null, secretsOf(), meta(2));
+    expect([h.swap(s1), h.swap(s2), h.swap(s1), h.swap(build(null, secretsOf(), meta(2)))]).toEqual(
+      [true, true, false, false],
+    );
     expect(h.current()).toBe(s2);
   });
 });

@@ -4,8 +4,9 @@ import type { Registry } from "../../src/registry/schema.ts";
 import { build, rebuildForSecrets } from "../../src/snapshot/build.ts";
 import { assertConsistent } from "../../src/snapshot/consistency.ts";
 import { lookup } from "../../src/snapshot/lookup.ts";
+import { SecretIndex } from "../../src/snapshot/secret-index.ts";
 import type { SecretData, Snapshot } from "../../src/snapshot/types.ts";
-import { meta, registryOf, secretData } from "../support/registry.ts";
+import { meta, registryOf, secretData, secretsOf } from "../support/registry.ts";
 
 // A small alphabet so that random registries collide, nest wildcards and conflict often.
 const label = fc.constantFrom("a", "b", "c", "shop", "xn--bcher-kva");
@@ -28,9 +29,10 @@ const registryArb = fc
 const secretsArb = fc
   .dictionary(secretName, fc.option(fc.constantFrom("", "v1", "v2"), { nil: undefined }))
   .map((d) => {
-    const m = new Map<string, SecretData>();
-    for (const [name, value] of Object.entries(d))
-      m.set(`apps/${name}`, secretData(value === undefined ? {} : { token: value }));
+    const m = new SecretIndex<SecretData>();
+    for (const [name, value] of Object.entries(d)) {
+      m.set("apps", name, secretData(value === undefined ? {} : { token: value }));
+    }
     return m;
   });
 
@@ -60,7 +62,7 @@ describe("Snapshot properties", () => {
   it("lookup agrees with a naive reference matcher", () => {
     fc.assert(
       fc.property(registryArb, fc.array(requestHost, { maxLength: 20 }), (registry, hosts) => {
-        const s = build(registry, new Map(), meta());
+        const s = build(registry, secretsOf(), meta());
         for (const raw of hosts) {
           const host = raw.toLowerCase().replace(/:\d+$/, "").replace(/\.$/, "");
           const found = lookup(s, raw);
@@ -109,21 +111,24 @@ describe("incremental rebuild", () => {
         secretsArb,
         fc.array(fc.array(change, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 30 }),
         (registry, initial, steps) => {
-          const secrets = new Map(initial);
+          const secrets = secretsOf(
+            [...initial.entries()].map(
+              ([ns, name, v]) => [`${ns}/${name}`, v] as [string, SecretData],
+            ),
+          );
           let incremental: Snapshot = build(registry, secrets, meta(1));
           let revision = 1;
           let rv = 100;
           for (const step of steps) {
-            const changed = new Set<string>();
+            const changed: { namespace: string; name: string }[] = [];
             for (const c of step) {
-              const key = `apps/${c.secret}`;
-              if (c.drop) secrets.delete(key);
-              else
-                secrets.set(
-                  key,
-                  secretData(c.value === undefined ? {} : { token: c.value }, String(rv++)),
-                );
-              changed.add(key);
+              if (c.drop) secrets.delete("apps", c.secret);
+              else {
+                const value: Record<string, string> =
+                  c.value === undefined ? {} : { token: c.value };
+                secrets.set("apps", c.secret, secretData(value, String(rv++)));
+              }
+              changed.push({ namespace: "apps", name: c.secret });
             }
             revision++;
             incremental = rebuildForSecrets(incremental, changed, secrets, meta(revision));
@@ -143,10 +148,15 @@ describe("incremental rebuild", () => {
       secret: `s${i}`,
     }));
     const registry = registryOf(apps);
-    const secrets = new Map(apps.map((a) => [`apps/${a.secret}`, secretData({ token: "x" })]));
+    const secrets = secretsOf(apps.map((a) => [`apps/${a.secret}`, secretData({ token: "x" })]));
     const before = build(registry, secrets, meta(1));
-    secrets.set("apps/s500", secretData({ token: "" }, "2"));
-    const after = rebuildForSecrets(before, ["apps/s500"], secrets, meta(2));
+    secrets.set("apps", "s500", secretData({ token: "" }, "2"));
+    const after = rebuildForSecrets(
+      before,
+      [{ namespace: "apps", name: "s500" }],
+      secrets,
+      meta(2),
+    );
     const shared = after.apps.chunks.filter((c, i) => c === before.apps.chunks[i]).length;
     expect({
       routes: after.routes === before.routes,

@@ -1,5 +1,6 @@
 import { parseRegistryDocument } from "../../src/registry/parse.ts";
 import type { Registry } from "../../src/registry/schema.ts";
+import { SecretIndex } from "../../src/snapshot/secret-index.ts";
 import type { SecretData } from "../../src/snapshot/types.ts";
 
 export interface AppInput {
@@ -47,3 +48,13 @@ export const meta = (revision = 1) => ({
   builtAt: 1_700_000_000_000,
   registry: { present: true, resourceVersion: "1", error: null },
 });
+
+/** A SecretIndex from `namespace/name` keys. */
+export function secretsOf(entries: Iterable<[string, SecretData]> = []): SecretIndex<SecretData> {
+  const index = new SecretIndex<SecretData>();
+  for (const [key, value] of entries) {
+    const [namespace, name] = key.split("/") as [string, string];
+    index.set(namespace, name, value);
+  }
+  return index;
+}
