@@ -1,0 +1,217 @@
+import { readFileSync } from "node:fs";
+import { z } from "zod";
+import { err, ok, type Result } from "../result.ts";
+
+const hostPort = z.string().transform((raw, ctx) => {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(raw);
+  const port = m === null ? Number.NaN : Number(m[3]);
+  if (m === null || port > 65535) {
+    ctx.issues.push({
+      code: "custom",
+      message: `expected HOST:PORT (port 0-65535), got '${raw}'`,
+      input: raw,
+    });
+    return z.NEVER;
+  }
+  return { host: m[1] ?? (m[2] === "" ? "0.0.0.0" : m[2]!), port };
+});
+
+const dnsLabel = z
+  .string()
+  .max(63)
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "must be a DNS-1123 label");
+
+/** The flags of `serve` (SPEC §4), as zod parses them; keys are the flag names. */
+export const serveFlags = z.object({
+  kubeconfig: z.string().min(1, "must not be empty").optional(),
+  "registry-namespace": dnsLabel.optional(),
+  "registry-name": z
+    .string()
+    .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, "must be a DNS-1123 subdomain")
+    .default("replica-registry"),
+  "registry-key": z
+    .string()
+    .regex(/^[-._a-zA-Z0-9]+$/, "must be a Secret key")
+    .default("registry.json"),
+  "secret-namespaces": z
+    .string()
+    .default("")
+    .transform((s) =>
+      s
+        .split(",")
+        .map((n) => n.trim())
+        .filter((n) => n !== ""),
+    )
+    .pipe(z.array(dnsLabel)),
+  "secret-selector": z.string().min(1, "must not be empty").optional(),
+  listen: hostPort.default({ host: "127.0.0.1", port: 8080 }),
+  "ops-listen": hostPort.default({ host: "0.0.0.0", port: 9090 }),
+  "watch-timeout": z.coerce
+    .number()
+    .int("must be a whole number")
+    .min(1, "must be at least 1")
+    .max(3600, "must be at most 3600")
+    .default(300),
+  "log-level": z.enum(["trace", "debug", "info", "warn", "error", "fatal"]).default("info"),
+});
+
+type FlagName = keyof typeof serveFlags.shape;
+
+/** How `--help` and the README describe each flag; a flag without an entry does not compile. */
+export const FLAG_DOCS: Readonly<
+  Record<FlagName, { value: string; help: string; shownDefault: string }>
+> = {
+  kubeconfig: {
+    value: "PATH",
+    help: "kubeconfig file",
+    shownDefault: "in-cluster config in a pod, else $KUBECONFIG, else ~/.kube/config",
+  },
+  "registry-namespace": {
+    value: "NS",
+    help: "namespace of the Registry Secret",
+    shownDefault:
+      "the pod's own namespace ($POD_NAMESPACE, else the service account's), else default",
+  },
+  "registry-name": {
+    value: "NAME",
+    help: "name of the Registry Secret",
+    shownDefault: "replica-registry",
+  },
+  "registry-key": {
+    value: "KEY",
+    help: "key of the Registry Secret holding the document",
+    shownDefault: "registry.json",
+  },
+  "secret-namespaces": {
+    value: "a,b",
+    help: "watch App Secrets in these namespaces only, one watch each (Role-only RBAC)",
+    shownDefault: "empty: one cluster-wide watch",
+  },
+  "secret-selector": { value: "SEL", help: "label selector for App Secrets", shownDefault: "none" },
+  listen: {
+    value: "HOST:PORT",
+    help: "routing and lookup API (keep it on loopback)",
+    shownDefault: "127.0.0.1:8080",
+  },
+  "ops-listen": {
+    value: "HOST:PORT",
+    help: "/healthz, /readyz and /metrics only",
+    shownDefault: "0.0.0.0:9090",
+  },
+  "watch-timeout": {
+    value: "SECONDS",
+    help: "server-side timeout of each watch (randomised up to 2x); a watch silent for longer plus a grace is reopened",
+    shownDefault: "300",
+  },
+  "log-level": {
+    value: "LEVEL",
+    help: "trace, debug, info, warn, error or fatal (debug and trace log every request)",
+    shownDefault: "info",
+  },
+};
+
+/** Every flag name, in `--help` order. */
+export const FLAG_NAMES = Object.keys(FLAG_DOCS) as FlagName[];
+
+export interface Address {
+  readonly host: string;
+  readonly port: number;
+}
+
+export interface ServeConfig {
+  readonly kubeconfig: string | undefined;
+  readonly registryNamespace: string;
+  readonly registryName: string;
+  readonly registryKey: string;
+  readonly secretNamespaces: readonly string[];
+  readonly secretSelector: string | undefined;
+  readonly listen: Address;
+  readonly opsListen: Address;
+  readonly watchTimeoutSeconds: number;
+  readonly logLevel: "trace" | "debug" | "info" | "warn" | "error" | "fatal";
+}
+
+/** REPLICA_MIRROR_WATCH_TIMEOUT for watch-timeout. */
+export const envName = (flag: string): string =>
+  `REPLICA_MIRROR_${flag.toUpperCase().replaceAll("-", "_")}`;
+
+const SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
+
+/** The pod's own namespace: the downward API variable, else the service account's file. */
+function podNamespace(env: Readonly<Record<string, string | undefined>>): string | undefined {
+  if (env.POD_NAMESPACE) return env.POD_NAMESPACE;
+  try {
+    return readFileSync(SERVICE_ACCOUNT_NAMESPACE, "utf8").trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Parses `serve` flags over environment variables (flags win). The error is one line naming the
+ * flag and the problem, as the CLI prints it before exiting with status 2.
+ */
+export function parseServeConfig(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): Result<ServeConfig, string> {
+  const raw: Partial<Record<FlagName, string>> = {};
+  const from: Partial<Record<FlagName, string>> = {};
+  for (const name of FLAG_NAMES) {
+    const value = env[envName(name)];
+    if (value !== undefined) {
+      raw[name] = value;
+      from[name] = envName(name);
+    }
+  }
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (!arg.startsWith("--")) return err(`unexpected argument '${arg}'`);
+    const eq = arg.indexOf("=");
+    const name = arg.slice(2, eq === -1 ? undefined : eq);
+    if (!isFlag(name)) return err(`--${name}: unknown flag (see --help)`);
+    const value = eq === -1 ? argv[++i] : arg.slice(eq + 1);
+    if (value === undefined) return err(`--${name}: needs a value`);
+    raw[name] = value;
+    from[name] = `--${name}`;
+  }
+  const parsed = serveFlags.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const name = String(issue.path[0]) as FlagName;
+    return err(`${from[name] ?? `--${name}`}: ${issue.message}`);
+  }
+  const f = parsed.data;
+  return ok({
+    kubeconfig: f.kubeconfig,
+    registryNamespace: f["registry-namespace"] ?? podNamespace(env) ?? "default",
+    registryName: f["registry-name"],
+    registryKey: f["registry-key"],
+    secretNamespaces: f["secret-namespaces"],
+    secretSelector: f["secret-selector"],
+    listen: f.listen,
+    opsListen: f["ops-listen"],
+    watchTimeoutSeconds: f["watch-timeout"],
+    logLevel: f["log-level"],
+  });
+}
+
+const isFlag = (name: string): name is FlagName => Object.hasOwn(FLAG_DOCS, name);
+
+/** The `--help` text of `serve`: every flag, its variable and its default. */
+export function serveHelp(): string {
+  const lines = [
+    "Usage: replica-mirror serve [flags]",
+    "",
+    "Flags (each also settable as an environment variable):",
+  ];
+  for (const name of FLAG_NAMES) {
+    const d = FLAG_DOCS[name];
+    lines.push(
+      `  --${name} ${d.value}`,
+      `      ${d.help}`,
+      `      env ${envName(name)}; default: ${d.shownDefault}`,
+    );
+  }
+  return lines.join("\n");
+}

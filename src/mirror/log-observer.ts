@@ -1,0 +1,150 @@
+import type { Logger } from "pino";
+import type { ReflectorStatus } from "../kube/reflector-status.ts";
+import type { Conflict } from "../snapshot/types.ts";
+import type { MirrorObserver } from "./observer.ts";
+
+/** A normal watch turnover is debug; anything that cost a relist or an error is info or above. */
+const RESTART_LEVEL: Readonly<Record<string, "debug" | "info" | "warn">> = {
+  timeout: "debug",
+  closed: "debug",
+  dropped: "info",
+  inactive: "warn",
+  decode: "warn",
+  expired: "info",
+  throttled: "warn",
+  error: "warn",
+};
+
+/**
+ * Logs what an operator needs from the mirror: sync reached, Registry errors and hostname
+ * conflicts once per change, watch restarts with their reason. Nothing it logs carries Secret
+ * bytes: the observer interface hands it none.
+ */
+export function logObserver(log: Logger): MirrorObserver {
+  let lastConflicts = "[]";
+  let firstPublished = false;
+  return {
+    synced() {
+      log.info("initial lists complete: publishing the first Snapshot");
+    },
+    published({ snapshot, kind, buildMs, eventToSwapMs }) {
+      const conflicts = JSON.stringify(snapshot.routes.conflicts);
+      if (conflicts !== lastConflicts) {
+        lastConflicts = conflicts;
+        if (snapshot.routes.conflicts.length > 0) {
+          log.warn(
+            { conflicts: snapshot.routes.conflicts.map(describeConflict) },
+            "hostname conflicts: the App whose name sorts first serves each",
+          );
+        } else {
+          log.info("hostname conflicts resolved");
+        }
+      }
+      const fields = {
+        revision: snapshot.revision,
+        kind,
+        apps: snapshot.apps.size,
+        readyApps: snapshot.apps.readyCount,
+        hostnames: snapshot.routes.hostnameCount,
+        buildMs: round(buildMs),
+        eventToSwapMs: eventToSwapMs === null ? null : round(eventToSwapMs),
+      };
+      if (!firstPublished) {
+        firstPublished = true;
+        log.info(fields, "first Snapshot published: ready");
+      } else {
+        log.debug(fields, "Snapshot published");
+      }
+    },
+    rebuildFailed(error) {
+      log.error(
+        {
+          err:
+            error instanceof Error ? { message: error.message, stack: error.stack } : String(error),
+        },
+        "rebuild failed (bug): the previous Snapshot is still served",
+      );
+    },
+    coalesced() {},
+    ignored() {},
+    contact() {},
+    reflector(name, status) {
+      logReflector(log, name, status);
+    },
+    registryRejected(message) {
+      log.error({ error: message }, "Registry refused: the last good Registry is still served");
+    },
+    fetchFailed(count, message) {
+      log.warn(
+        { count, error: message },
+        "could not fetch newly referenced Secrets: their Apps answer 503 until a retry succeeds",
+      );
+    },
+  };
+}
+
+function logReflector(log: Logger, reflector: string, status: ReflectorStatus): void {
+  switch (status.kind) {
+    case "listed":
+      log.debug(
+        {
+          reflector,
+          resourceVersion: status.resourceVersion,
+          items: status.items,
+          pages: status.pages,
+        },
+        "listed",
+      );
+      return;
+    case "watch-restart":
+      log[RESTART_LEVEL[status.reason] ?? "info"](
+        {
+          reflector,
+          reason: status.reason,
+          resourceVersion: status.resourceVersion,
+          events: status.events,
+        },
+        "watch restarted",
+      );
+      return;
+    case "relist":
+      log.info({ reflector, reason: status.reason }, "relisting");
+      return;
+    case "backoff":
+      log.info({ reflector, delayMs: Math.round(status.delayMs) }, "backing off");
+      return;
+    case "error":
+      log.warn({ reflector, phase: status.phase, error: status.error }, "watch error");
+      return;
+    case "handler-error":
+      log.error(
+        { reflector, event: status.event, key: status.key, error: String(status.error) },
+        "handler failed (bug)",
+      );
+      return;
+  }
+}
+
+const describeConflict = (c: Conflict) =>
+  `${c.hostname}: ${c.winner} wins over ${c.losers.join(", ")}`;
+const round = (ms: number) => Math.round(ms * 1000) / 1000;
+
+/** Fans every call out to several observers. */
+export function observeAll(...observers: MirrorObserver[]): MirrorObserver {
+  const each =
+    <K extends keyof MirrorObserver>(key: K) =>
+    (...args: Parameters<MirrorObserver[K]>) => {
+      for (const o of observers) (o[key] as (...a: Parameters<MirrorObserver[K]>) => void)(...args);
+    };
+  return {
+    synced: each("synced"),
+    published: each("published"),
+    rebuildFailed: each("rebuildFailed"),
+    coalesced: each("coalesced"),
+    ignored: each("ignored"),
+    contact: each("contact"),
+    reflector: each("reflector"),
+    registryRejected: each("registryRejected"),
+    fetchFailed: each("fetchFailed"),
+  };
+}
