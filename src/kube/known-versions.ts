@@ -1,0 +1,52 @@
+// The reflector's whole memory of the cluster: key → resourceVersion of every Secret it has
+// delivered, never the objects. That is what makes a relist diff possible at ~100 bytes per
+// Secret, with 50,000 unrelated Secrets in the namespace.
+
+import { type ObjectEventType, type SecretObject, secretKey } from "./list-watch.ts";
+
+/** What a relist's DELETED carries: the identity and last known version, no data. */
+function tombstone(key: string, resourceVersion: string): SecretObject {
+  const slash = key.indexOf("/");
+  return {
+    metadata: { namespace: key.slice(0, slash), name: key.slice(slash + 1), resourceVersion },
+  };
+}
+
+/** Delivered Secrets by `namespace/name`, with the resourceVersion last delivered. */
+export class KnownVersions {
+  readonly #index = new Map<string, string>();
+
+  get size(): number {
+    return this.#index.size;
+  }
+
+  /**
+   * Records a listed object. Returns how to deliver it: ADDED for a new key, MODIFIED for a
+   * changed resourceVersion, undefined when the handler already has this exact version.
+   */
+  listed(object: SecretObject): "ADDED" | "MODIFIED" | undefined {
+    const key = secretKey(object.metadata);
+    const known = this.#index.get(key);
+    if (known === object.metadata.resourceVersion) return undefined;
+    this.#index.set(key, object.metadata.resourceVersion);
+    return known === undefined ? "ADDED" : "MODIFIED";
+  }
+
+  /** Records a watch event as the server sent it. */
+  watched(type: ObjectEventType, object: SecretObject): void {
+    const key = secretKey(object.metadata);
+    if (type === "DELETED") this.#index.delete(key);
+    else this.#index.set(key, object.metadata.resourceVersion);
+  }
+
+  /** Forgets every key not in keep and returns a tombstone for each, in insertion order. */
+  removeAllBut(keep: ReadonlySet<string>): SecretObject[] {
+    const gone: SecretObject[] = [];
+    for (const [key, known] of this.#index) {
+      if (keep.has(key)) continue;
+      this.#index.delete(key);
+      gone.push(tombstone(key, known));
+    }
+    return gone;
+  }
+}

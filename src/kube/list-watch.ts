@@ -1,0 +1,127 @@
+// The I/O seam between the reflector and the Kubernetes API (client-go's listwatch.go).
+// The reflector depends on these types only; client.ts implements them over HTTP and the
+// tests implement them with a scripted fake.
+
+import type { Result } from "../result.ts";
+
+/** A Secret as the mirror sees it: metadata plus the base64 `data` exactly as the API sends it. */
+export interface SecretObject {
+  readonly metadata: {
+    readonly namespace: string;
+    readonly name: string;
+    readonly resourceVersion: string;
+    readonly uid?: string;
+    readonly labels?: Readonly<Record<string, string>>;
+  };
+  readonly type?: string;
+  readonly data?: Readonly<Record<string, string>>;
+}
+
+/** The change types a handler receives. */
+export type ObjectEventType = "ADDED" | "MODIFIED" | "DELETED";
+
+/** One decoded line of a watch response. */
+export type WatchEvent =
+  | { readonly type: ObjectEventType; readonly object: SecretObject }
+  | { readonly type: "BOOKMARK"; readonly resourceVersion: string }
+  | { readonly type: "ERROR"; readonly status: ApiStatus };
+
+/** The subset of a metav1.Status the mirror acts on. */
+export interface ApiStatus {
+  readonly code: number;
+  readonly reason?: string;
+  readonly message?: string;
+  readonly retryAfterSeconds?: number;
+}
+
+/**
+ * Why a call failed. Messages never contain Secret data: decode failures say where and how
+ * long, not what.
+ */
+export type ApiError =
+  | {
+      readonly kind: "http";
+      readonly status: number;
+      readonly reason?: string;
+      readonly message: string;
+      readonly retryAfterSeconds?: number;
+    }
+  | { readonly kind: "network"; readonly message: string }
+  | { readonly kind: "decode"; readonly message: string }
+  /** Credentials could not be applied (token file unreadable, exec plugin failed). */
+  | { readonly kind: "auth"; readonly message: string }
+  | { readonly kind: "aborted" };
+
+/** A failure inside an open watch stream. `network` is always the last item of its stream. */
+export type WatchStreamError =
+  | { readonly kind: "decode"; readonly message: string; readonly bytes: number }
+  | { readonly kind: "network"; readonly message: string };
+
+/** One item of a watch stream. */
+export type WatchItem = Result<WatchEvent, WatchStreamError>;
+
+/**
+ * An open watch response. Iterating yields items in server order and ends, without throwing,
+ * when the server ends the response, the connection fails, the watch's signal aborts, or
+ * close() is called. It can be iterated once.
+ */
+export interface WatchStream extends AsyncIterable<WatchItem> {
+  /** Destroys the underlying connection; idempotent. A pending iteration then ends. */
+  close(): void;
+}
+
+/** One page of a list, all pages of one paged list sharing one resourceVersion. */
+export interface ListPage {
+  readonly items: readonly SecretObject[];
+  readonly resourceVersion: string;
+  /** Present when more pages follow. */
+  readonly continue?: string;
+}
+
+export interface ListOptions {
+  /** Page size; absent means everything in one response. */
+  readonly limit?: number;
+  readonly continue?: string;
+  readonly signal: AbortSignal;
+}
+
+export interface WatchOptions {
+  readonly resourceVersion: string;
+  /** Server-side timeout: the server ends the response after this long. */
+  readonly timeoutSeconds: number;
+  /** Aborting before the headers resolves `aborted`; after, it closes the stream. */
+  readonly signal: AbortSignal;
+  /** Called whenever bytes arrive, even mid-line, so a slow large event is not mistaken for silence. */
+  readonly onActivity?: () => void;
+}
+
+/**
+ * Lists, watches and gets the Secrets of one scope. Every watch requests bookmarks. Never
+ * throws or rejects: expected failures, including aborts, come back as ApiError values.
+ */
+export interface ListWatch {
+  /** One page of the current Secrets of the scope. */
+  list(options: ListOptions): Promise<Result<ListPage, ApiError>>;
+  /** Opens a watch from resourceVersion; resolves once the response headers arrive. */
+  watch(options: WatchOptions): Promise<Result<WatchStream, ApiError>>;
+  /** One Secret by name, ignoring the scope's selectors; null when it does not exist. */
+  get(
+    namespace: string,
+    name: string,
+    signal: AbortSignal,
+  ): Promise<Result<SecretObject | null, ApiError>>;
+}
+
+/** Which Secrets a ListWatch covers. */
+export interface ListWatchScope {
+  /** Absent: all namespaces. */
+  readonly namespace?: string;
+  readonly fieldSelector?: string;
+  readonly labelSelector?: string;
+}
+
+/** The reflector's identity for a Secret: `namespace/name`, as client-go's MetaNamespaceKeyFunc. */
+export const secretKey = (metadata: {
+  readonly namespace: string;
+  readonly name: string;
+}): string => `${metadata.namespace}/${metadata.name}`;

@@ -1,0 +1,106 @@
+// How the reflector restarts after a watch ends: resume, relist, and how long to wait first.
+
+import { Backoff, type BackoffPolicy } from "./backoff.ts";
+import type { ApiError, ApiStatus, WatchStreamError } from "./list-watch.ts";
+import type { RelistReason, WatchRestartReason } from "./reflector-status.ts";
+
+/** How one watch ended. */
+export interface WatchOutcome {
+  readonly reason: WatchRestartReason;
+  /** Events and bookmarks delivered, and how long the watch lived. */
+  readonly events: number;
+  readonly elapsedMs: number;
+  readonly relist?: RelistReason;
+  readonly error?: ApiError | WatchStreamError;
+  /** A failure: the restart backs off, honouring retryAfterMs. */
+  readonly backoff?: boolean;
+  readonly retryAfterMs?: number;
+}
+
+/** What to do next: relist or resume, after delayMs. */
+export interface RestartDecision {
+  readonly relist?: RelistReason;
+  readonly delayMs: number;
+}
+
+/** A watch ending sooner than this with no events is suspicious: repeated, it backs off. */
+export const QUICK_END_MS = 1_000;
+/** Decode failures in a row after which the stream is not trusted and the reflector relists. */
+export const DECODE_RELIST_AFTER = 3;
+/** A longer Retry-After is cut to this: a misconfigured proxy cannot park the mirror for hours. */
+export const MAX_RETRY_AFTER_MS = 10 * 60_000;
+
+export const isGone = (e: ApiError): boolean => e.kind === "http" && e.status === 410;
+
+/** The server's Retry-After in ms (0 when none), capped at MAX_RETRY_AFTER_MS. */
+export const retryAfterMs = (e: ApiError | WatchStreamError): number =>
+  e.kind === "http" && e.retryAfterSeconds !== undefined
+    ? Math.min(e.retryAfterSeconds * 1000, MAX_RETRY_AFTER_MS)
+    : 0;
+
+/** An ERROR event's Status as the ApiError an HTTP response with that code would give. */
+export const statusError = (s: ApiStatus): ApiError => ({
+  kind: "http",
+  status: s.code,
+  message: s.message ?? `watch ERROR event with code ${s.code}`,
+  ...(s.reason === undefined ? {} : { reason: s.reason }),
+  ...(s.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: s.retryAfterSeconds }),
+});
+
+/** A failed watch request or an ERROR event: 410 relists, anything else backs off. */
+export function watchFailed(error: ApiError): Omit<WatchOutcome, "events" | "elapsedMs"> {
+  if (isGone(error)) return { reason: "expired", relist: "expired" };
+  const reason = error.kind === "http" && error.status === 429 ? "throttled" : "error";
+  return { reason, error, backoff: true, retryAfterMs: retryAfterMs(error) };
+}
+
+/**
+ * Turns watch outcomes and list failures into decisions. Failures back off. Ends that come
+ * fast and empty (a server closing at once, a 410 right after a list) are free once, then back
+ * off too. A malformed line resumes at once the first time, backs off when it happens again
+ * in a row, and the DECODE_RELIST_AFTER-th in a row relists (after the backoff).
+ */
+export class RestartPolicy {
+  readonly #backoff: Backoff;
+  #quickEnds = 0;
+  #decodeStreak = 0;
+
+  constructor(policy: BackoffPolicy, random: () => number) {
+    this.#backoff = new Backoff(policy, random);
+  }
+
+  /** Records a successful request (a list, a watch opened). */
+  healthy(now: number): void {
+    this.#backoff.markHealthy(now);
+  }
+
+  /** The delay before retrying a failed list. */
+  afterListFailure(now: number, error: ApiError): number {
+    return this.#backoff.next(now, retryAfterMs(error));
+  }
+
+  /** The delay after an unexpected exception in the loop. */
+  afterBug(now: number): number {
+    return this.#backoff.next(now);
+  }
+
+  /** What follows a watch that ended with outcome. */
+  afterWatch(now: number, outcome: WatchOutcome): RestartDecision {
+    this.#decodeStreak = outcome.reason === "decode" ? this.#decodeStreak + 1 : 0;
+    let relist = outcome.relist;
+    if (this.#decodeStreak >= DECODE_RELIST_AFTER) {
+      relist = "decode";
+      this.#decodeStreak = 0;
+    }
+    let delayMs = 0;
+    if (outcome.backoff || this.#decodeStreak >= 2 || relist === "decode") {
+      delayMs = this.#backoff.next(now, outcome.retryAfterMs);
+    } else if (outcome.events > 0 || outcome.elapsedMs >= QUICK_END_MS) {
+      this.#quickEnds = 0;
+    } else {
+      this.#quickEnds += 1;
+      if (this.#quickEnds >= 2) delayMs = this.#backoff.next(now);
+    }
+    return relist === undefined ? { delayMs } : { relist, delayMs };
+  }
+}

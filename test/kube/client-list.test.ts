@@ -1,0 +1,116 @@
+import { describe, expect, it } from "vitest";
+import { err, ok } from "../../src/result.ts";
+import { sendJson, status, TOKEN } from "./api-stub.ts";
+import { connect, open, scope, secret, waitFor, wireSecret } from "./client-harness.ts";
+
+describe("createListWatch: list and get", () => {
+  it("lists a page with the bearer token, selectors, limit and continue", async () => {
+    const { stub, lw } = await connect((_req, res) => {
+      sendJson(res, 200, {
+        kind: "SecretList",
+        metadata: { resourceVersion: "100", continue: "next-page" },
+        items: [wireSecret("a", "90")],
+      });
+    }, scope);
+    const page = await lw.list({
+      limit: 2,
+      continue: "this-page",
+      signal: new AbortController().signal,
+    });
+    expect(page).toEqual(
+      ok({ items: [secret("a", "90")], resourceVersion: "100", continue: "next-page" }),
+    );
+    expect(stub.requests).toEqual([
+      {
+        path: "/api/v1/namespaces/ns1/secrets",
+        query: {
+          labelSelector: "app=shop",
+          fieldSelector: "metadata.name=reg",
+          limit: "2",
+          continue: "this-page",
+        },
+        authorization: `Bearer ${TOKEN}`,
+      },
+    ]);
+  });
+
+  it("lists across all namespaces when the scope has none", async () => {
+    const { stub, lw } = await connect((_req, res) => {
+      sendJson(res, 200, { metadata: { resourceVersion: "1" }, items: [] });
+    }, {});
+    expect(await lw.list({ signal: new AbortController().signal })).toEqual(
+      ok({ items: [], resourceVersion: "1" }),
+    );
+    expect(stub.requests.map((r) => [r.path, r.query])).toEqual([["/api/v1/secrets", {}]]);
+  });
+
+  it("maps 429 with Retry-After, reading the Status body", async () => {
+    const { lw } = await connect((_req, res) => {
+      sendJson(res, 429, status(429, "TooManyRequests", "slow down"), { "retry-after": "7" });
+    });
+    expect(await lw.list({ signal: new AbortController().signal })).toEqual(
+      err({
+        kind: "http",
+        status: 429,
+        reason: "TooManyRequests",
+        message: "slow down",
+        retryAfterSeconds: 7,
+      }),
+    );
+  });
+
+  it("maps an error without a Status body to its HTTP status line", async () => {
+    const { lw } = await connect((_req, res) => {
+      res.writeHead(502, { "content-type": "text/html" });
+      res.end("<html>bad gateway</html>");
+    });
+    expect(await lw.list({ signal: new AbortController().signal })).toEqual(
+      err({ kind: "http", status: 502, reason: "Bad Gateway", message: "HTTP 502 Bad Gateway" }),
+    );
+  });
+
+  it("reports a body that is not JSON as a decode error", async () => {
+    const { lw } = await connect((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end('{"items": [');
+    });
+    expect(await lw.list({ signal: new AbortController().signal })).toEqual(
+      err({
+        kind: "decode",
+        message: "response body of 11 bytes is not valid JSON",
+      }),
+    );
+  });
+
+  it("gets one Secret by name, and null when it is absent", async () => {
+    const { stub, lw } = await connect((_req, res, url) => {
+      if (url.pathname.endsWith("/reg")) sendJson(res, 200, wireSecret("reg", "5"));
+      else sendJson(res, 404, status(404, "NotFound", 'secrets "nope" not found'));
+    }, scope);
+    const signal = new AbortController().signal;
+    expect(await lw.get("ns2", "reg", signal)).toEqual(ok({ ...secret("reg", "5") }));
+    expect(await lw.get("ns2", "nope", signal)).toEqual(ok(null));
+    expect(stub.requests.map((r) => [r.path, r.query])).toEqual([
+      ["/api/v1/namespaces/ns2/secrets/reg", {}],
+      ["/api/v1/namespaces/ns2/secrets/nope", {}],
+    ]);
+  });
+
+  it("reports a refused connection as a network error", async () => {
+    const { stub, lw } = await connect(() => {});
+    await open.splice(0)[0]?.stub.close();
+    const page = await lw.list({ signal: new AbortController().signal });
+    expect(page.ok ? undefined : page.error.kind).toBe("network");
+    expect(stub.requests).toEqual([]);
+  });
+
+  it("resolves aborted and closes the connection when a list is aborted before the response", async () => {
+    const { stub, lw } = await connect(() => {});
+    const controller = new AbortController();
+    const pending = lw.list({ signal: controller.signal });
+    await waitFor(() => stub.requests.length === 1);
+    controller.abort();
+    expect(await pending).toEqual(err({ kind: "aborted" }));
+    await stub.clientClosed(0);
+  });
+});

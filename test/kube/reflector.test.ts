@@ -1,0 +1,205 @@
+import { describe, expect, it } from "vitest";
+import { err, ok } from "../../src/result.ts";
+import { settle } from "./fake-clock.ts";
+import { gone, page, secret } from "./fake-list-watch.ts";
+import { harness } from "./reflector-harness.ts";
+
+describe("Reflector: list, then watch", () => {
+  it("delivers the list as ADDED, reports synced once, then watches from the list's resourceVersion", async () => {
+    const h = harness();
+    h.lw.replyList(ok(page("10", [secret("a", "5"), secret("b", "7")])));
+    expect(h.reflector.hasSynced()).toBe(false);
+
+    await h.start();
+
+    expect(h.log).toEqual(["ADDED default/a@5", "ADDED default/b@7", "SYNCED"]);
+    expect(h.reflector.hasSynced()).toBe(true);
+    expect(h.reflector.lastSyncResourceVersion()).toBe("10");
+    expect(h.lw.listCalls).toEqual([{ limit: 500 }]);
+    expect(h.lw.watches.map((w) => w.options)).toEqual([
+      { resourceVersion: "10", timeoutSeconds: 1 },
+    ]);
+    expect(h.reported("listed")).toEqual([{ resourceVersion: "10", items: 2, pages: 1 }]);
+  });
+
+  it("is not synced while the first list is failing", async () => {
+    const h = harness();
+    h.lw.replyList(err({ kind: "network", message: "connect ECONNREFUSED" }));
+    await h.start();
+    expect(h.reflector.hasSynced()).toBe(false);
+    expect(h.log).toEqual([]);
+    expect(h.reported("error")).toEqual([
+      { phase: "list", error: { kind: "network", message: "connect ECONNREFUSED" } },
+    ]);
+  });
+
+  it("pages with limit and continue, and watches from the resourceVersion the pages share", async () => {
+    const h = harness({ pageSize: 2 });
+    h.lw.replyList(
+      ok(page("10", [secret("a", "1"), secret("b", "2")], "tok-1")),
+      ok(page("10", [secret("c", "3")])),
+    );
+    await h.start();
+    expect(h.lw.listCalls).toEqual([{ limit: 2 }, { limit: 2, continue: "tok-1" }]);
+    expect(h.log).toEqual([
+      "ADDED default/a@1",
+      "ADDED default/b@2",
+      "ADDED default/c@3",
+      "SYNCED",
+    ]);
+    expect(h.lw.current.options.resourceVersion).toBe("10");
+  });
+
+  it("starts over with one unpaged list when the continue token has expired", async () => {
+    const h = harness({ pageSize: 2 });
+    h.lw.replyList(
+      ok(page("10", [secret("a", "1"), secret("b", "2")], "tok-1")),
+      err(gone),
+      ok(page("15", [secret("a", "1"), secret("b", "12"), secret("d", "14")])),
+    );
+    await h.start();
+    expect(h.lw.listCalls).toEqual([{ limit: 2 }, { limit: 2, continue: "tok-1" }, {}]);
+    expect(h.reported("relist")).toEqual([{ reason: "continue-expired" }]);
+    expect(h.log).toEqual([
+      "ADDED default/a@1",
+      "ADDED default/b@2",
+      "MODIFIED default/b@12",
+      "ADDED default/d@14",
+      "SYNCED",
+    ]);
+    expect(h.lw.current.options.resourceVersion).toBe("15");
+  });
+
+  it("delivers watch events in order and advances the resourceVersion with each", async () => {
+    const h = harness();
+    h.lw.replyList(ok(page("10", [secret("a", "5")])));
+    await h.start();
+    h.lw.current.add(secret("b", "11"));
+    h.lw.current.modify(secret("a", "12"));
+    h.lw.current.delete(secret("b", "13"));
+    await settle();
+    expect(h.log).toEqual([
+      "ADDED default/a@5",
+      "SYNCED",
+      "ADDED default/b@11",
+      "MODIFIED default/a@12",
+      "DELETED default/b@13",
+    ]);
+    expect(h.reflector.lastSyncResourceVersion()).toBe("13");
+  });
+});
+
+describe("Reflector: resuming and relisting", () => {
+  it("resumes from the bookmark's resourceVersion after the server ends the watch, without relisting", async () => {
+    const h = harness();
+    h.lw.replyList(ok(page("10", [])));
+    await h.start();
+    await h.clock.advance(1_000);
+    h.lw.current.bookmark("20");
+    h.lw.current.end();
+    await settle();
+    expect(h.lw.watches.map((w) => w.options.resourceVersion)).toEqual(["10", "20"]);
+    expect(h.lw.listCalls).toHaveLength(1);
+    expect(h.reported("watch-restart")).toEqual([
+      { reason: "timeout", resourceVersion: "20", events: 1 },
+    ]);
+    expect(h.reported("backoff")).toEqual([]);
+  });
+
+  it("resumes from the last event after the connection drops mid-stream", async () => {
+    const h = harness();
+    h.lw.replyList(ok(page("10", [])));
+    await h.start();
+    h.lw.current.add(secret("a", "11"));
+    h.lw.current.drop("read ECONNRESET");
+    await settle();
+    expect(h.lw.watches.map((w) => w.options.resourceVersion)).toEqual(["10", "11"]);
+    expect(h.lw.listCalls).toHaveLength(1);
+    expect(h.reported("watch-restart")).toEqual([
+      { reason: "dropped", resourceVersion: "11", events: 1 },
+    ]);
+    expect(h.reported("error")).toEqual([
+      { phase: "watch", error: { kind: "network", message: "read ECONNRESET" } },
+    ]);
+  });
+
+  it("relists on a 410 ERROR event, delivering only changes and DELETED for keys missing from the new list", async () => {
+    const h = harness();
+    h.lw.replyList(ok(page("10", [secret("a", "5"), secret("b", "7"), secret("c", "8")])));
+    await h.start();
+    h.lw.current.modify(secret("b", "9"));
+    h.lw.current.error({
+      code: 410,
+      reason: "Expired",
+      message: "too old resource version: 9 (25)",
+    });
+    h.lw.replyList(ok(page("30", [secret("a", "5"), secret("b", "12"), secret("d", "13")])));
+    await settle();
+    expect(h.log).toEqual([
+      "ADDED default/a@5",
+      "ADDED default/b@7",
+      "ADDED default/c@8",
+      "SYNCED",
+      "MODIFIED default/b@9",
+      "MODIFIED default/b@12",
+      "ADDED default/d@13",
+      "DELETED default/c@8",
+    ]);
+    expect(h.reported("relist")).toEqual([{ reason: "expired" }]);
+    expect(h.reported("watch-restart")).toEqual([
+      { reason: "expired", resourceVersion: "9", events: 1 },
+    ]);
+    expect(h.lw.watches.map((w) => w.options.resourceVersion)).toEqual(["10", "30"]);
+    expect(h.reflector.lastSyncResourceVersion()).toBe("30");
+  });
+
+  it("relists when the watch request itself answers 410", async () => {
+    const h = harness();
+    h.lw.replyList(ok(page("10", [secret("a", "5")])), ok(page("40", [])));
+    h.lw.failWatch(gone);
+    await h.start();
+    expect(h.log).toEqual(["ADDED default/a@5", "SYNCED", "DELETED default/a@5"]);
+    expect(h.lw.listCalls).toHaveLength(2);
+    expect(h.lw.current.options.resourceVersion).toBe("40");
+  });
+
+  it("calls onSynced only for the first list", async () => {
+    const h = harness();
+    h.lw.replyList(ok(page("10", [])), ok(page("20", [])));
+    await h.start();
+    h.lw.current.error({ code: 410 });
+    await settle();
+    expect(h.log).toEqual(["SYNCED"]);
+    expect(h.lw.listCalls).toHaveLength(2);
+  });
+});
+
+describe("Reflector: handler failures", () => {
+  it("reports a throwing handler and keeps delivering", async () => {
+    const h = harness({
+      handler: {
+        onEvent: ({ object }) => {
+          if (object.metadata.name === "bad") throw new Error("handler bug");
+          seen.push(object.metadata.name);
+        },
+        onSynced: () => {
+          throw new Error("sync bug");
+        },
+      },
+    });
+    const seen: string[] = [];
+    h.lw.replyList(ok(page("10", [secret("bad", "1"), secret("a", "2")])));
+    await h.start();
+    h.lw.current.add(secret("bad", "3"));
+    h.lw.current.add(secret("b", "4"));
+    await settle();
+    expect(seen).toEqual(["a", "b"]);
+    expect(h.reflector.hasSynced()).toBe(true);
+    expect(h.reported("handler-error")).toEqual([
+      { event: "ADDED", key: "default/bad", error: new Error("handler bug") },
+      { event: "SYNCED", error: new Error("sync bug") },
+      { event: "ADDED", key: "default/bad", error: new Error("handler bug") },
+    ]);
+    expect(h.lw.watches).toHaveLength(1);
+  });
+});

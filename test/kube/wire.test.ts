@@ -1,0 +1,118 @@
+import { describe, expect, it } from "vitest";
+import { decodeSecretList, decodeWatchLine } from "../../src/kube/wire.ts";
+import { err, ok } from "../../src/result.ts";
+
+const SECRET_VALUE = "c3VwZXItc2VjcmV0LXRva2Vu";
+
+describe("decodeWatchLine", () => {
+  it("keeps what the mirror needs of a Secret and drops the rest", () => {
+    const line = JSON.stringify({
+      type: "MODIFIED",
+      object: {
+        kind: "Secret",
+        apiVersion: "v1",
+        metadata: {
+          namespace: "tenant-a",
+          name: "shop",
+          resourceVersion: "42",
+          uid: "u-1",
+          labels: { app: "shop" },
+          annotations: {
+            "kubectl.kubernetes.io/last-applied-configuration": `{"data":"${SECRET_VALUE}"}`,
+          },
+          managedFields: [{ manager: "kubectl" }],
+        },
+        type: "Opaque",
+        data: { token: SECRET_VALUE },
+      },
+    });
+    expect(decodeWatchLine(line)).toEqual(
+      ok({
+        type: "MODIFIED",
+        object: {
+          metadata: {
+            namespace: "tenant-a",
+            name: "shop",
+            resourceVersion: "42",
+            uid: "u-1",
+            labels: { app: "shop" },
+          },
+          type: "Opaque",
+          data: { token: SECRET_VALUE },
+        },
+      }),
+    );
+  });
+
+  it("reads a bookmark's resourceVersion", () => {
+    const line =
+      '{"type":"BOOKMARK","object":{"kind":"Secret","metadata":{"resourceVersion":"77","annotations":{}}}}';
+    expect(decodeWatchLine(line)).toEqual(ok({ type: "BOOKMARK", resourceVersion: "77" }));
+  });
+
+  it("reads an ERROR event's Status", () => {
+    const line = JSON.stringify({
+      type: "ERROR",
+      object: {
+        kind: "Status",
+        status: "Failure",
+        message: "too old resource version: 1 (5)",
+        reason: "Expired",
+        code: 410,
+      },
+    });
+    expect(decodeWatchLine(line)).toEqual(
+      ok({
+        type: "ERROR",
+        status: { code: 410, reason: "Expired", message: "too old resource version: 1 (5)" },
+      }),
+    );
+  });
+
+  it("reports invalid JSON by size and position, never quoting the line", () => {
+    const line = `{"type":"ADDED","object":{"data":{"token":"${SECRET_VALUE}" oops}}}`;
+    const decoded = decodeWatchLine(line);
+    expect(decoded).toEqual(
+      err({ message: `watch event of ${line.length} bytes is not valid JSON at position 69` }),
+    );
+  });
+
+  it("reports a wrong type by path, never the value", () => {
+    const line = JSON.stringify({
+      type: "ADDED",
+      object: {
+        metadata: { namespace: "n", name: "s", resourceVersion: "1" },
+        data: { token: 12345 },
+      },
+    });
+    expect(decodeWatchLine(line)).toEqual(
+      err({ message: "ADDED object: invalid_type at data.token (expected string)" }),
+    );
+  });
+
+  it("rejects an unknown event type", () => {
+    expect(decodeWatchLine('{"type":"RENAMED","object":{}}')).toEqual(
+      err({ message: "watch event: invalid_value at type" }),
+    );
+  });
+});
+
+describe("decodeSecretList", () => {
+  it("treats an empty continue token as the last page and null items as none", () => {
+    expect(
+      decodeSecretList({ metadata: { resourceVersion: "9", continue: "" }, items: null }),
+    ).toEqual(ok({ items: [], resourceVersion: "9" }));
+  });
+
+  it("names the item that failed", () => {
+    const list = {
+      metadata: { resourceVersion: "9" },
+      items: [{ metadata: { namespace: "n", name: "s" } }],
+    };
+    expect(decodeSecretList(list)).toEqual(
+      err({
+        message: "SecretList item 0: invalid_type at metadata.resourceVersion (expected string)",
+      }),
+    );
+  });
+});
