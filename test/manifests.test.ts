@@ -1,0 +1,118 @@
+import { execFileSync } from "node:child_process";
+import { describe, expect, it } from "vitest";
+import { parseAllDocuments } from "yaml";
+
+interface K8sObject {
+  kind: string;
+  metadata: { name: string; namespace?: string };
+  [key: string]: unknown;
+}
+
+interface Container {
+  name: string;
+  args?: string[];
+  ports?: { name: string; containerPort: number }[];
+  livenessProbe?: { httpGet?: { path: string; port: string | number } };
+  readinessProbe?: { httpGet?: { path: string; port: string | number } };
+  startupProbe?: { httpGet?: { path: string; port: string | number } };
+  securityContext?: Record<string, unknown>;
+  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+  env?: { name: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
+  volumeMounts?: { mountPath: string }[];
+}
+
+function render(dir: string): K8sObject[] {
+  const out = execFileSync("kubectl", ["kustomize", `manifests/${dir}`], { encoding: "utf8" });
+  return parseAllDocuments(out).map((d) => d.toJS() as K8sObject);
+}
+
+const serveHelp = execFileSync(process.execPath, ["src/cli/main.ts", "serve", "--help"], { encoding: "utf8" });
+
+describe.each(["overlays/cluster-wide", "overlays/namespaced"])("manifests/%s", (overlay) => {
+  const objects = render(overlay);
+  const deployment = objects.find((o) => o.kind === "Deployment")!;
+  const pod = (deployment as unknown as { spec: { template: { spec: Record<string, unknown> } } }).spec.template.spec;
+  const containers = pod.containers as Container[];
+  const sidecar = containers.find((c) => c.name === "replica-mirror")!;
+
+  it("probes the sidecar on its ops port: /healthz for liveness, /readyz for readiness", () => {
+    const opsPort = sidecar.ports?.find((p) => p.name === "ops");
+    expect(opsPort?.containerPort).toBe(9090);
+    expect(sidecar.livenessProbe?.httpGet).toEqual({ path: "/healthz", port: "ops" });
+    expect(sidecar.readinessProbe?.httpGet).toEqual({ path: "/readyz", port: "ops" });
+    expect(sidecar.startupProbe?.httpGet).toEqual({ path: "/readyz", port: "ops" });
+    expect(sidecar.args).toContain("--ops-listen=0.0.0.0:9090");
+  });
+
+  it("runs every container non-root, read-only, without privilege escalation or capabilities", () => {
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true });
+    for (const c of containers) {
+      expect(c.securityContext).toMatchObject({
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        capabilities: { drop: ["ALL"] },
+      });
+      expect(c.resources?.requests).toBeDefined();
+      expect(c.resources?.limits?.memory).toBeDefined();
+    }
+  });
+
+  it("takes the namespace from the downward API and mounts the API token into the sidecar only", () => {
+    expect(sidecar.env).toContainEqual({ name: "POD_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } });
+    expect(pod.automountServiceAccountToken).toBe(false);
+    const tokenPath = "/var/run/secrets/kubernetes.io/serviceaccount";
+    expect(containers.map((c) => (c.volumeMounts ?? []).some((m) => m.mountPath === tokenPath))).toEqual(
+      containers.map((c) => c === sidecar),
+    );
+  });
+
+  it("passes the sidecar only flags that serve --help knows", () => {
+    const [command, ...flags] = sidecar.args ?? [];
+    expect(command).toBe("serve");
+    for (const flag of flags) {
+      const name = /^--([a-z-]+)=/.exec(flag)?.[1];
+      expect(name && serveHelp.includes(`--${name} `), flag).toBe(true);
+    }
+  });
+
+  it("grants only get, list and watch on secrets, and nothing about Leases", () => {
+    const roles = objects.filter((o) => o.kind === "Role" || o.kind === "ClusterRole");
+    expect(roles.length).toBeGreaterThan(0);
+    for (const role of roles) {
+      for (const rule of role.rules as { apiGroups: string[]; resources: string[]; verbs: string[] }[]) {
+        expect(rule).toMatchObject({ apiGroups: [""], resources: ["secrets"] });
+        expect([...rule.verbs].sort()).toEqual(["get", "list", "watch"]);
+      }
+    }
+  });
+});
+
+describe("manifests/overlays/namespaced", () => {
+  const objects = render("overlays/namespaced");
+
+  it("pins the Registry Role to the Registry Secret's name and runs the sidecar per namespace", () => {
+    const registryRole = objects.find((o) => o.kind === "Role" && o.metadata.name === "replica-mirror-registry-reader");
+    expect((registryRole?.rules as { resourceNames?: string[] }[])[0]?.resourceNames).toEqual(["replica-registry"]);
+    const roleNamespaces = objects
+      .filter((o) => o.kind === "Role" && o.metadata.name === "replica-mirror-secrets-reader")
+      .map((o) => o.metadata.namespace);
+    const deployment = objects.find((o) => o.kind === "Deployment") as unknown as {
+      spec: { template: { spec: { containers: Container[] } } };
+    };
+    const args = deployment.spec.template.spec.containers.find((c) => c.name === "replica-mirror")?.args ?? [];
+    const flag = args.find((a) => a.startsWith("--secret-namespaces="));
+    expect(flag?.slice("--secret-namespaces=".length).split(",")).toEqual(roleNamespaces);
+    expect(objects.some((o) => o.kind === "ClusterRole")).toBe(false);
+  });
+});
+
+describe("manifests/examples", () => {
+  it("holds a Registry Secret that the validator accepts and the App Secret it references", () => {
+    const objects = render("examples");
+    const registry = objects.find((o) => o.metadata.name === "replica-registry") as unknown as {
+      stringData: Record<string, string>;
+    };
+    const doc = JSON.parse(registry.stringData["registry.json"]!) as { apps: { secretRef: { namespace: string; name: string } }[] };
+    expect(objects.some((o) => o.kind === "Secret" && o.metadata.name === doc.apps[0]?.secretRef.name)).toBe(true);
+  });
+});

@@ -1,0 +1,124 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type Envtest, startEnvtest } from "../../src/envtest/index.ts";
+import type { ReflectorStatus } from "../../src/kube/reflector-status.ts";
+import { silentObserver } from "../../src/mirror/observer.ts";
+import {
+  appState,
+  envtestFor,
+  eventually,
+  type MirrorUnderTest,
+  startMirror,
+  writeRegistry,
+  writeSecret,
+} from "../support/mirror-harness.ts";
+
+let envtest: Envtest;
+let m: MirrorUnderTest | undefined;
+let statuses: { name: string; status: ReflectorStatus }[];
+
+const apps = [
+  { name: "shop", hostnames: ["shop.example.com"], namespace: "tenant-a" },
+  { name: "blog", hostnames: ["blog.example.com"], namespace: "tenant-b" },
+];
+
+async function started(): Promise<MirrorUnderTest> {
+  statuses = [];
+  m = startMirror(envtest, {
+    observer: { ...silentObserver, reflector: (name, status) => statuses.push({ name, status }) },
+  });
+  await eventually(() => m!.holder.current() ?? undefined, 10_000, "first Snapshot");
+  return m;
+}
+
+const valueOf = (mut: MirrorUnderTest, app: string) => {
+  const s = appState(mut.holder, app);
+  return typeof s === "object" ? s.value : s;
+};
+const untilValue = (mut: MirrorUnderTest, app: string, value: string | null, timeoutMs = 10_000) =>
+  eventually(() => (valueOf(mut, app) === value ? true : undefined), timeoutMs, `${app}=${value}`);
+const lists = () => envtest.requests.entries().filter((e) => e.verb === "list").length;
+
+beforeEach(async () => {
+  envtest = await envtestFor();
+  writeSecret(envtest, "tenant-a", "shop-credentials", { token: "a1" });
+  writeSecret(envtest, "tenant-b", "blog-credentials", { token: "b1" });
+  writeRegistry(envtest, apps);
+});
+afterEach(async () => {
+  await m?.stop();
+  m = undefined;
+  await envtest.close();
+});
+
+describe("mirror under API-server faults", () => {
+  it("resumes dropped watches from the last resourceVersion without relisting", async () => {
+    const mut = await started();
+    const listsBefore = lists();
+    for (let i = 0; i < 3; i++) {
+      envtest.faults.dropWatches();
+      writeSecret(envtest, "tenant-a", "shop-credentials", { token: `a-drop-${i}` });
+      await untilValue(mut, "shop", `a-drop-${i}`);
+    }
+    expect(lists()).toBe(listsBefore);
+    const resumed = envtest.requests
+      .entries()
+      .filter((e) => e.verb === "watch" && e.query.resourceVersion !== undefined);
+    expect(resumed.every((e) => e.query.allowWatchBookmarks === "true")).toBe(true);
+  });
+
+  it("relists after a 410 and sees Secrets deleted while it was disconnected", async () => {
+    const mut = await started();
+    envtest.faults.stall(true);
+    envtest.delete("tenant-b", "blog-credentials");
+    writeSecret(envtest, "tenant-a", "shop-credentials", { token: "a-after-compaction" });
+    envtest.faults.compact();
+    envtest.faults.dropWatches();
+    envtest.faults.stall(false);
+    await untilValue(mut, "blog", null);
+    await untilValue(mut, "shop", "a-after-compaction");
+    expect(statuses.some((s) => s.status.kind === "relist" && s.status.reason === "expired")).toBe(
+      true,
+    );
+    expect(appState(mut.holder, "blog")).toEqual({
+      ready: false,
+      value: null,
+      reason: "secret-absent",
+    });
+  });
+
+  it("detects a stalled watch and converges while the stall lasts", async () => {
+    const mut = await started();
+    envtest.faults.stall(true);
+    writeSecret(envtest, "tenant-a", "shop-credentials", { token: "a-during-stall" });
+    // Held events never arrive on the stalled connection; the inactivity deadline reopens the
+    // watch, and the new watch (not stalled for new connections? no: stalled too) resumes; a
+    // relist or the resumed watch delivers the write once the stall ends for new streams.
+    await untilValue(mut, "shop", "a-during-stall", 15_000);
+    envtest.faults.stall(false);
+    expect(
+      statuses.some((s) => s.status.kind === "watch-restart" && s.status.reason === "inactive"),
+    ).toBe(true);
+  }, 20_000);
+
+  it("backs off on failing lists (500, then 429 with Retry-After) and recovers", async () => {
+    envtest.faults.failNext({ verb: "list", count: 2, status: 500 });
+    envtest.faults.failNext({ verb: "list", count: 1, status: 429, retryAfterSeconds: 1 });
+    const t0 = Date.now();
+    const mut = await started();
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(900);
+    expect(valueOf(mut, "shop")).toBe("a1");
+    const backoffs = statuses.filter((s) => s.status.kind === "backoff").map((s) => s.status);
+    expect(backoffs.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it("converges after the API server is stopped and restarted on the same port", async () => {
+    const mut = await started();
+    const { port, state } = envtest;
+    await envtest.close();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(valueOf(mut, "shop")).toBe("a1");
+    envtest = await startEnvtest({ port, state, bookmarkIntervalMs: 500 });
+    writeSecret(envtest, "tenant-a", "shop-credentials", { token: "a-after-restart" });
+    await untilValue(mut, "shop", "a-after-restart", 15_000);
+  }, 20_000);
+});

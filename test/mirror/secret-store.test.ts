@@ -1,0 +1,146 @@
+import { describe, expect, it } from "vitest";
+import type { SecretObject } from "../../src/kube/list-watch.ts";
+import { serveRegistry } from "../../src/mirror/registry-state.ts";
+import { compareResourceVersions } from "../../src/mirror/resource-version.ts";
+import { SecretStore } from "../../src/mirror/secret-store.ts";
+import { addedSecrets, deriveWatchedSet } from "../../src/mirror/watched-set.ts";
+import { SecretIndex } from "../../src/snapshot/secret-index.ts";
+import { registryDoc, registryOf } from "../support/registry.ts";
+
+const secret = (name: string, rv: string, token?: string): SecretObject => ({
+  metadata: { namespace: "ns", name, resourceVersion: rv },
+  ...(token === undefined ? {} : { data: { token } }),
+});
+
+function storeWatching(...names: string[]): SecretStore {
+  const store = new SecretStore();
+  const watched = new SecretIndex<true>();
+  for (const n of names) watched.set("ns", n, true);
+  store.setWatched(watched);
+  return store;
+}
+
+const contents = (store: SecretStore) =>
+  [...store.view.entries()].map(([ns, name, v]) => [
+    `${ns}/${name}`,
+    v.resourceVersion,
+    v.data.token,
+  ]);
+
+describe("SecretStore.apply", () => {
+  it("ignores Secrets nobody references and keeps nothing of them", () => {
+    const store = storeWatching("a");
+    expect(store.apply("upsert", secret("b", "5", "x"), "watch")).toBe("ignored");
+    expect(contents(store)).toEqual([]);
+  });
+
+  it("applies watch events in order: upsert, update, delete, recreate", () => {
+    const store = storeWatching("a");
+    expect([
+      store.apply("upsert", secret("a", "5", "v1"), "watch"),
+      store.apply("upsert", secret("a", "5", "v1"), "watch"),
+      store.apply("upsert", secret("a", "6", "v2"), "watch"),
+      store.apply("delete", secret("a", "7"), "watch"),
+      store.apply("upsert", secret("a", "8", "v3"), "watch"),
+    ]).toEqual(["changed", "unchanged", "changed", "changed", "changed"]);
+    expect(contents(store)).toEqual([["ns/a", "8", "v3"]]);
+  });
+
+  it("never lets a GET that lost the race to the watch install older state", () => {
+    const store = storeWatching("a");
+    store.apply("delete", secret("a", "9"), "watch");
+    expect(store.apply("upsert", secret("a", "8", "old"), "get")).toBe("unchanged");
+    expect(contents(store)).toEqual([]);
+    expect(store.apply("upsert", secret("a", "10", "new"), "get")).toBe("changed");
+    expect(store.apply("upsert", secret("a", "9", "lagging"), "watch")).toBe("unchanged");
+    expect(contents(store)).toEqual([["ns/a", "10", "new"]]);
+  });
+
+  it("drops everything kept for Secrets that leave the watched set", () => {
+    const store = storeWatching("a", "b");
+    store.apply("upsert", secret("a", "1", "x"), "watch");
+    store.apply("upsert", secret("b", "2", "y"), "watch");
+    const onlyB = new SecretIndex<true>().set("ns", "b", true);
+    store.setWatched(onlyB);
+    expect(contents(store)).toEqual([["ns/b", "2", "y"]]);
+  });
+
+  it("copies the data it keeps", () => {
+    const store = storeWatching("a");
+    const data: Record<string, string> = { token: "x" };
+    store.apply(
+      "upsert",
+      { metadata: { namespace: "ns", name: "a", resourceVersion: "1" }, data },
+      "watch",
+    );
+    data.token = "changed";
+    expect(contents(store)).toEqual([["ns/a", "1", "x"]]);
+  });
+});
+
+describe("compareResourceVersions", () => {
+  it.each([
+    ["9", "10", -1],
+    ["10", "9", 1],
+    ["42", "42", 0],
+    ["abc", "abd", null],
+  ])("orders %s and %s", (a, b, sign) => {
+    const c = compareResourceVersions(a, b);
+    expect(c === null ? null : Math.sign(c)).toBe(sign);
+  });
+});
+
+describe("watched set and registry state", () => {
+  it("derives the referenced Secrets and what a new Registry adds", () => {
+    const before = deriveWatchedSet(registryOf([{ name: "a", hostnames: ["a.x"], secret: "s1" }]));
+    const after = deriveWatchedSet(
+      registryOf([
+        { name: "a", hostnames: ["a.x"], secret: "s1" },
+        { name: "b", hostnames: ["b.x"], secret: "s2", namespace: "other" },
+      ]),
+    );
+    expect(addedSecrets(before, after)).toEqual([{ namespace: "other", name: "s2" }]);
+    expect(addedSecrets(after, before)).toEqual([]);
+  });
+
+  it("serves an absent Registry as empty, and keeps the last good one over a malformed value or a missing key", () => {
+    const options = { key: "registry.json", namespace: "platform" };
+    const good = registryOf([{ name: "a", hostnames: ["a.x"] }], "platform");
+    const encoded = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64");
+    expect(serveRegistry({ present: false }, good, options)).toEqual({
+      registry: null,
+      status: { present: false, resourceVersion: null, error: null },
+    });
+    expect(
+      serveRegistry({ present: true, resourceVersion: "3", value: undefined }, good, options),
+    ).toEqual({
+      registry: good,
+      status: {
+        present: true,
+        resourceVersion: "3",
+        error: "invalid registry: key 'registry.json' is missing from the Secret",
+      },
+    });
+    expect(
+      serveRegistry(
+        { present: true, resourceVersion: "4", value: encoded({ apiVersion: "v0" }) },
+        good,
+        options,
+      ).registry,
+    ).toBe(good);
+    expect(
+      serveRegistry(
+        {
+          present: true,
+          resourceVersion: "5",
+          value: encoded(registryDoc([{ name: "a", hostnames: ["a.x"] }])),
+        },
+        null,
+        options,
+      ),
+    ).toEqual({
+      registry: good,
+      status: { present: true, resourceVersion: "5", error: null },
+    });
+  });
+});
