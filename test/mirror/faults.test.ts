@@ -30,12 +30,12 @@ async function started(): Promise<MirrorUnderTest> {
   return m;
 }
 
-const valueOf = (mut: MirrorUnderTest, app: string) => {
+const secretValueOf = (mut: MirrorUnderTest, app: string) => {
   const s = appState(mut.holder, app);
   return typeof s === "object" ? s.value : s;
 };
 const untilValue = (mut: MirrorUnderTest, app: string, value: string | null, timeoutMs = 10_000) =>
-  eventually(() => (valueOf(mut, app) === value ? true : undefined), timeoutMs, `${app}=${value}`);
+  eventually(() => (secretValueOf(mut, app) === value ? true : undefined), timeoutMs, `${app}=${value}`);
 const lists = () => envtest.requests.entries().filter((e) => e.verb === "list").length;
 
 beforeEach(async () => {
@@ -90,9 +90,8 @@ describe("mirror under API-server faults", () => {
     const mut = await started();
     envtest.faults.stall(true);
     writeSecret(envtest, "tenant-a", "shop-credentials", { token: "a-during-stall" });
-    // Held events never arrive on the stalled connection; the inactivity deadline reopens the
-    // watch, and the new watch (not stalled for new connections? no: stalled too) resumes; a
-    // relist or the resumed watch delivers the write once the stall ends for new streams.
+    // The stalled connection holds the event; only the client-side inactivity deadline can
+    // notice, tear it down and resume on a fresh watch, which the stall does not hold.
     await untilValue(mut, "shop", "a-during-stall", 15_000);
     envtest.faults.stall(false);
     expect(
@@ -106,7 +105,7 @@ describe("mirror under API-server faults", () => {
     const t0 = Date.now();
     const mut = await started();
     expect(Date.now() - t0).toBeGreaterThanOrEqual(900);
-    expect(valueOf(mut, "shop")).toBe("a1");
+    expect(secretValueOf(mut, "shop")).toBe("a1");
     const backoffs = statuses.filter((s) => s.status.kind === "backoff").map((s) => s.status);
     expect(backoffs.length).toBeGreaterThanOrEqual(3);
   });
@@ -116,7 +115,7 @@ describe("mirror under API-server faults", () => {
     const { port, state } = envtest;
     await envtest.close();
     await new Promise((r) => setTimeout(r, 300));
-    expect(valueOf(mut, "shop")).toBe("a1");
+    expect(secretValueOf(mut, "shop")).toBe("a1");
     envtest = await startEnvtest({ port, state, bookmarkIntervalMs: 500 });
     writeSecret(envtest, "tenant-a", "shop-credentials", { token: "a-after-restart" });
     await untilValue(mut, "shop", "a-after-restart", 15_000);
