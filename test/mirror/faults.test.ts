@@ -35,7 +35,11 @@ const secretValueOf = (mut: MirrorUnderTest, app: string) => {
   return typeof s === "object" ? s.value : s;
 };
 const untilValue = (mut: MirrorUnderTest, app: string, value: string | null, timeoutMs = 10_000) =>
-  eventually(() => (secretValueOf(mut, app) === value ? true : undefined), timeoutMs, `${app}=${value}`);
+  eventually(
+    () => (secretValueOf(mut, app) === value ? true : undefined),
+    timeoutMs,
+    `${app}=${value}`,
+  );
 const lists = () => envtest.requests.entries().filter((e) => e.verb === "list").length;
 
 beforeEach(async () => {
@@ -88,6 +92,8 @@ describe("mirror under API-server faults", () => {
 
   it("detects a stalled watch and converges while the stall lasts", async () => {
     const mut = await started();
+    // Stall the watches themselves, not a list that has not turned into a watch yet.
+    await eventually(() => (envtest.openWatches === 2 ? true : undefined));
     envtest.faults.stall(true);
     writeSecret(envtest, "tenant-a", "shop-credentials", { token: "a-during-stall" });
     // The stalled connection holds the event; only the client-side inactivity deadline can

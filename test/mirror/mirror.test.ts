@@ -273,6 +273,7 @@ describe("mirror on envtest", () => {
     writeRegistry(envtest, [shop, blog]);
     const m = start({ namespaces: ["tenant-a", "tenant-b"], labelSelector: "mirror=yes" });
     await eventually(() => m.holder.current() ?? undefined);
+    await eventually(() => (envtest.openWatches === 3 ? true : undefined));
     expect([appState(m.holder, "shop"), appState(m.holder, "blog")]).toEqual([
       { ready: true, value: "a", reason: null },
       { ready: false, value: null, reason: "secret-absent" },

@@ -1,0 +1,85 @@
+/**
+ * Reading Namespaces, as much as kubectl needs: the implicit set (system
+ * namespaces, every namespace a Secret was written to, and any created) can
+ * be read, listed and watched. They are never deleted.
+ */
+import type { Ctx } from "./context.ts";
+import { negotiate, sendError, sendJson } from "./http-io.ts";
+import { sortedMap } from "./secret.ts";
+import { notAcceptable, notFound } from "./status.ts";
+import type { NamespaceRecord } from "./store.ts";
+import { includeObjectOf, NAMESPACE_COLUMNS, namespaceRow, tableJson } from "./table.ts";
+import { startWatchResponse } from "./watch.ts";
+
+/** A Namespace object as the real server returns it. */
+export const namespaceObject = (ns: NamespaceRecord) => ({
+  kind: "Namespace",
+  apiVersion: "v1",
+  metadata: {
+    name: ns.name,
+    uid: ns.uid,
+    resourceVersion: String(ns.resourceVersion),
+    creationTimestamp: ns.creationTimestamp,
+    labels: sortedMap({ ...ns.labels, "kubernetes.io/metadata.name": ns.name }),
+    ...(ns.annotations === undefined ? {} : { annotations: sortedMap(ns.annotations) }),
+  },
+  spec: { finalizers: ["kubernetes"] },
+  status: { phase: "Active" },
+});
+
+const listItem = (ns: NamespaceRecord) => {
+  const { kind: _k, apiVersion: _a, ...rest } = namespaceObject(ns);
+  return rest;
+};
+
+/** GET /api/v1/namespaces/{name}, as JSON or a Table. */
+export const getNamespace = (ctx: Ctx, name: string) => {
+  const repr = negotiate(ctx.req.headers.accept, true);
+  if (repr === "none") return sendError(ctx.res, notAcceptable());
+  const ns = ctx.state.namespace(name);
+  if (ns === undefined) return sendError(ctx.res, notFound("namespaces", name));
+  const obj = namespaceObject(ns);
+  if (repr === "table") {
+    const row = namespaceRow(obj, includeObjectOf(ctx.query.includeObject), ctx.state.now());
+    return sendJson(
+      ctx.res,
+      200,
+      tableJson(NAMESPACE_COLUMNS, [row], { resourceVersion: obj.metadata.resourceVersion }),
+    );
+  }
+  sendJson(ctx.res, 200, obj);
+};
+
+/** GET /api/v1/namespaces, as a NamespaceList or a Table (never paged: the set is small). */
+export const listNamespaces = (ctx: Ctx) => {
+  const repr = negotiate(ctx.req.headers.accept, true);
+  if (repr === "none") return sendError(ctx.res, notAcceptable());
+  const all = ctx.state.namespaces();
+  const rv = String(ctx.state.resourceVersion);
+  if (repr === "table") {
+    const include = includeObjectOf(ctx.query.includeObject);
+    const now = ctx.state.now();
+    const rows = all.map((ns) => namespaceRow(namespaceObject(ns), include, now));
+    return sendJson(ctx.res, 200, tableJson(NAMESPACE_COLUMNS, rows, { resourceVersion: rv }));
+  }
+  sendJson(ctx.res, 200, {
+    kind: "NamespaceList",
+    apiVersion: "v1",
+    metadata: { resourceVersion: rv },
+    items: all.map(listItem),
+  });
+};
+
+/** A watch that reports the current namespaces, then stays open without further events. */
+export const watchNamespaces = (ctx: Ctx) => {
+  startWatchResponse(ctx.res);
+  const stream = ctx.hub.open(
+    ctx.res,
+    () => false,
+    false,
+    (e, as) => e.line(as),
+  );
+  for (const ns of ctx.state.namespaces()) {
+    stream.push(Buffer.from(`{"type":"ADDED","object":${JSON.stringify(namespaceObject(ns))}}\n`));
+  }
+};

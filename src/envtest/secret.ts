@@ -1,0 +1,177 @@
+/**
+ * The v1 Secret as the fake API server stores and returns it, and the one
+ * place objects are serialised: keys in the order the Go structs marshal them,
+ * map keys sorted as Go's encoding/json sorts them, each object serialised once.
+ */
+
+/** A managedFields `fieldsV1` tree: `{"f:data": {".": {}, "f:key": {}}}`. */
+export type FieldsV1 = { readonly [path: string]: FieldsV1 };
+
+/** One manager's claim on fields, as metadata.managedFields lists it. */
+export interface ManagedFieldsEntry {
+  readonly manager: string;
+  readonly operation: "Apply" | "Update";
+  readonly apiVersion: "v1";
+  readonly time: string;
+  readonly fieldsType: "FieldsV1";
+  readonly fieldsV1: FieldsV1;
+}
+
+/** The ObjectMeta fields a stored Secret carries, in wire order. */
+export interface ObjectMeta {
+  readonly name: string;
+  readonly generateName?: string;
+  readonly namespace: string;
+  readonly uid: string;
+  readonly resourceVersion: string;
+  readonly creationTimestamp: string;
+  readonly labels?: Readonly<Record<string, string>>;
+  readonly annotations?: Readonly<Record<string, string>>;
+  readonly ownerReferences?: readonly unknown[];
+  readonly finalizers?: readonly string[];
+  readonly managedFields?: readonly ManagedFieldsEntry[];
+}
+
+/** A Secret exactly as `GET /api/v1/namespaces/{ns}/secrets/{name}` returns it. */
+export interface SecretJSON {
+  readonly kind: "Secret";
+  readonly apiVersion: "v1";
+  readonly metadata: ObjectMeta;
+  readonly immutable?: boolean;
+  /** Values are base64, as on the wire. */
+  readonly data?: Readonly<Record<string, string>>;
+  readonly type: string;
+}
+
+/** The parts of a Secret a write decides; the store fills in the rest. */
+export interface SecretParts {
+  readonly name: string;
+  readonly generateName?: string | undefined;
+  readonly namespace: string;
+  readonly uid: string;
+  readonly resourceVersion: string;
+  readonly creationTimestamp: string;
+  readonly labels?: Readonly<Record<string, string>> | undefined;
+  readonly annotations?: Readonly<Record<string, string>> | undefined;
+  readonly ownerReferences?: readonly unknown[] | undefined;
+  readonly finalizers?: readonly string[] | undefined;
+  readonly managedFields?: readonly ManagedFieldsEntry[] | undefined;
+  readonly immutable?: boolean | undefined;
+  readonly data?: Readonly<Record<string, string>> | undefined;
+  readonly type?: string | undefined;
+}
+
+/** Returns a copy with keys in byte order, or undefined for an empty map (Go's omitempty). */
+export const sortedMap = <V>(
+  m: Readonly<Record<string, V>> | undefined,
+): Readonly<Record<string, V>> | undefined => {
+  if (m === undefined) return undefined;
+  const keys = Object.keys(m);
+  if (keys.length === 0) return undefined;
+  keys.sort(compareBytes);
+  const out: Record<string, V> = {};
+  for (const k of keys) out[k] = m[k] as V;
+  return out;
+};
+
+/** Orders strings as Go and etcd order them (UTF-16 order equals byte order for the ASCII keys Kubernetes allows). */
+export const compareBytes = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+const nonEmpty = <T>(xs: readonly T[] | undefined): readonly T[] | undefined =>
+  xs === undefined || xs.length === 0 ? undefined : xs;
+
+/** Builds a Secret with fields in wire order; `type` defaults to Opaque as the server's defaulting does. */
+export const buildSecret = (p: SecretParts): SecretJSON => {
+  const metadata: ObjectMeta = {
+    name: p.name,
+    ...(p.generateName ? { generateName: p.generateName } : {}),
+    namespace: p.namespace,
+    uid: p.uid,
+    resourceVersion: p.resourceVersion,
+    creationTimestamp: p.creationTimestamp,
+    ...optional("labels", sortedMap(p.labels)),
+    ...optional("annotations", sortedMap(p.annotations)),
+    ...optional("ownerReferences", nonEmpty(p.ownerReferences)),
+    ...optional("finalizers", nonEmpty(p.finalizers)),
+    ...optional("managedFields", nonEmpty(p.managedFields)),
+  };
+  return {
+    kind: "Secret",
+    apiVersion: "v1",
+    metadata,
+    ...(p.immutable === undefined ? {} : { immutable: p.immutable }),
+    ...optional("data", sortedMap(p.data)),
+    type: p.type === undefined || p.type === "" ? "Opaque" : p.type,
+  };
+};
+
+const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } =>
+  (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+
+/** The same Secret with another resourceVersion (a DELETED event carries the deletion's). */
+export const withResourceVersion = (s: SecretJSON, rv: number): SecretJSON => ({
+  ...s,
+  metadata: { ...s.metadata, resourceVersion: String(rv) },
+});
+
+/** The store key, which is also the list order: etcd sorts `/registry/secrets/{ns}/{name}`. */
+export const secretKey = (namespace: string, name: string): string => `${namespace}/${name}`;
+
+/** Encodes `stringData` values as the base64 `data` values they merge into. */
+export const toBase64 = (m: Readonly<Record<string, string>> | undefined): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(m ?? {}).map(([k, v]) => [k, Buffer.from(v, "utf8").toString("base64")]),
+  );
+
+/** Decoded byte length of a base64 string, without decoding it. */
+export const base64ByteLength = (b64: string): number => {
+  let pad = 0;
+  if (b64.endsWith("==")) pad = 2;
+  else if (b64.endsWith("=")) pad = 1;
+  return (b64.length / 4) * 3 - pad;
+};
+
+/** Total decoded bytes of `data`, the quantity the 1 MiB limit applies to. */
+export const dataByteSize = (data: Readonly<Record<string, string>> | undefined): number => {
+  let total = 0;
+  for (const v of Object.values(data ?? {})) total += base64ByteLength(v);
+  return total;
+};
+
+/**
+ * An immutable stored Secret with its serialisations computed at most once:
+ * every reader and every watcher shares these strings.
+ */
+export class StoredSecret {
+  readonly obj: SecretJSON;
+  readonly key: string;
+  #full: string | undefined;
+  #item: string | undefined;
+  #added: Buffer | undefined;
+
+  constructor(obj: SecretJSON) {
+    this.obj = obj;
+    this.key = secretKey(obj.metadata.namespace, obj.metadata.name);
+  }
+
+  /** JSON with kind and apiVersion, as a GET returns it. */
+  get json(): string {
+    this.#full ??= JSON.stringify(this.obj);
+    return this.#full;
+  }
+
+  /** JSON without kind and apiVersion, as a list item (the real server omits them there). */
+  get itemJson(): string {
+    if (this.#item === undefined) {
+      const { kind: _k, apiVersion: _a, ...rest } = this.obj;
+      this.#item = JSON.stringify(rest);
+    }
+    return this.#item;
+  }
+
+  /** The synthetic ADDED line that starts a watch, shared by every watcher that starts from this state. */
+  get addedLine(): Buffer {
+    this.#added ??= Buffer.from(`{"type":"ADDED","object":${this.json}}\n`);
+    return this.#added;
+  }
+}

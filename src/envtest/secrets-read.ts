@@ -1,0 +1,165 @@
+/** GET, list and watch of Secrets over HTTP, as JSON or as a Table for kubectl. */
+import type { Ctx } from "./context.ts";
+import type { EventType, StoreEvent } from "./history.ts";
+import { negotiate, parseBool, sendError, sendJson } from "./http-io.ts";
+import { listSecrets, secretListJson } from "./list.ts";
+import { type StoredSecret, secretKey } from "./secret.ts";
+import { compileSelection } from "./selectors.ts";
+import { type ApiError, badRequest, expired, invalid, notAcceptable, notFound } from "./status.ts";
+import { includeObjectOf, SECRET_COLUMNS, secretRow, tableJson } from "./table.ts";
+import { startWatchResponse } from "./watch.ts";
+
+/** GET /api/v1/namespaces/{ns}/secrets/{name}. */
+export const getSecret = (ctx: Ctx, namespace: string, name: string) => {
+  const repr = negotiate(ctx.req.headers.accept, true);
+  if (repr === "none") return sendError(ctx.res, notAcceptable());
+  const s = ctx.state.get(secretKey(namespace, name));
+  if (s === undefined) return sendError(ctx.res, notFound("secrets", name));
+  if (repr === "table") {
+    const row = secretRow(s.obj, includeObjectOf(ctx.query.includeObject), ctx.state.now());
+    return sendJson(
+      ctx.res,
+      200,
+      tableJson(SECRET_COLUMNS, [row], { resourceVersion: s.obj.metadata.resourceVersion }),
+    );
+  }
+  sendJson(ctx.res, 200, s.json);
+};
+
+const selection = (ctx: Ctx, namespace: string | undefined, name: string | undefined) => {
+  const byName =
+    name === undefined ? "" : `metadata.name=${name.replace(/[\\,=]/g, (c) => `\\${c}`)}`;
+  const fields = [ctx.query.fieldSelector ?? "", byName].filter((f) => f !== "").join(",");
+  return compileSelection(namespace, ctx.query.labelSelector, fields);
+};
+
+/** GET on a collection: one page of the list. */
+export const listSecretsHandler = (ctx: Ctx, namespace: string | undefined) => {
+  const repr = negotiate(ctx.req.headers.accept, true);
+  if (repr === "none") return sendError(ctx.res, notAcceptable());
+  const sel = selection(ctx, namespace, undefined);
+  if (!sel.ok) return sendError(ctx.res, badRequest(sel.error));
+  const q = ctx.query;
+  const page = listSecrets(ctx.state, {
+    namespace,
+    matches: sel.value.matches,
+    filtered: sel.value.filtered,
+    limit: q.limit,
+    continueToken: q.continue,
+    resourceVersion: q.resourceVersion,
+    resourceVersionMatch: q.resourceVersionMatch,
+  });
+  if (!page.ok) return sendError(ctx.res, page.error);
+  if (repr === "table") {
+    const include = includeObjectOf(q.includeObject);
+    const now = ctx.state.now();
+    const meta = {
+      resourceVersion: String(page.value.rv),
+      ...(page.value.continueToken === undefined ? {} : { continue: page.value.continueToken }),
+      ...(page.value.remainingItemCount === undefined
+        ? {}
+        : { remainingItemCount: page.value.remainingItemCount }),
+    };
+    const rows = page.value.items.map((s) => secretRow(s.obj, include, now));
+    return sendJson(ctx.res, 200, tableJson(SECRET_COLUMNS, rows, meta));
+  }
+  sendJson(ctx.res, 200, secretListJson(page.value));
+};
+
+const listOptionsInvalid = (field: string, reason: string, message: string) =>
+  invalid("ListOptions", "", [{ field, reason, message }]);
+
+/** The 422 the real server answers for inconsistent watch-list options, if any. */
+const watchOptionsError = (
+  match: string | undefined,
+  initial: boolean | undefined,
+  bookmarks: boolean,
+): ApiError | undefined => {
+  if (initial === true && match !== "NotOlderThan") {
+    return listOptionsInvalid(
+      "resourceVersionMatch",
+      "FieldValueForbidden",
+      "Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+    );
+  }
+  if (initial === true && !bookmarks) {
+    return listOptionsInvalid(
+      "allowWatchBookmarks",
+      "FieldValueRequired",
+      "Required value: sendInitialEvents requires allowWatchBookmarks=true",
+    );
+  }
+  if (initial === undefined && match) {
+    return listOptionsInvalid(
+      "resourceVersionMatch",
+      "FieldValueForbidden",
+      "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+    );
+  }
+  return undefined;
+};
+
+/** GET with `watch`: streams events as newline-delimited JSON until the client leaves, a timeout, or a fault. */
+export const watchSecrets = (ctx: Ctx, namespace: string | undefined, name: string | undefined) => {
+  const repr = negotiate(ctx.req.headers.accept, true);
+  if (repr === "none") return sendError(ctx.res, notAcceptable());
+  const sel = selection(ctx, namespace, name);
+  if (!sel.ok) return sendError(ctx.res, badRequest(sel.error));
+  const q = ctx.query;
+  const bookmarks = parseBool(q.allowWatchBookmarks) === true;
+  const initial = parseBool(q.sendInitialEvents);
+  const rvParam = q.resourceVersion ?? "";
+  if (rvParam !== "" && !/^\d+$/.test(rvParam))
+    return sendError(ctx.res, badRequest(`invalid resource version: ${rvParam}`));
+  const invalidOptions = watchOptionsError(q.resourceVersionMatch, initial, bookmarks);
+  if (invalidOptions !== undefined) return sendError(ctx.res, invalidOptions);
+  const timeout =
+    q.timeoutSeconds !== undefined && /^\d+$/.test(q.timeoutSeconds) ? Number(q.timeoutSeconds) : 0;
+  const encode =
+    repr === "table" ? tableEncoder(ctx) : (e: StoreEvent, as: EventType) => e.line(as);
+  const addedLine =
+    repr === "table"
+      ? (s: StoredSecret) => tableLine(ctx, "ADDED", s.obj)
+      : (s: StoredSecret) => s.addedLine;
+
+  startWatchResponse(ctx.res);
+  const stream = ctx.hub.open(ctx.res, sel.value.matches, bookmarks, encode);
+  const state = ctx.state;
+  const fromState =
+    initial === true || (initial === undefined && (rvParam === "" || rvParam === "0"));
+  if (fromState) {
+    for (const key of state.sortedKeys()) {
+      const s = state.get(key);
+      if (s !== undefined && sel.value.matches(s.obj)) stream.push(addedLine(s));
+    }
+    if (initial === true) stream.bookmark(state.resourceVersion, true);
+  } else if (rvParam !== "" && rvParam !== "0") {
+    const since = state.history.since(Number(rvParam));
+    if (!since.ok) {
+      stream.fail(
+        expired(`too old resource version: ${since.tooOld.requested} (${since.tooOld.compactedRv})`)
+          .status,
+      );
+      return;
+    }
+    stream.startAfter(Number(rvParam));
+    for (const e of since.events) stream.offer(e);
+  }
+  if (timeout > 0) stream.endAfter(timeout * 1000, () => state.resourceVersion);
+};
+
+const tableLine = (ctx: Ctx, as: EventType, obj: StoredSecret["obj"]): Buffer => {
+  const row = secretRow(obj, includeObjectOf(ctx.query.includeObject), ctx.state.now());
+  return Buffer.from(
+    `{"type":"${as}","object":${tableJson(SECRET_COLUMNS, [row], { resourceVersion: obj.metadata.resourceVersion })}}\n`,
+  );
+};
+
+const tableEncoder = (ctx: Ctx) => {
+  const include = includeObjectOf(ctx.query.includeObject);
+  return (e: StoreEvent, as: EventType): Buffer =>
+    e.cached(`table:${include}:${as}`, () => {
+      const obj = as === "DELETED" ? e.deletedObject() : e.current?.obj;
+      return obj === undefined ? e.line(as) : tableLine(ctx, as, obj);
+    });
+};

@@ -1,0 +1,205 @@
+/**
+ * One open watch: a chunked HTTP response fed newline-delimited JSON events in
+ * commit order. Events for objects entering or leaving the watcher's selection
+ * become ADDED or DELETED, as the real watch cache sends them. Lines are queued
+ * and written by a pump, which is where stalls and chunking faults act.
+ */
+import type { ServerResponse } from "node:http";
+import { setTimeout as delay } from "node:timers/promises";
+import { coalesceCount, splitRandomly } from "./chunking.ts";
+import type { FaultSettings } from "./faults.ts";
+import type { EventType, StoreEvent } from "./history.ts";
+import type { Predicate } from "./selectors.ts";
+
+/** A slow reader whose unsent backlog passes this is disconnected (cleanly), as the cacher drops unresponsive watchers. */
+const MAX_BACKLOG_BYTES = 16 * 1024 * 1024;
+
+const bookmarkLine = (rv: number, initialEventsEnd: boolean): Buffer => {
+  const end = initialEventsEnd ? `,"annotations":{"k8s.io/initial-events-end":"true"}` : "";
+  const meta = `{"resourceVersion":"${rv}","creationTimestamp":null${end}}`;
+  return Buffer.from(
+    `{"type":"BOOKMARK","object":{"kind":"Secret","apiVersion":"v1","metadata":${meta}}}\n`,
+  );
+};
+
+/** Starts a watch response: 200, chunked, headers flushed before any event. */
+export const startWatchResponse = (res: ServerResponse): void => {
+  res.writeHead(200, {
+    "Content-Type": "application/json",
+    "Cache-Control": "no-cache, private",
+    "Transfer-Encoding": "chunked",
+  });
+  res.flushHeaders();
+};
+
+/** Encodes a store event as the line a watcher sees; the default is `e.line(as)`. */
+export type EventEncoder = (e: StoreEvent, as: EventType) => Buffer;
+
+/** What a stream needs: its response, its selection and encoding, and the shared fault switches. */
+export interface WatchStreamOptions {
+  readonly res: ServerResponse;
+  readonly encode: EventEncoder;
+  readonly matches: Predicate;
+  readonly bookmarks: boolean;
+  readonly faults: FaultSettings;
+  readonly random: () => number;
+  /** Runs a flush in the hub's next write batch. */
+  readonly schedule: (flush: () => void) => void;
+  readonly onClose: (s: WatchStream) => void;
+}
+
+/** One watch connection. Contract: lines are written in the order they were queued, or not at all (drop). */
+export class WatchStream {
+  readonly bookmarks: boolean;
+  readonly #res: ServerResponse;
+  readonly #matches: Predicate;
+  readonly #encode: EventEncoder;
+  readonly #faults: FaultSettings;
+  readonly #random: () => number;
+  readonly #schedule: (flush: () => void) => void;
+  readonly #serial: number;
+  #queue: Buffer[] = [];
+  #scheduled = false;
+  #pumping = false;
+  #ending = false;
+  #closed = false;
+  #lastRv = 0;
+  #startRv = 0;
+  readonly #timers: NodeJS.Timeout[] = [];
+
+  constructor(o: WatchStreamOptions) {
+    this.#res = o.res;
+    this.#matches = o.matches;
+    this.#encode = o.encode;
+    this.bookmarks = o.bookmarks;
+    this.#faults = o.faults;
+    this.#serial = o.faults.nextWatchSerial();
+    this.#random = o.random;
+    this.#schedule = o.schedule;
+    o.res.on("close", () => {
+      this.#closed = true;
+      this.#queue = [];
+      for (const t of this.#timers) clearTimeout(t);
+      o.onClose(this);
+    });
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Events at or below `rv` are not sent: a watch from a future resourceVersion waits for it, as the watch cache does. */
+  startAfter(rv: number): void {
+    this.#startRv = rv;
+  }
+
+  /** Queues the line this watcher sees for a store event, if any. */
+  offer(e: StoreEvent): void {
+    if (this.#closed || this.#ending || e.rv <= this.#startRv) return;
+    const now = e.current !== undefined && this.#matches(e.current.obj);
+    const before = e.prev !== undefined && this.#matches(e.prev.obj);
+    let as: EventType | undefined;
+    if (now) as = before ? "MODIFIED" : "ADDED";
+    else if (before) as = "DELETED";
+    this.#lastRv = e.rv;
+    if (as !== undefined) this.push(this.#encode(e, as));
+  }
+
+  /** Queues a raw line (initial ADDED events, garbage). */
+  push(line: Buffer): void {
+    if (this.#closed || this.#ending) return;
+    this.#queue.push(line);
+    this.kick();
+  }
+
+  /** Queues a BOOKMARK at `rv` (never older than an event already queued). */
+  bookmark(rv: number, initialEventsEnd = false): void {
+    if (!this.bookmarks) return;
+    this.push(bookmarkLine(Math.max(rv, this.#lastRv), initialEventsEnd));
+  }
+
+  /** Writes the ERROR event carrying `status` and ends the stream. */
+  fail(status: object): void {
+    this.push(Buffer.from(`{"type":"ERROR","object":${JSON.stringify(status)}}\n`));
+    this.end();
+  }
+
+  /** Ends the watch cleanly once queued lines are written; `timeoutSeconds` sends a last bookmark first. */
+  endAfter(ms: number, currentRv: () => number): void {
+    const t = setTimeout(() => {
+      this.bookmark(currentRv());
+      this.end();
+    }, ms);
+    this.#timers.push(t);
+  }
+
+  end(): void {
+    if (this.#closed) return;
+    this.#ending = true;
+    this.kick();
+  }
+
+  /** Abrupt disconnect: the socket is destroyed, queued lines are lost. */
+  destroy(): void {
+    this.#closed = true;
+    this.#queue = [];
+    this.#res.socket?.destroy();
+    this.#res.destroy();
+  }
+
+  /** Schedules the pump (after unstall or a chunking change, or for new lines). */
+  kick(): void {
+    if (this.#scheduled || this.#closed) return;
+    this.#scheduled = true;
+    this.#schedule(this.#flush);
+  }
+
+  readonly #flush = (): void => {
+    this.#scheduled = false;
+    void this.#pump();
+  };
+
+  #write(buf: Buffer): void {
+    if (this.#closed) return;
+    this.#res.write(buf);
+    if (this.#res.writableLength > MAX_BACKLOG_BYTES) {
+      this.#queue = [];
+      this.#ending = true;
+    }
+  }
+
+  async #pump(): Promise<void> {
+    if (this.#pumping) return;
+    this.#pumping = true;
+    try {
+      while (!this.#closed && !this.#faults.holds(this.#serial)) {
+        if (this.#queue.length === 0) {
+          if (this.#ending) {
+            this.#closed = true;
+            this.#res.end();
+          }
+          return;
+        }
+        const mode = this.#faults.chunkingMode;
+        if (mode === "split") {
+          const line = this.#queue.shift() ?? Buffer.alloc(0);
+          for (const piece of splitRandomly(line, this.#random)) {
+            if (this.#closed) return;
+            this.#write(piece);
+            await delay(1);
+          }
+        } else if (mode === "coalesce") {
+          const n = coalesceCount(this.#random);
+          if (this.#queue.length < n && !this.#ending) await delay(5);
+          this.#write(Buffer.concat(this.#queue.splice(0, n)));
+        } else {
+          const lines = this.#queue;
+          this.#queue = [];
+          this.#write(lines.length === 1 ? (lines[0] ?? Buffer.alloc(0)) : Buffer.concat(lines));
+        }
+      }
+    } finally {
+      this.#pumping = false;
+    }
+  }
+}
