@@ -1,0 +1,88 @@
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from "fastify";
+import type { Logger } from "pino";
+import type { SnapshotHolder } from "../snapshot/holder.ts";
+import { ignoreBodies } from "./ignore-bodies.ts";
+import { ERRORS } from "./reasons.ts";
+import { loggingOptions } from "./request-logging.ts";
+import {
+  DEFAULT_RETRY_AFTER,
+  type RetryAfterSeconds,
+  type RouteMetrics,
+  routeAnswerer,
+} from "./route.ts";
+import { registerStatusApi } from "./status-api.ts";
+
+export interface DataServerOptions {
+  readonly holder: SnapshotHolder;
+  /** False: no logging. A logger at debug or lower also logs a line per request. */
+  readonly logger: Logger | false;
+  readonly metrics?: RouteMetrics;
+  /** Defaults to `DEFAULT_RETRY_AFTER`: 1 s for not-synced, 5 s for secret-unavailable. */
+  readonly retryAfterSeconds?: RetryAfterSeconds;
+}
+
+// Hostnames are at most 253 characters: a parameter up to this length still reaches its handler,
+// which answers 400 bad-host (or 404 unknown-app) rather than the router's generic 404.
+const MAX_PARAM_LENGTH = 1024;
+
+/**
+ * The data listener: `ANY /v1/route[/*]` for the data plane, and the lookup and status API.
+ * Not listening yet: the caller calls `listen`. No request body is ever read: the route answers
+ * before the body is parsed, and no other route accepts one.
+ */
+export function createDataServer(options: DataServerOptions): FastifyInstance {
+  const retryAfter = options.retryAfterSeconds ?? DEFAULT_RETRY_AFTER;
+  const answer = routeAnswerer(options.holder, options.metrics, retryAfter);
+  const app = Fastify({
+    ...loggingOptions(options.logger),
+    // Without this, Node answers an HTTP/1.1 request lacking Host with a bare 400 of its own;
+    // the route answers it with `x-mirror-reason: bad-host` like every other bad host.
+    http: { requireHostHeader: false },
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // While closing, requests already on a kept-alive connection are still answered from the
+    // last Snapshot rather than with Fastify's bare 503, which carries no x-mirror-reason.
+    return503OnClosing: false,
+    // A path the router cannot decode (`/v1/route/%zz`, forwarded by Envoy's path_prefix from a
+    // client) still gets a route answer: the answer depends on the host, never on the path.
+    frameworkErrors: (error, request, reply) => {
+      if (isRoutePath(request.raw.url ?? "")) answer(request, reply);
+      else answerError(error, request, reply);
+    },
+  });
+  ignoreBodies(app);
+
+  // Answered in onRequest, before Fastify looks at the body: a POST with an odd content type,
+  // or a large chunked upload, is answered like a GET, and the body is never buffered.
+  const route = { onRequest: answer, handler: () => {} };
+  app.all("/v1/route", route);
+  app.all("/v1/route/*", route);
+
+  registerStatusApi(app, options.holder, retryAfter);
+
+  app.setNotFoundHandler((_request, reply) =>
+    reply.code(ERRORS["not-found"].status).send({ error: "not-found" }),
+  );
+  app.setErrorHandler(answerError);
+  return app;
+}
+
+function isRoutePath(url: string): boolean {
+  const next = url.charAt("/v1/route".length);
+  return url.startsWith("/v1/route") && (next === "" || next === "/" || next === "?");
+}
+
+/** Fastify's own errors (a bad URL, an unsupported media type) as `bad-request`; the rest are bugs. */
+function answerError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const status = error.statusCode ?? 500;
+  if (status >= 400 && status < 500) {
+    reply.code(ERRORS["bad-request"].status).send({ error: "bad-request" });
+    return;
+  }
+  request.log.error({ err: error }, "request failed");
+  reply.code(ERRORS.internal.status).send({ error: "internal" });
+}

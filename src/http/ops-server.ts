@@ -1,0 +1,40 @@
+import Fastify, { type FastifyInstance } from "fastify";
+import type { Logger } from "pino";
+import type { SnapshotHolder } from "../snapshot/holder.ts";
+import { ignoreBodies } from "./ignore-bodies.ts";
+import type { Metrics } from "./metrics.ts";
+import { loggingOptions } from "./request-logging.ts";
+
+export interface OpsServerOptions {
+  readonly holder: SnapshotHolder;
+  readonly metrics: Metrics;
+  /** Defaults to no logging; a logger at debug or lower also logs a line per request. */
+  readonly logger?: Logger | false;
+}
+
+/**
+ * The ops listener, reachable from the kubelet, so it serves nothing else: `/healthz` (200 while
+ * the process runs), `/readyz` (503 until the first Snapshot is published, then 200 for good: a
+ * replica that lost the API server keeps serving its last Snapshot), `/metrics`. Everything else
+ * is 404. Not listening yet: the caller calls `listen`.
+ */
+export function createOpsServer(options: OpsServerOptions): FastifyInstance {
+  const { holder, metrics } = options;
+  const app = Fastify(loggingOptions(options.logger ?? false));
+  ignoreBodies(app);
+
+  app.get("/healthz", (_request, reply) => reply.type("text/plain; charset=utf-8").send("ok"));
+  app.get("/readyz", (_request, reply) =>
+    holder.current() === null
+      ? reply.code(503).type("text/plain; charset=utf-8").send("not synced")
+      : reply.type("text/plain; charset=utf-8").send("ok"),
+  );
+  app.get("/metrics", async (_request, reply) => {
+    const text = await metrics.registry.metrics();
+    return reply.type(metrics.registry.contentType).send(text);
+  });
+  app.setNotFoundHandler((_request, reply) =>
+    reply.code(404).type("text/plain; charset=utf-8").send("not found"),
+  );
+  return app;
+}

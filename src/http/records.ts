@@ -1,0 +1,106 @@
+// What the status API shows, built field by field from the Snapshot: nothing is passed through
+// whole, so a field added to App later (or the Secret bytes it already has) cannot leak by default.
+
+import type { LookupResult } from "../snapshot/lookup.ts";
+import type { App, Conflict, NotReadyReason, RegistryStatus, Snapshot } from "../snapshot/types.ts";
+
+/** An App as `/v1/apps` shows it: the Registry's declaration and this replica's readiness. */
+export interface AppRecord {
+  readonly name: string;
+  readonly hostnames: readonly string[];
+  readonly secretRef: { readonly namespace: string; readonly name: string; readonly key: string };
+  readonly upstream: string | null;
+  readonly ready: boolean;
+  readonly reason: NotReadyReason | null;
+  readonly secretResourceVersion: string | null;
+}
+
+/** What `/v1/hosts/{host}` says about a host some App serves. */
+export interface HostRecord {
+  /** The host after normalisation (port, case and one trailing dot dropped; IDN as punycode). */
+  readonly host: string;
+  readonly app: string;
+  readonly upstream: string | null;
+  readonly ready: boolean;
+  readonly match: "exact" | "wildcard";
+  /** The Registry hostname that matched: the host itself, or `*.suffix`. */
+  readonly pattern: string;
+  readonly revision: number;
+}
+
+/** `/v1/snapshot`: the served Snapshot in numbers, or the not-synced shape before the first. */
+export interface SnapshotRecord {
+  readonly revision: number;
+  readonly synced: boolean;
+  /** ISO 8601; null before the first Snapshot. */
+  readonly builtAt: string | null;
+  readonly apps: number;
+  readonly readyApps: number;
+  readonly hostnames: number;
+  /** Null before the first Snapshot: nothing is known about the Registry yet. */
+  readonly registry: RegistryStatus | null;
+  readonly conflicts: readonly Conflict[];
+}
+
+/** The App without its Secret bytes. */
+export function appRecord(app: App): AppRecord {
+  return {
+    name: app.name,
+    hostnames: app.hostnames,
+    secretRef: {
+      namespace: app.secretRef.namespace,
+      name: app.secretRef.name,
+      key: app.secretRef.key,
+    },
+    upstream: app.upstream,
+    ready: app.ready,
+    reason: app.reason,
+    secretResourceVersion: app.secretResourceVersion,
+  };
+}
+
+/** A found lookup as the host API shows it. */
+export function hostRecord(
+  found: Extract<LookupResult, { kind: "found" }>,
+  revision: number,
+): HostRecord {
+  return {
+    host: found.host,
+    app: found.app.name,
+    upstream: found.app.upstream,
+    ready: found.app.ready,
+    match: found.match,
+    pattern: found.pattern,
+    revision,
+  };
+}
+
+/** The Snapshot's summary; `synced` is always true for a published Snapshot. */
+export function snapshotRecord(snapshot: Snapshot): SnapshotRecord {
+  return {
+    revision: snapshot.revision,
+    synced: true,
+    builtAt: new Date(snapshot.builtAt).toISOString(),
+    apps: snapshot.apps.size,
+    readyApps: snapshot.apps.readyCount,
+    hostnames: snapshot.routes.hostnameCount,
+    registry: {
+      present: snapshot.registry.present,
+      resourceVersion: snapshot.registry.resourceVersion,
+      error: snapshot.registry.error,
+    },
+    conflicts: snapshot.routes.conflicts,
+  };
+}
+
+/** `/v1/snapshot` before the first Snapshot: revision 0, nothing counted, nothing known. */
+export const NOT_SYNCED_SNAPSHOT: SnapshotRecord = Object.freeze({
+  revision: 0,
+  synced: false,
+  builtAt: null,
+  apps: 0,
+  readyApps: 0,
+  hostnames: 0,
+  registry: null,
+  conflicts: Object.freeze([]),
+});

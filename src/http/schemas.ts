@@ -1,0 +1,121 @@
+// Response schemas of the status API. Fastify serialises with fast-json-stringify, which writes
+// only the properties listed here: no schema names a Secret field, so even a handler that passed
+// an App through whole could not put its bytes on the wire.
+
+const nullableString = { type: ["string", "null"] } as const;
+
+/** `{error, ...}` with the details some errors carry. */
+export const errorSchema = {
+  type: "object",
+  required: ["error"],
+  additionalProperties: false,
+  properties: {
+    error: { type: "string" },
+    host: { type: "string" },
+    name: { type: "string" },
+    reason: { type: "string" },
+  },
+} as const;
+
+export const appRecordSchema = {
+  type: "object",
+  required: [
+    "name",
+    "hostnames",
+    "secretRef",
+    "upstream",
+    "ready",
+    "reason",
+    "secretResourceVersion",
+  ],
+  additionalProperties: false,
+  properties: {
+    name: { type: "string" },
+    hostnames: { type: "array", items: { type: "string" } },
+    secretRef: {
+      type: "object",
+      required: ["namespace", "name", "key"],
+      additionalProperties: false,
+      properties: {
+        namespace: { type: "string" },
+        name: { type: "string" },
+        key: { type: "string" },
+      },
+    },
+    upstream: nullableString,
+    ready: { type: "boolean" },
+    reason: nullableString,
+    secretResourceVersion: nullableString,
+  },
+} as const;
+
+export const appListSchema = {
+  type: "object",
+  required: ["revision", "apps"],
+  additionalProperties: false,
+  properties: {
+    revision: { type: "integer" },
+    apps: { type: "array", items: appRecordSchema },
+  },
+} as const;
+
+export const hostRecordSchema = {
+  type: "object",
+  required: ["host", "app", "upstream", "ready", "match", "pattern", "revision"],
+  additionalProperties: false,
+  properties: {
+    host: { type: "string" },
+    app: { type: "string" },
+    upstream: nullableString,
+    ready: { type: "boolean" },
+    match: { type: "string", enum: ["exact", "wildcard"] },
+    pattern: { type: "string" },
+    revision: { type: "integer" },
+  },
+} as const;
+
+export const snapshotRecordSchema = {
+  type: "object",
+  required: [
+    "revision",
+    "synced",
+    "builtAt",
+    "apps",
+    "readyApps",
+    "hostnames",
+    "registry",
+    "conflicts",
+  ],
+  additionalProperties: false,
+  properties: {
+    revision: { type: "integer" },
+    synced: { type: "boolean" },
+    builtAt: nullableString,
+    apps: { type: "integer" },
+    readyApps: { type: "integer" },
+    hostnames: { type: "integer" },
+    registry: {
+      type: ["object", "null"],
+      required: ["present", "resourceVersion", "error"],
+      additionalProperties: false,
+      properties: {
+        present: { type: "boolean" },
+        resourceVersion: nullableString,
+        error: nullableString,
+      },
+    },
+    conflicts: {
+      type: "array",
+      items: {
+        type: "object",
+        required: ["hostname", "winner", "losers"],
+        additionalProperties: false,
+        properties: {
+          hostname: { type: "string" },
+          winner: { type: "string" },
+          losers: { type: "array", items: { type: "string" } },
+        },
+      },
+    },
+  },
+} as const;

@@ -1,0 +1,91 @@
+import Fastify from "fastify";
+import { describe, expect, it } from "vitest";
+import { createDataServer } from "../../src/http/data-server.ts";
+import { createMetrics } from "../../src/http/metrics.ts";
+import { createOpsServer } from "../../src/http/ops-server.ts";
+import { appRecordSchema } from "../../src/http/schemas.ts";
+import { SnapshotHolder } from "../../src/snapshot/holder.ts";
+import { listApps } from "../../src/snapshot/lookup.ts";
+import { memoryLogger } from "./log-sink.ts";
+import { snapshotOf } from "./support.ts";
+
+const VALUES = { shop: "SECRET-shop-7f3a91", blog: "SECRET-blog-c04e2d" };
+// The Snapshot holds the base64 form, as the API sends it; neither form may leave the process.
+const FORBIDDEN = Object.values(VALUES).flatMap((v) => [v, Buffer.from(v).toString("base64")]);
+
+const snapshot = () =>
+  snapshotOf(
+    [
+      { name: "shop", hostnames: ["shop.example.com", "*.shop.example.com"], upstream: "http://s" },
+      { name: "blog", hostnames: ["blog.example.com"] },
+    ],
+    { "shop-credentials": { token: VALUES.shop }, "blog-credentials": { token: VALUES.blog } },
+  );
+
+function leaks(text: string): string[] {
+  return FORBIDDEN.filter((f) => text.includes(f));
+}
+
+describe("Secret bytes", () => {
+  it("are in the Snapshot, so the checks below can find them", () => {
+    const values = listApps(snapshot()).map((a) => a.secretValue);
+    expect(values.sort()).toEqual([FORBIDDEN[3], FORBIDDEN[1]].sort());
+  });
+
+  it("never appear in any answer, header or log line of either listener", async () => {
+    const { logger, lines } = memoryLogger("trace");
+    const holder = new SnapshotHolder();
+    holder.swap(snapshot());
+    const metrics = createMetrics();
+    const data = createDataServer({ holder, logger, metrics });
+    const ops = createOpsServer({ holder, metrics, logger });
+    metrics.observer.published({
+      snapshot: snapshot(),
+      kind: "whole",
+      buildMs: 1,
+      eventToSwapMs: 2,
+    });
+
+    const requests: [typeof data, string, string?][] = [
+      [data, "/v1/route", "shop.example.com"],
+      [data, "/v1/route/x", "a.shop.example.com"],
+      [data, "/v1/route", "blog.example.com"],
+      [data, "/v1/route", "nope.example.com"],
+      [data, "/v1/route", "[::1]"],
+      [data, "/v1/hosts/shop.example.com"],
+      [data, "/v1/hosts/blog.example.com"],
+      [data, "/v1/apps"],
+      [data, "/v1/apps/shop"],
+      [data, "/v1/apps/blog"],
+      [data, "/v1/snapshot"],
+      [data, "/nope"],
+      [ops, "/metrics"],
+      [ops, "/readyz"],
+      [ops, "/healthz"],
+    ];
+    for (const [app, url, host] of requests) {
+      const r = await app.inject({ url, headers: host === undefined ? {} : { host } });
+      expect(leaks(JSON.stringify(r.headers) + r.body), url).toEqual([]);
+    }
+    expect(lines().length).toBeGreaterThan(requests.length);
+    expect(leaks(lines().join("\n"))).toEqual([]);
+  });
+
+  it("cannot be serialised by the App schema even if a handler passed an App whole", async () => {
+    const app = Fastify();
+    const shop = listApps(snapshot()).find((a) => a.name === "shop")!;
+    app.get("/leak", { schema: { response: { 200: appRecordSchema } } }, () => shop);
+    const r = await app.inject({ url: "/leak" });
+    expect(r.statusCode).toBe(200);
+    expect(leaks(r.body)).toEqual([]);
+    expect(Object.keys(r.json())).toEqual([
+      "name",
+      "hostnames",
+      "secretRef",
+      "upstream",
+      "ready",
+      "reason",
+      "secretResourceVersion",
+    ]);
+  });
+});
