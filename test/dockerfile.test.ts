@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { mkdtemp, rm, symlink, copyFile } from "node:fs/promises";
+import { copyFile, mkdtemp, rm, symlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -8,7 +8,9 @@ import { describe, expect, it } from "vitest";
 
 const run = promisify(execFile);
 const dockerfile = readFileSync("Dockerfile", "utf8");
-const ignored = readFileSync(".dockerignore", "utf8").split("\n").filter((l) => l.trim() !== "");
+const ignored = readFileSync(".dockerignore", "utf8")
+  .split("\n")
+  .filter((l) => l.trim() !== "");
 
 describe("Dockerfile", () => {
   it("builds on Node 24 in every stage and runs as a numeric non-root user", () => {
@@ -20,7 +22,9 @@ describe("Dockerfile", () => {
   });
 
   it("copies only files that exist and that .dockerignore does not exclude", () => {
-    const sources = [...dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap((m) => m[1]!.split(" "));
+    const sources = [...dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap((m) =>
+      m[1]!.split(" "),
+    );
     expect(sources.length).toBeGreaterThan(0);
     for (const source of sources) {
       expect(existsSync(source), source).toBe(true);
@@ -35,7 +39,13 @@ describe("Dockerfile", () => {
     expect(cmd).toEqual(["serve"]);
     const dir = await mkdtemp(join(tmpdir(), "replica-mirror-image-"));
     try {
-      await run(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "tsconfig.build.json", "--outDir", join(dir, "dist")]);
+      await run(process.execPath, [
+        "node_modules/typescript/bin/tsc",
+        "-p",
+        "tsconfig.build.json",
+        "--outDir",
+        join(dir, "dist"),
+      ]);
       await copyFile("package.json", join(dir, "package.json"));
       await symlink(join(process.cwd(), "node_modules"), join(dir, "node_modules"));
       const version = await run(process.execPath, [entry[1]!, "--version"], { cwd: dir });

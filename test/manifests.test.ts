@@ -26,12 +26,15 @@ function render(dir: string): K8sObject[] {
   return parseAllDocuments(out).map((d) => d.toJS() as K8sObject);
 }
 
-const serveHelp = execFileSync(process.execPath, ["src/cli/main.ts", "serve", "--help"], { encoding: "utf8" });
+const serveHelp = execFileSync(process.execPath, ["src/cli/main.ts", "serve", "--help"], {
+  encoding: "utf8",
+});
 
 describe.each(["overlays/cluster-wide", "overlays/namespaced"])("manifests/%s", (overlay) => {
   const objects = render(overlay);
   const deployment = objects.find((o) => o.kind === "Deployment")!;
-  const pod = (deployment as unknown as { spec: { template: { spec: Record<string, unknown> } } }).spec.template.spec;
+  const pod = (deployment as unknown as { spec: { template: { spec: Record<string, unknown> } } })
+    .spec.template.spec;
   const containers = pod.containers as Container[];
   const sidecar = containers.find((c) => c.name === "replica-mirror")!;
 
@@ -58,12 +61,15 @@ describe.each(["overlays/cluster-wide", "overlays/namespaced"])("manifests/%s", 
   });
 
   it("takes the namespace from the downward API and mounts the API token into the sidecar only", () => {
-    expect(sidecar.env).toContainEqual({ name: "POD_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } });
+    expect(sidecar.env).toContainEqual({
+      name: "POD_NAMESPACE",
+      valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } },
+    });
     expect(pod.automountServiceAccountToken).toBe(false);
     const tokenPath = "/var/run/secrets/kubernetes.io/serviceaccount";
-    expect(containers.map((c) => (c.volumeMounts ?? []).some((m) => m.mountPath === tokenPath))).toEqual(
-      containers.map((c) => c === sidecar),
-    );
+    expect(
+      containers.map((c) => (c.volumeMounts ?? []).some((m) => m.mountPath === tokenPath)),
+    ).toEqual(containers.map((c) => c === sidecar));
   });
 
   it("passes the sidecar only flags that serve --help knows", () => {
@@ -79,7 +85,11 @@ describe.each(["overlays/cluster-wide", "overlays/namespaced"])("manifests/%s", 
     const roles = objects.filter((o) => o.kind === "Role" || o.kind === "ClusterRole");
     expect(roles.length).toBeGreaterThan(0);
     for (const role of roles) {
-      for (const rule of role.rules as { apiGroups: string[]; resources: string[]; verbs: string[] }[]) {
+      for (const rule of role.rules as {
+        apiGroups: string[];
+        resources: string[];
+        verbs: string[];
+      }[]) {
         expect(rule).toMatchObject({ apiGroups: [""], resources: ["secrets"] });
         expect([...rule.verbs].sort()).toEqual(["get", "list", "watch"]);
       }
@@ -91,15 +101,19 @@ describe("manifests/overlays/namespaced", () => {
   const objects = render("overlays/namespaced");
 
   it("pins the Registry Role to the Registry Secret's name and runs the sidecar per namespace", () => {
-    const registryRole = objects.find((o) => o.kind === "Role" && o.metadata.name === "replica-mirror-registry-reader");
-    expect((registryRole?.rules as { resourceNames?: string[] }[])[0]?.resourceNames).toEqual(["replica-registry"]);
+    const registryRole = objects.find(
+      (o) => o.kind === "Role" && o.metadata.name === "replica-mirror-registry-reader",
+    );
+    const rules = (registryRole?.rules ?? []) as { resourceNames?: string[] }[];
+    expect(rules[0]?.resourceNames).toEqual(["replica-registry"]);
     const roleNamespaces = objects
       .filter((o) => o.kind === "Role" && o.metadata.name === "replica-mirror-secrets-reader")
       .map((o) => o.metadata.namespace);
     const deployment = objects.find((o) => o.kind === "Deployment") as unknown as {
       spec: { template: { spec: { containers: Container[] } } };
     };
-    const args = deployment.spec.template.spec.containers.find((c) => c.name === "replica-mirror")?.args ?? [];
+    const args =
+      deployment.spec.template.spec.containers.find((c) => c.name === "replica-mirror")?.args ?? [];
     const flag = args.find((a) => a.startsWith("--secret-namespaces="));
     expect(flag?.slice("--secret-namespaces=".length).split(",")).toEqual(roleNamespaces);
     expect(objects.some((o) => o.kind === "ClusterRole")).toBe(false);
@@ -112,7 +126,11 @@ describe("manifests/examples", () => {
     const registry = objects.find((o) => o.metadata.name === "replica-registry") as unknown as {
       stringData: Record<string, string>;
     };
-    const doc = JSON.parse(registry.stringData["registry.json"]!) as { apps: { secretRef: { namespace: string; name: string } }[] };
-    expect(objects.some((o) => o.kind === "Secret" && o.metadata.name === doc.apps[0]?.secretRef.name)).toBe(true);
+    const doc = JSON.parse(registry.stringData["registry.json"]!) as {
+      apps: { secretRef: { namespace: string; name: string } }[];
+    };
+    expect(
+      objects.some((o) => o.kind === "Secret" && o.metadata.name === doc.apps[0]?.secretRef.name),
+    ).toBe(true);
   });
 });

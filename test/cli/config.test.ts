@@ -40,15 +40,31 @@ describe("parseServeConfig", () => {
 
   it.each([
     [["--listen", "8080"], {}, "--listen: expected HOST:PORT (port 0-65535), got '8080'"],
-    [["--listen=127.0.0.1:99999"], {}, "--listen: expected HOST:PORT (port 0-65535), got '127.0.0.1:99999'"],
-    [["--watch-timeout", "soon"], {}, "--watch-timeout: Invalid input: expected number, received NaN"],
+    [
+      ["--listen=127.0.0.1:99999"],
+      {},
+      "--listen: expected HOST:PORT (port 0-65535), got '127.0.0.1:99999'",
+    ],
+    [
+      ["--watch-timeout", "soon"],
+      {},
+      "--watch-timeout: Invalid input: expected number, received NaN",
+    ],
     [["--watch-timeout", "0"], {}, "--watch-timeout: must be at least 1"],
-    [["--log-level", "loud"], {}, '--log-level: Invalid option: expected one of "trace"|"debug"|"info"|"warn"|"error"|"fatal"'],
+    [
+      ["--log-level", "loud"],
+      {},
+      '--log-level: Invalid option: expected one of "trace"|"debug"|"info"|"warn"|"error"|"fatal"',
+    ],
     [["--secret-namespaces", "ok,Not_OK"], {}, "--secret-namespaces: must be a DNS-1123 label"],
     [["--nope", "1"], {}, "--nope: unknown flag (see --help)"],
     [["--registry-name"], {}, "--registry-name: needs a value"],
     [["stray"], {}, "unexpected argument 'stray'"],
-    [[], { REPLICA_MIRROR_WATCH_TIMEOUT: "-3" }, "REPLICA_MIRROR_WATCH_TIMEOUT: must be at least 1"],
+    [
+      [],
+      { REPLICA_MIRROR_WATCH_TIMEOUT: "-3" },
+      "REPLICA_MIRROR_WATCH_TIMEOUT: must be at least 1",
+    ],
   ])("refuses %j %j with one line naming the flag", (argv, env, message) => {
     expect(parseServeConfig(argv, env)).toEqual({ ok: false, error: message });
   });

@@ -1,0 +1,35 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { envName, FLAG_DOCS, FLAG_NAMES } from "../src/cli/config.ts";
+import { createMetrics } from "../src/http/metrics.ts";
+
+const readme = readFileSync("README.md", "utf8");
+const configTable = readme.slice(
+  readme.indexOf("## Configuration"),
+  readme.indexOf("## The Registry document"),
+);
+
+describe("README", () => {
+  it.each(FLAG_NAMES)("documents --%s with its variable in the configuration table", (name) => {
+    const row = configTable
+      .split("\n")
+      .find((l) => l.startsWith(`| \`--${name} ${FLAG_DOCS[name].value}\``));
+    expect(row, `no row for --${name}`).toBeDefined();
+    expect(row).toContain(`\`${envName(name)}\``);
+  });
+
+  it("documents every replica_mirror_ metric the sidecar exports", async () => {
+    const metrics = createMetrics();
+    const names = (await metrics.registry.getMetricsAsJSON())
+      .map((m) => m.name)
+      .filter((n) => n.startsWith("replica_mirror_"));
+    expect(names.length).toBeGreaterThan(10);
+    for (const name of names) expect(readme, name).toContain(`\`${name}`);
+  });
+
+  it("names the two commands a newcomer runs", () => {
+    expect(readme).toContain("npm ci && npm run demo");
+    expect(readme).toContain("npm ci && npm test");
+    expect(readFileSync(".ci/run", "utf8")).toMatch(/^npm ci\nnpm test$/m);
+  });
+});
