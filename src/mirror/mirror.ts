@@ -7,7 +7,7 @@ import type { SnapshotHolder } from "../snapshot/holder.ts";
 import type { Snapshot } from "../snapshot/types.ts";
 import { fetchSecrets, type SecretScope } from "./fetch-secrets.ts";
 import { type MirrorObserver, silentObserver } from "./observer.ts";
-import { type RegistrySecret, type ServedRegistry, serveRegistry } from "./registry-state.ts";
+import { RegistryTracker, type ServedRegistry } from "./registry-state.ts";
 import { SecretStore } from "./secret-store.ts";
 import { addedSecrets, deriveWatchedSet, unionOf } from "./watched-set.ts";
 
@@ -61,13 +61,12 @@ export class Mirror {
   readonly #registryReflector: Reflector;
   readonly #secretReflectors: Reflector[];
   readonly #stop = new AbortController();
-  #registrySecret: RegistrySecret = { present: false };
+  readonly #registry: RegistryTracker;
   #registryDirty = false;
   #served: ServedRegistry = {
     registry: null,
     status: { present: false, resourceVersion: null, error: null },
   };
-  #lastParsed: { secret: RegistrySecret; served: ServedRegistry } | null = null;
   #watched = deriveWatchedSet(null);
   #dirty: Ref[] = [];
   #oldestEvent: number | null = null;
@@ -84,6 +83,7 @@ export class Mirror {
     this.#observer = options.observer ?? silentObserver;
     this.#clock = options.clock ?? systemClock;
     this.#wallClock = options.wallClock ?? Date.now;
+    this.#registry = new RegistryTracker(options.registry);
     this.#coalescer = new Coalescer({
       run: () => this.#rebuild(),
       onError: (e) => this.#observer.rebuildFailed(e),
@@ -150,14 +150,8 @@ export class Mirror {
   }
 
   #onRegistryEvent(type: ObjectEventType, object: SecretObject): void {
-    const { namespace, name, resourceVersion } = object.metadata;
-    const source = this.#options.registry;
     this.#observer.contact();
-    if (namespace !== source.namespace || name !== source.name) return;
-    this.#registrySecret =
-      type === "DELETED"
-        ? { present: false }
-        : { present: true, resourceVersion, value: object.data?.[source.key] };
+    if (!this.#registry.observe(type === "DELETED", object)) return;
     this.#registryDirty = true;
     this.#signal();
   }
@@ -165,7 +159,7 @@ export class Mirror {
   #onRegistrySynced(): void {
     // The watched set must exist before the App Secrets are listed, so that the first list keeps
     // exactly the referenced Secrets and needs no fetch afterwards.
-    this.#served = this.#serveRegistry();
+    this.#served = this.#registry.serve(this.#served.registry);
     this.#registryDirty = false;
     this.#watched = deriveWatchedSet(this.#served.registry);
     this.#store.setWatched(this.#watched);
@@ -197,31 +191,6 @@ export class Mirror {
     this.#coalescer.signal();
   }
 
-  #serveRegistry(): ServedRegistry {
-    const secret = this.#registrySecret;
-    const last = this.#lastParsed;
-    // The same value again (a relist, a label edit) is not parsed again.
-    if (
-      last !== null &&
-      secret.present &&
-      last.secret.present &&
-      secret.value === last.secret.value
-    ) {
-      return {
-        registry: last.served.registry,
-        status: { ...last.served.status, resourceVersion: secret.resourceVersion },
-      };
-    }
-    const { key, namespace, maxDecompressedBytes } = this.#options.registry;
-    const served = serveRegistry(secret, this.#served.registry, {
-      key,
-      namespace,
-      ...(maxDecompressedBytes === undefined ? {} : { maxDecompressedBytes }),
-    });
-    this.#lastParsed = { secret, served };
-    return served;
-  }
-
   async #rebuild(): Promise<void> {
     if (!this.#synced || this.#stop.signal.aborted) return;
     const previous = this.#options.holder.current();
@@ -229,7 +198,7 @@ export class Mirror {
     let statusChanged = false;
     if (this.#registryDirty) {
       this.#registryDirty = false;
-      const served = this.#serveRegistry();
+      const served = this.#registry.serve(this.#served.registry);
       const error = served.status.error;
       if (error !== null && error !== this.#served.status.error)
         this.#observer.registryRejected(error);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { SecretObject } from "../../src/kube/list-watch.ts";
-import { serveRegistry } from "../../src/mirror/registry-state.ts";
+import { RegistryTracker, serveRegistry } from "../../src/mirror/registry-state.ts";
 import { compareResourceVersions } from "../../src/mirror/resource-version.ts";
 import { SecretStore } from "../../src/mirror/secret-store.ts";
 import { addedSecrets, deriveWatchedSet } from "../../src/mirror/watched-set.ts";
@@ -141,6 +141,48 @@ describe("watched set and registry state", () => {
     ).toEqual({
       registry: good,
       status: { present: true, resourceVersion: "5", error: null },
+    });
+  });
+
+  it("parses each distinct value once, and never revives an old Registry for a value that failed", () => {
+    const tracker = new RegistryTracker({
+      key: "registry.json",
+      namespace: "platform",
+      name: "reg",
+    });
+    const event = (rv: string, value?: unknown) => ({
+      metadata: { namespace: "platform", name: "reg", resourceVersion: rv },
+      ...(value === undefined
+        ? {}
+        : { data: { "registry.json": Buffer.from(JSON.stringify(value)).toString("base64") } }),
+    });
+    const good = registryDoc([{ name: "a", hostnames: ["a.x"] }]);
+    expect(
+      tracker.observe(false, {
+        metadata: { namespace: "platform", name: "other", resourceVersion: "1" },
+      }),
+    ).toBe(false);
+    tracker.observe(false, event("1", good));
+    const first = tracker.serve(null);
+    tracker.observe(false, event("2", good));
+    const again = tracker.serve(first.registry);
+    expect({ same: again.registry === first.registry, status: again.status }).toEqual({
+      same: true,
+      status: { present: true, resourceVersion: "2", error: null },
+    });
+    tracker.observe(false, event("3", { apiVersion: "nope" }));
+    expect(tracker.serve(again.registry).registry).toBe(first.registry);
+    tracker.observe(true, event("4"));
+    const deleted = tracker.serve(first.registry);
+    tracker.observe(false, event("5", { apiVersion: "nope" }));
+    expect(tracker.serve(deleted.registry)).toEqual({
+      registry: null,
+      status: {
+        present: true,
+        resourceVersion: "5",
+        error:
+          'invalid registry: apiVersion: must be "replica-mirror/v1"; apps: Invalid input: expected array, received undefined',
+      },
     });
   });
 });
