@@ -36,3 +36,25 @@ export function secretsFor(n: number, valueBytes = 32): SecretIndex<SecretData> 
   }
   return m;
 }
+
+/** Request hosts for `registryDocument(n)`: every exact name, and one name under each wildcard. */
+export function hostsFor(n: number): string[] {
+  const hosts: string[] = [];
+  for (let i = 0; i < n; i++) {
+    hosts.push(`app-${i}.example.com`);
+    if (i % 10 === 0) hosts.push(`w${i}.app-${i}.example.com`);
+  }
+  return hosts;
+}
+
+/** A seeded generator in [0, 1) (mulberry32): the same run draws the same hosts and Apps. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -41,3 +41,5 @@ export function printTable(rows: readonly Row[]): void {
   for (const r of rows)
     console.log(`| ${[r.bench, r.figure, r.baseline, r.ratio, r.target, r.met].join(" | ")} |`);
 }
+
+export const pct = (x: number) => `${(x * 100).toFixed(0)}%`;

@@ -1,5 +1,5 @@
 import { allApps, appAt } from "./app-table.ts";
-import { slotsOf } from "./route-table.ts";
+import { slotOf, slotsOf } from "./route-table.ts";
 import type { Snapshot } from "./types.ts";
 
 /**
@@ -28,8 +28,7 @@ export function checkConsistency(snapshot: Snapshot): string[] {
   for (const app of allApps(apps)) {
     if (app.name !== routes.names[slot])
       problems.push(`slot ${slot} holds ${app.name}, not ${routes.names[slot]}`);
-    if (routes.slotByName.get(app.name) !== slot)
-      problems.push(`slotByName(${app.name}) != ${slot}`);
+    if (slotOf(routes, app.name) !== slot) problems.push(`slotOf(${app.name}) != ${slot}`);
     if (slot > 0 && !(previousName < app.name))
       problems.push(`apps not strictly sorted at ${app.name}`);
     if (

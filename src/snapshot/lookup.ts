@@ -1,5 +1,6 @@
 import { type BadHost, normaliseRequestHost } from "../registry/hostname.ts";
 import { allApps, appAt } from "./app-table.ts";
+import { slotOf } from "./route-table.ts";
 import type { App, Snapshot } from "./types.ts";
 
 /** What a Snapshot says about one request host. */
@@ -48,7 +49,7 @@ export function lookup(snapshot: Snapshot, rawHost: string): LookupResult {
 
 /** The App with this name, if the Snapshot has one. */
 export function findApp(snapshot: Snapshot, name: string): App | undefined {
-  const slot = snapshot.routes.slotByName.get(name);
+  const slot = slotOf(snapshot.routes, name);
   return slot === undefined ? undefined : appAt(snapshot.apps, slot);
 }
 

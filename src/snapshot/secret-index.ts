@@ -20,8 +20,10 @@ export class SecretIndex<V> {
       names = new Map();
       this.#byNamespace.set(namespace, names);
     }
-    if (!names.has(name)) this.#size++;
+    // The size tells whether the name was new: one hash-table operation instead of has + set.
+    const before = names.size;
     names.set(name, value);
+    this.#size += names.size - before;
     return this;
   }
 

@@ -60,7 +60,6 @@ export interface RouteTable {
   readonly specs: readonly AppSpec[];
   /** App names in sorted order; an App's index in this list is its slot in the AppTable. */
   readonly names: readonly string[];
-  readonly slotByName: ReadonlyMap<string, number>;
   /** Exact hostname → slot of the App that serves it. */
   readonly exact: ReadonlyMap<string, number>;
   /** Wildcard suffix (`shop.example.com` for `*.shop.example.com`) → slot. */
