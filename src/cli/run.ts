@@ -1,0 +1,69 @@
+import { readFileSync } from "node:fs";
+import { parseServeConfig, serveHelp } from "./config.ts";
+import { runServe } from "./serve.ts";
+import { runValidate } from "./validate.ts";
+
+const USAGE = `Usage: replica-mirror <command> [flags]
+
+Commands:
+  serve                    run the sidecar (the default command); serve --help lists its flags
+  envtest [--port N] [--seed demo|none]
+                           run the fake Kubernetes API server and print a kubeconfig
+  demo                     the fake API server with sample data, and serve against it
+  registry validate FILE [--namespace NS]
+                           check a Registry document as the mirror would
+  --version                print the version`;
+
+const print = (line: string) => process.stdout.write(`${line}\n`);
+const fail = (line: string) => process.stderr.write(`replica-mirror: ${line}\n`);
+
+/** Runs one command; resolves to the exit status. */
+export async function main(argv: readonly string[]): Promise<number> {
+  const [command = "serve", ...rest] =
+    argv[0]?.startsWith("--") && argv[0] !== "--help" && argv[0] !== "--version"
+      ? ["serve", ...argv]
+      : argv;
+  switch (command) {
+    case "--help":
+    case "help":
+      print(USAGE);
+      return 0;
+    case "--version":
+      print(version());
+      return 0;
+    case "serve": {
+      if (rest.includes("--help")) {
+        print(serveHelp());
+        return 0;
+      }
+      const config = parseServeConfig(rest, process.env);
+      if (!config.ok) {
+        fail(config.error);
+        return 2;
+      }
+      return runServe(config.value);
+    }
+    case "envtest": {
+      const { runEnvtestCommand } = await import("./envtest-command.ts");
+      return runEnvtestCommand(rest, print, fail);
+    }
+    case "demo": {
+      const { runDemo } = await import("./demo.ts");
+      return runDemo(rest, print, fail);
+    }
+    case "registry":
+      if (rest[0] === "validate") return runValidate(rest.slice(1), print);
+      fail(`unknown registry command '${rest[0] ?? ""}' (try: registry validate FILE)`);
+      return 2;
+    default:
+      fail(`unknown command '${command}'\n${USAGE}`);
+      return 2;
+  }
+}
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+    version?: string;
+  };
+  return pkg.version ?? "unknown";
+}
