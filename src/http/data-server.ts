@@ -64,16 +64,22 @@ export function createDataServer(options: DataServerOptions): FastifyInstance {
 
   registerStatusApi(app, options.holder, retryAfter);
 
-  app.setNotFoundHandler((_request, reply) =>
-    reply.code(ERRORS["not-found"].status).send({ error: "not-found" }),
-  );
+  // Fastify routes only the methods it knows; Node parses more (PROPFIND, REPORT, PURGE, ...),
+  // and Envoy's ext_authz forwards the client's method as it is. The route answers them all.
+  app.setNotFoundHandler((request, reply) => {
+    if (isRoutePath(request.raw.url ?? "")) answer(request, reply);
+    else reply.code(ERRORS["not-found"].status).send({ error: "not-found" });
+  });
   app.setErrorHandler(answerError);
   return app;
 }
 
+/** Whether a raw request target (origin or absolute form) names `/v1/route` or `/v1/route/*`. */
 function isRoutePath(url: string): boolean {
-  const next = url.charAt("/v1/route".length);
-  return url.startsWith("/v1/route") && (next === "" || next === "/" || next === "?");
+  const start = url.startsWith("/") ? 0 : url.indexOf("/", url.indexOf("//") + 2);
+  if (start === -1 || !url.startsWith("/v1/route", start)) return false;
+  const next = url.charAt(start + "/v1/route".length);
+  return next === "" || next === "/" || next === "?" || next === "#";
 }
 
 /** Fastify's own errors (a bad URL, an unsupported media type) as `bad-request`; the rest are bugs. */

@@ -86,7 +86,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   });
   new Gauge({
     name: `${PREFIX}last_contact_age_seconds`,
-    help: "Seconds since the API server was last heard from: a list, an event, or a watch that ended on time (since start if never).",
+    help: "Seconds since the API server was last heard from: a list, an event, a bookmark, or a watch that ended on time (since start if never).",
     registers,
     collect() {
       this.set(Math.max(0, now() - (lastContact ?? startedAt)));

@@ -51,7 +51,7 @@ export type ReflectorStatus =
     }
   | {
       readonly kind: "handler-error";
-      readonly event: ObjectEventType | "SYNCED";
+      readonly event: ObjectEventType | "SYNCED" | "BOOKMARK";
       readonly key?: string;
       readonly error: unknown;
     };

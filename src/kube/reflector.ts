@@ -39,6 +39,8 @@ export interface ReflectorHandler {
   onEvent(event: { readonly type: ObjectEventType; readonly object: SecretObject }): void;
   /** Once, after the first complete list has been delivered. */
   onSynced(): void;
+  /** A BOOKMARK arrived: the server is alive and the watch current, with nothing to deliver. */
+  onBookmark?(resourceVersion: string): void;
 }
 
 export interface ReflectorOptions {
@@ -322,6 +324,11 @@ export class Reflector {
         events += 1;
         if (event.type === "BOOKMARK") {
           this.#lastSyncResourceVersion = event.resourceVersion;
+          try {
+            this.#handler.onBookmark?.(event.resourceVersion);
+          } catch (error) {
+            this.#report({ kind: "handler-error", event: "BOOKMARK", error });
+          }
           continue;
         }
         this.#known.watched(event.type, event.object);

@@ -25,7 +25,7 @@ export interface MirrorObserver {
   coalesced(count: number): void;
   /** An event for a Secret no App references: dropped, no rebuild. */
   ignored(): void;
-  /** The API server was heard from: a list, an event, or a watch that ended on time. */
+  /** The API server was heard from: a list, an event, a bookmark, or a watch that ended on time. */
   contact(): void;
   /** A reflector's own report: restarts, relists, backoff, errors. */
   reflector(name: string, status: ReflectorStatus): void;

@@ -54,14 +54,25 @@ export function serveRegistry(
   };
 }
 
+/** What to serve, and whether the newest value is a refusal not reported before. */
+export interface TrackedRegistry extends ServedRegistry {
+  readonly newlyRefused: boolean;
+}
+
 /**
- * Follows the Registry Secret's events and decides what to serve, parsing each distinct value
- * once: the same value seen again (a relist, a label edit) reuses the parsed Registry.
+ * Follows the Registry Secret's events and decides what to serve. Values are parsed lazily, when
+ * a rebuild asks, and each distinct good value once (a relist or a label edit reuses it). When
+ * the newest value is refused, the last good one is the newest good value the watch delivered,
+ * even one no rebuild served because a later value replaced it first; a deletion in between
+ * makes the last good Registry the empty one.
  */
 export class RegistryTracker {
   readonly #options: RegistryOptions & { readonly name: string };
-  #secret: RegistrySecret = { present: false };
+  /** Values observed since the last `serve`, oldest first; the last is the current one. */
+  #unserved: RegistrySecret[] = [];
+  #current: RegistrySecret = { present: false };
   #parsed: { readonly value: string; readonly registry: Registry } | null = null;
+  #lastRefused: string | undefined;
 
   constructor(options: RegistryOptions & { readonly name: string }) {
     this.#options = options;
@@ -71,23 +82,49 @@ export class RegistryTracker {
   observe(deleted: boolean, object: SecretObject): boolean {
     const { namespace, name, resourceVersion } = object.metadata;
     if (namespace !== this.#options.namespace || name !== this.#options.name) return false;
-    this.#secret = deleted
+    this.#current = deleted
       ? { present: false }
       : { present: true, resourceVersion, value: object.data?.[this.#options.key] };
+    this.#unserved.push(this.#current);
     return true;
   }
 
-  /** What to serve now, given the Registry served so far (the last good one). */
-  serve(lastGood: Registry | null): ServedRegistry {
-    const secret = this.#secret;
+  /** What to serve now, given the Registry served so far. */
+  serve(served: Registry | null): TrackedRegistry {
+    const unserved = this.#unserved;
+    this.#unserved = [];
+    const current = this.#serveOne(this.#current, () => this.#fallback(unserved, served));
+    const value = this.#current.present ? this.#current.value : undefined;
+    const refused = current.status.error !== null;
+    const newlyRefused = refused && (value === undefined || value !== this.#lastRefused);
+    this.#lastRefused = refused ? value : undefined;
+    return { ...current, newlyRefused };
+  }
+
+  /** The newest good Registry among values delivered before the current one, else `served`. */
+  #fallback(unserved: readonly RegistrySecret[], served: Registry | null): Registry | null {
+    for (let i = unserved.length - 2; i >= 0; i--) {
+      const older = unserved[i]!;
+      if (!older.present) return null;
+      const tried = this.#serveOne(older, () => null);
+      if (tried.status.error === null) return tried.registry;
+    }
+    return served;
+  }
+
+  #serveOne(secret: RegistrySecret, lastGood: () => Registry | null): ServedRegistry {
     if (secret.present && secret.value !== undefined && secret.value === this.#parsed?.value) {
       const status = { present: true, resourceVersion: secret.resourceVersion, error: null };
       return { registry: this.#parsed.registry, status };
     }
-    const served = serveRegistry(secret, lastGood, this.#options);
-    if (secret.present && secret.value !== undefined && served.status.error === null) {
-      this.#parsed = { value: secret.value, registry: served.registry! };
+    // Parse first: the fallback, which may parse older values, is needed only on a refusal.
+    const served = serveRegistry(secret, null, this.#options);
+    if (served.status.error === null) {
+      if (secret.present && secret.value !== undefined) {
+        this.#parsed = { value: secret.value, registry: served.registry! };
+      }
+      return served;
     }
-    return served;
+    return { registry: lastGood(), status: served.status };
   }
 }

@@ -96,19 +96,26 @@ export function normaliseRequestHost(raw: string): Result<string, BadHost> {
   return ok(host);
 }
 
-/** The hot path: `[a-z0-9.-]`, no leading, trailing or double dot, at most 253 characters. */
+/**
+ * The hot path: `[a-z0-9.-]`, no leading, trailing or double dot, labels of at most 63 and the
+ * name of at most 253 characters. Anything else takes the slow path, which must agree.
+ */
 function isPlainHost(host: string): boolean {
   const n = host.length;
   if (n === 0 || n > MAX_HOSTNAME_LENGTH) return false;
   let previous = 46; // '.' so a leading dot fails
+  let labelStart = 0;
   for (let i = 0; i < n; i++) {
     const c = host.charCodeAt(i);
     const letterOrDigit = (c >= 97 && c <= 122) || (c >= 48 && c <= 57);
     if (!letterOrDigit && c !== 45 && c !== 46) return false;
-    if (c === 46 && previous === 46) return false;
+    if (c === 46) {
+      if (previous === 46 || i - labelStart > MAX_LABEL_LENGTH) return false;
+      labelStart = i + 1;
+    }
     previous = c;
   }
-  return previous !== 46;
+  return previous !== 46 && n - labelStart <= MAX_LABEL_LENGTH;
 }
 
 function checkRequestLabels(host: string): boolean {

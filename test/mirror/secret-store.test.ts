@@ -144,12 +144,7 @@ describe("watched set and registry state", () => {
     });
   });
 
-  it("parses each distinct value once, and never revives an old Registry for a value that failed", () => {
-    const tracker = new RegistryTracker({
-      key: "registry.json",
-      namespace: "platform",
-      name: "reg",
-    });
+  describe("RegistryTracker", () => {
     const event = (rv: string, value?: unknown) => ({
       metadata: { namespace: "platform", name: "reg", resourceVersion: rv },
       ...(value === undefined
@@ -157,32 +152,75 @@ describe("watched set and registry state", () => {
         : { data: { "registry.json": Buffer.from(JSON.stringify(value)).toString("base64") } }),
     });
     const good = registryDoc([{ name: "a", hostnames: ["a.x"] }]);
-    expect(
-      tracker.observe(false, {
-        metadata: { namespace: "platform", name: "other", resourceVersion: "1" },
-      }),
-    ).toBe(false);
-    tracker.observe(false, event("1", good));
-    const first = tracker.serve(null);
-    tracker.observe(false, event("2", good));
-    const again = tracker.serve(first.registry);
-    expect({ same: again.registry === first.registry, status: again.status }).toEqual({
-      same: true,
-      status: { present: true, resourceVersion: "2", error: null },
+    const better = registryDoc([{ name: "b", hostnames: ["b.x"] }]);
+    const bad = { apiVersion: "nope" };
+    const badError =
+      'invalid registry: apiVersion: must be "replica-mirror/v1"; apps: Invalid input: expected array, received undefined';
+    const tracker = () =>
+      new RegistryTracker({ key: "registry.json", namespace: "platform", name: "reg" });
+
+    it("ignores other Secrets and parses each distinct good value once", () => {
+      const t = tracker();
+      expect(
+        t.observe(false, {
+          metadata: { namespace: "platform", name: "other", resourceVersion: "1" },
+        }),
+      ).toBe(false);
+      t.observe(false, event("1", good));
+      const first = t.serve(null);
+      t.observe(false, event("2", good));
+      const again = t.serve(first.registry);
+      expect({
+        same: again.registry === first.registry,
+        status: again.status,
+        newlyRefused: again.newlyRefused,
+      }).toEqual({
+        same: true,
+        status: { present: true, resourceVersion: "2", error: null },
+        newlyRefused: false,
+      });
     });
-    tracker.observe(false, event("3", { apiVersion: "nope" }));
-    expect(tracker.serve(again.registry).registry).toBe(first.registry);
-    tracker.observe(true, event("4"));
-    const deleted = tracker.serve(first.registry);
-    tracker.observe(false, event("5", { apiVersion: "nope" }));
-    expect(tracker.serve(deleted.registry)).toEqual({
-      registry: null,
-      status: {
-        present: true,
-        resourceVersion: "5",
-        error:
-          'invalid registry: apiVersion: must be "replica-mirror/v1"; apps: Invalid input: expected array, received undefined',
-      },
+
+    it("falls back to the newest good value delivered, even one no rebuild served", () => {
+      const t = tracker();
+      t.observe(false, event("1", good));
+      const first = t.serve(null);
+      t.observe(false, event("2", better));
+      t.observe(false, event("3", bad));
+      const served = t.serve(first.registry);
+      expect({
+        apps: served.registry?.apps.map((a) => a.name),
+        error: served.status.error,
+        newlyRefused: served.newlyRefused,
+      }).toEqual({
+        apps: ["b"],
+        error: badError,
+        newlyRefused: true,
+      });
+    });
+
+    it("serves an empty Registry for a refused value that follows a deletion", () => {
+      const t = tracker();
+      t.observe(false, event("1", good));
+      const first = t.serve(null);
+      t.observe(true, event("2"));
+      t.observe(false, event("3", bad));
+      expect(t.serve(first.registry)).toEqual({
+        registry: null,
+        status: { present: true, resourceVersion: "3", error: badError },
+        newlyRefused: true,
+      });
+    });
+
+    it("reports each refused value once, also when its message repeats the previous one", () => {
+      const t = tracker();
+      t.observe(false, event("1", bad));
+      const flags = [t.serve(null).newlyRefused];
+      t.observe(false, event("2", bad));
+      flags.push(t.serve(null).newlyRefused);
+      t.observe(false, event("3", { ...bad, other: 1 }));
+      flags.push(t.serve(null).newlyRefused);
+      expect(flags).toEqual([true, false, true]);
     });
   });
 });

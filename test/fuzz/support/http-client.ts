@@ -1,0 +1,97 @@
+// Plain GETs against the sidecar's listeners, each on its own connection (agent: false), so a
+// test that counts sockets and timers sees none left behind by its own probes.
+
+import http from "node:http";
+
+export interface Got {
+  readonly status: number;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly body: string;
+}
+
+/** GET http://127.0.0.1:port/path with optional headers; rejects on a network error or after 5 s. */
+export function get(
+  port: number,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<Got> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(
+      { host: "127.0.0.1", port, path, headers, agent: false, timeout: 5_000 },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks).toString("utf8"),
+          }),
+        );
+        res.on("error", reject);
+      },
+    );
+    req.on("timeout", () => req.destroy(new Error(`GET ${path} timed out`)));
+    req.on("error", reject);
+  });
+}
+
+/** GET and parse a JSON body. */
+export async function getJson<T = unknown>(port: number, path: string): Promise<T> {
+  const r = await get(port, path);
+  return JSON.parse(r.body) as T;
+}
+
+/** One sample of a Prometheus metric without labels (or with exactly these labels); undefined when absent. */
+export function metricValue(
+  text: string,
+  name: string,
+  labels: Record<string, string> = {},
+): number | undefined {
+  const want = Object.entries(labels)
+    .map(([k, v]) => `${k}="${v}"`)
+    .sort()
+    .join(",");
+  for (const line of text.split("\n")) {
+    if (line.startsWith("#")) continue;
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{([^}]*)\})? (\S+)$/.exec(line);
+    if (m === null || m[1] !== name) continue;
+    const have = (m[2] ?? "")
+      .split(",")
+      .filter((s) => s !== "")
+      .sort()
+      .join(",");
+    if (have === want) return Number(m[3]);
+  }
+  return undefined;
+}
+
+/** Polls `check` every 20 ms until it returns a value other than undefined; fails after `ms`. */
+export async function until<T>(
+  check: () => Promise<T | undefined> | T | undefined,
+  ms: number,
+  what: string,
+): Promise<T> {
+  const deadline = Date.now() + ms;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v !== undefined) return v;
+    } catch (e) {
+      lastError = e;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(
+        `timed out after ${ms} ms waiting for ${what}${lastError ? ` (last error: ${String(lastError)})` : ""}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** REPLICA_MIRROR_LONG=1 selects the full-size runs. */
+export const LONG = process.env.REPLICA_MIRROR_LONG === "1";
+
+/** `long` when REPLICA_MIRROR_LONG=1, else `short`. */
+export const size = (short: number, long: number): number => (LONG ? long : short);
