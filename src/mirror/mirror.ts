@@ -7,7 +7,7 @@ import type { SnapshotHolder } from "../snapshot/holder.ts";
 import type { Snapshot } from "../snapshot/types.ts";
 import { fetchSecrets, type SecretScope } from "./fetch-secrets.ts";
 import { type MirrorObserver, silentObserver } from "./observer.ts";
-import { RegistryTracker, type ServedRegistry } from "./registry-state.ts";
+import { RegistryTracker, type TrackedRegistry } from "./registry-state.ts";
 import { SecretStore } from "./secret-store.ts";
 import { addedSecrets, deriveWatchedSet, unionOf } from "./watched-set.ts";
 
@@ -63,9 +63,10 @@ export class Mirror {
   readonly #stop = new AbortController();
   readonly #registry: RegistryTracker;
   #registryDirty = false;
-  #served: ServedRegistry = {
+  #served: TrackedRegistry = {
     registry: null,
     status: { present: false, resourceVersion: null, error: null },
+    newlyRefused: false,
   };
   #watched = deriveWatchedSet(null);
   #dirty: Ref[] = [];
@@ -111,11 +112,14 @@ export class Mirror {
     this.#registryReflector = reflector("registry", options.registry.listWatch, {
       onEvent: (e) => this.#onRegistryEvent(e.type, e.object),
       onSynced: () => this.#onRegistrySynced(),
+      // A quiet cluster sends only bookmarks; they are contact all the same.
+      onBookmark: () => this.#observer.contact(),
     });
     this.#secretReflectors = options.secrets.scopes.map((scope) =>
       reflector(`secrets/${scope.namespace ?? "*"}`, scope.listWatch, {
         onEvent: (e) => this.#onSecretEvent(e.type, e.object),
         onSynced: () => this.#onSecretScopeSynced(),
+        onBookmark: () => this.#observer.contact(),
       }),
     );
   }
@@ -163,8 +167,7 @@ export class Mirror {
     this.#registryDirty = false;
     this.#watched = deriveWatchedSet(this.#served.registry);
     this.#store.setWatched(this.#watched);
-    if (this.#served.status.error !== null)
-      this.#observer.registryRejected(this.#served.status.error);
+    if (this.#served.newlyRefused) this.#observer.registryRejected(this.#served.status.error!);
     if (this.#secretReflectors.length === 0) this.#onSecretScopeSynced();
     for (const r of this.#secretReflectors) r.start();
   }
@@ -199,9 +202,7 @@ export class Mirror {
     if (this.#registryDirty) {
       this.#registryDirty = false;
       const served = this.#registry.serve(this.#served.registry);
-      const error = served.status.error;
-      if (error !== null && error !== this.#served.status.error)
-        this.#observer.registryRejected(error);
+      if (served.newlyRefused) this.#observer.registryRejected(served.status.error!);
       if (served.registry !== this.#served.registry) {
         await this.#adoptWatchedSet(deriveWatchedSet(served.registry));
         whole = true;
