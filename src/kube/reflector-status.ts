@@ -51,7 +51,7 @@ export type ReflectorStatus =
     }
   | {
       readonly kind: "handler-error";
-      readonly event: ObjectEventType | "SYNCED" | "BOOKMARK";
+      readonly event: ObjectEventType | "SYNCED" | "BOOKMARK" | "LISTED";
       readonly key?: string;
       readonly error: unknown;
     };

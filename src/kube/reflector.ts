@@ -39,6 +39,12 @@ export interface ReflectorHandler {
   onEvent(event: { readonly type: ObjectEventType; readonly object: SecretObject }): void;
   /** Once, after the first complete list has been delivered. */
   onSynced(): void;
+  /**
+   * After every complete list (the first and each relist), once its changes were delivered:
+   * the keys (`namespace/name`) it held and its resourceVersion. A handler that learned of
+   * Secrets some other way (a GET) reconciles them here: absent from the list means deleted.
+   */
+  onListed?(keys: ReadonlySet<string>, resourceVersion: string): void;
   /** A BOOKMARK arrived: the server is alive and the watch current, with nothing to deliver. */
   onBookmark?(resourceVersion: string): void;
 }
@@ -256,6 +262,11 @@ export class Reflector {
       token = page.value.continue;
     }
     for (const gone of this.#known.removeAllBut(seen)) this.#deliver("DELETED", gone);
+    try {
+      this.#handler.onListed?.(seen, resourceVersion);
+    } catch (error) {
+      this.#report({ kind: "handler-error", event: "LISTED", error });
+    }
     this.#lastSyncResourceVersion = resourceVersion;
     this.#policy.healthy(this.#o.clock.now());
     this.#report({ kind: "listed", resourceVersion, items: seen.size, pages });

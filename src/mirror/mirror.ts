@@ -119,6 +119,8 @@ export class Mirror {
       reflector(`secrets/${scope.namespace ?? "*"}`, scope.listWatch, {
         onEvent: (e) => this.#onSecretEvent(e.type, e.object),
         onSynced: () => this.#onSecretScopeSynced(),
+        onListed: (keys, resourceVersion) =>
+          this.#onSecretsListed(scope.namespace, keys, resourceVersion),
         onBookmark: () => this.#observer.contact(),
       }),
     );
@@ -178,6 +180,17 @@ export class Mirror {
     if (applied === "ignored") this.#observer.ignored();
     if (applied !== "changed") return;
     this.#dirty.push({ namespace: object.metadata.namespace, name: object.metadata.name });
+    this.#signal();
+  }
+
+  #onSecretsListed(
+    namespace: string | null,
+    keys: ReadonlySet<string>,
+    resourceVersion: string,
+  ): void {
+    const deleted = this.#store.reconcileList(namespace, keys, resourceVersion);
+    if (deleted.length === 0) return;
+    this.#dirty.push(...deleted);
     this.#signal();
   }
 

@@ -38,6 +38,30 @@ export class SecretStore {
     }
   }
 
+  /**
+   * A complete list of one scope (a namespace, or every namespace) at `resourceVersion`: every
+   * Secret of the scope the store holds, absent from the list and older than it, was deleted.
+   * A watch relist reports its deletions only for Secrets the watch delivered; this also covers
+   * Secrets the store got from a GET. Returns the Secrets it deleted.
+   */
+  reconcileList(
+    namespace: string | null,
+    listed: ReadonlySet<string>,
+    resourceVersion: string,
+  ): { namespace: string; name: string }[] {
+    const deleted: { namespace: string; name: string }[] = [];
+    for (const [ns, name, held] of [...this.#present.entries()]) {
+      if (namespace !== null && ns !== namespace) continue;
+      if (listed.has(`${ns}/${name}`)) continue;
+      const order = compareResourceVersions(held.resourceVersion, resourceVersion);
+      if (order !== null && order >= 0) continue;
+      this.#present.delete(ns, name);
+      this.#deletedAt.set(ns, name, resourceVersion);
+      deleted.push({ namespace: ns, name });
+    }
+    return deleted;
+  }
+
   /** The resourceVersion of what the store holds for a Secret, present or deleted. */
   resourceVersionOf(namespace: string, name: string): string | undefined {
     return (

@@ -78,6 +78,41 @@ describe("SecretStore.apply", () => {
   });
 });
 
+describe("SecretStore.reconcileList", () => {
+  it("deletes held Secrets of the scope that a newer list does not hold, however they were learned", () => {
+    const store = storeWatching(
+      "watched-then-gone",
+      "fetched-then-gone",
+      "listed",
+      "newer-than-list",
+    );
+    store.apply("upsert", secret("watched-then-gone", "3", "a"), "watch");
+    store.apply("upsert", secret("fetched-then-gone", "14", "b"), "get");
+    store.apply("upsert", secret("listed", "5", "c"), "watch");
+    store.apply("upsert", secret("newer-than-list", "25", "d"), "get");
+    const deleted = store.reconcileList("ns", new Set(["ns/listed"]), "20");
+    expect({ deleted, left: contents(store) }).toEqual({
+      deleted: [
+        { namespace: "ns", name: "watched-then-gone" },
+        { namespace: "ns", name: "fetched-then-gone" },
+      ],
+      left: [
+        ["ns/listed", "5", "c"],
+        ["ns/newer-than-list", "25", "d"],
+      ],
+    });
+    // A GET that raced the list cannot bring the deleted one back with its old version.
+    expect(store.apply("upsert", secret("fetched-then-gone", "14", "b"), "get")).toBe("unchanged");
+  });
+
+  it("leaves other namespaces alone when the list covers one namespace", () => {
+    const store = storeWatching("a");
+    store.apply("upsert", secret("a", "3", "x"), "watch");
+    expect(store.reconcileList("elsewhere", new Set(), "20")).toEqual([]);
+    expect(contents(store)).toEqual([["ns/a", "3", "x"]]);
+  });
+});
+
 describe("compareResourceVersions", () => {
   it.each([
     ["9", "10", -1],

@@ -1,0 +1,126 @@
+// Product bugs the chaos runs found, each pinned by the smallest test that shows it.
+import { describe, expect, it } from "vitest";
+import { Mirror } from "../../src/mirror/mirror.ts";
+import { normaliseRequestHost } from "../../src/registry/hostname.ts";
+import { ok } from "../../src/result.ts";
+import { SnapshotHolder } from "../../src/snapshot/holder.ts";
+import { findApp, listApps } from "../../src/snapshot/lookup.ts";
+import { FakeListWatch, page, secret } from "../kube/fake-list-watch.ts";
+import {
+  envtestFor,
+  eventually,
+  REGISTRY_NAME,
+  REGISTRY_NS,
+  startMirror,
+  writeRegistry,
+} from "../support/mirror-harness.ts";
+
+describe("found by the chaos model check", () => {
+  // Seeds 1 and 2 (any prefix): the probe `x{64}.example.com` was routed by `*.example.com`
+  // when sent in lower case, and refused as bad-host when sent in upper case or with a port.
+  it("refuses a request host with a label over 63 characters however it is spelled", () => {
+    const label = "x".repeat(64);
+    const spellings = [
+      `${label}.example.com`,
+      `${label.toUpperCase()}.example.com`,
+      `${label}.example.com.`,
+      `${label}.example.com:8443`,
+    ];
+    expect(spellings.map((h) => normaliseRequestHost(h).ok)).toEqual([false, false, false, false]);
+  });
+
+  // Seed 1, 60 steps, operations 57-60: registry-delete, registry {api, aaa, edge},
+  // registry-bad, quiesce. All three sidecars kept serving the Registry from before the delete.
+  it("keeps the last good Registry when it and a refused value arrive before one rebuild", async () => {
+    const envtest = await envtestFor();
+    const m = startMirror(envtest);
+    try {
+      writeRegistry(envtest, [{ name: "old", hostnames: ["old.example.com"] }]);
+      await eventually(() => (m.holder.current()?.apps.size === 1 ? true : undefined));
+      // Written in one turn, the two values reach the mirror in one chunk, before one rebuild.
+      writeRegistry(envtest, [{ name: "new", hostnames: ["new.example.com"] }]);
+      envtest.apply({
+        namespace: REGISTRY_NS,
+        name: REGISTRY_NAME,
+        data: { "registry.json": "{" },
+      });
+      await eventually(() => (m.holder.current()?.registry.error ? true : undefined));
+      await m.mirror.idle();
+      expect(listApps(m.holder.current()!).map((a) => a.name)).toEqual(["new"]);
+    } finally {
+      await m.stop();
+      await envtest.close();
+    }
+  });
+
+  // Seed 40, 80 steps, the first 15 operations (sidecar c, and a in another run): a relist after
+  // 410 found tenant-b/blog-credentials deleted, yet the sidecar kept serving it (key-missing at
+  // rv 14) for good. The Secret watch had missed rv 14 (a decode restart, then 410), while the
+  // Registry change that referenced the Secret had fetched rv 14 with a GET. The relist's DELETED
+  // carries the reflector's last delivered version (rv 3), older than the store's rv 14, so the
+  // store discards it as stale and the deletion is lost.
+  // Fixed: after every list the store reconciles what it holds against the keys listed.
+  it("forgets a Secret a relist finds deleted, even when a fetch stored a newer version", async () => {
+    const b64 = (s: string) => Buffer.from(s).toString("base64");
+    const registryLw = new FakeListWatch();
+    const secretsLw = new FakeListWatch();
+    const registry = (rv: string, apps: { name: string; secret: string }[]) => ({
+      metadata: { namespace: "platform", name: "replica-registry", resourceVersion: rv },
+      data: {
+        "registry.json": b64(
+          JSON.stringify({
+            apiVersion: "replica-mirror/v1",
+            apps: apps.map((a) => ({
+              name: a.name,
+              hostnames: [`${a.name}.example.com`],
+              secretRef: { namespace: "default", name: a.secret, key: "token" },
+            })),
+          }),
+        ),
+      },
+    });
+    const holder = new SnapshotHolder();
+    const mirror = new Mirror({
+      registry: {
+        listWatch: registryLw,
+        namespace: "platform",
+        name: "replica-registry",
+        key: "registry.json",
+      },
+      secrets: { scopes: [{ namespace: null, listWatch: secretsLw }] },
+      holder,
+      watchTimeoutSeconds: 60,
+      reflector: { backoff: { initialMs: 1, capMs: 2 } },
+    });
+    registryLw.replyList(
+      ok(page("10", [registry("10", [{ name: "shop", secret: "shop-credentials" }])])),
+    );
+    // blog-credentials exists, unreferenced: the reflector knows it at rv 3.
+    secretsLw.replyList(ok(page("10", [secret("blog-credentials", "3", { token: b64("b1") })])));
+    mirror.start();
+    try {
+      await eventually(() => holder.current() ?? undefined);
+      // Its update to rv 14 never reaches the watch; a GET sees it.
+      secretsLw.objects.set(
+        "default/blog-credentials",
+        secret("blog-credentials", "14", { other: b64("x") }),
+      );
+      registryLw.current.modify(registry("15", [{ name: "blog", secret: "blog-credentials" }]));
+      await eventually(() =>
+        findApp(holder.current()!, "blog")?.reason === "key-missing" ? true : undefined,
+      );
+      // Deleted while the watch is gone; the resume gets 410 and the relist does not list it.
+      secretsLw.current.error({
+        code: 410,
+        reason: "Expired",
+        message: "too old resource version",
+      });
+      secretsLw.replyList(ok(page("20", [])));
+      await eventually(() => (secretsLw.watches.length === 2 ? true : undefined));
+      await mirror.idle();
+      expect(findApp(holder.current()!, "blog")?.reason).toBe("secret-absent");
+    } finally {
+      await mirror.stop();
+    }
+  });
+});
