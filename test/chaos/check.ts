@@ -1,0 +1,237 @@
+/**
+ * What each observed answer is checked against. The window is the list of cluster states since
+ * the last quiescent point (that point's state included); every world write adds one.
+ *
+ * - At a quiescent point (faults off), each sidecar's whole world (every probe's `/v1/route`
+ *   answer, `/v1/apps` with readiness and Secret resourceVersions, `/v1/snapshot`'s counts,
+ *   Registry status and conflicts) must equal the model of the latest state within a deadline.
+ * - While faults are active, an answer is allowed when it is what the spec serves for:
+ *   - exact: one state of the window; or
+ *   - skew: the Registry served at one state of the window (a whole document: the Apps of one
+ *     document, never a mix) with the matched App's Secret as it was at another state of the
+ *     window. The Registry and the App Secrets come from separate watches that may lag each
+ *     other; the spec promises no cut across them, so this passes and is counted; or
+ *   - unfetched: the matched App's Secret served as absent after this sidecar reported a failed
+ *     fetch of newly referenced Secrets in the window (MirrorObserver.fetchFailed documents
+ *     that they are served as unavailable until retried); passes and is counted.
+ *   Anything else is a violation: an App set that is no document of the window, a readiness or
+ *   Secret version the window never had, an answer from before the window, `not-synced` after
+ *   the first Snapshot, an error or an off-contract answer.
+ * The runner adds the ordering checks: revisions and Registry resourceVersions never go back,
+ * and each part of `/v1/apps` only moves forward through the window.
+ */
+import {
+  type AppRecord,
+  answerKey,
+  appRecords,
+  type ClusterState,
+  matchHost,
+  type NotReady,
+  type Probe,
+  readiness,
+  routeAnswer,
+  type ServedApp,
+  type SnapshotSummary,
+  snapshotSummary,
+  visibleSecret,
+} from "./model.ts";
+
+/** The sidecar facts the rules need. */
+export interface Viewer {
+  visible(namespace: string): boolean;
+  /** A fetch failure was reported in the window. */
+  readonly fetchFailed: boolean;
+  /**
+   * The Registry this sidecar serves at a state: the state's own, unless a relist made it skip
+   * the last good value (see expectedAtQuiescence) and no good value was written since.
+   */
+  served(state: ClusterState): readonly ServedApp[];
+}
+
+export type Verdict = "exact" | "skew" | "unfetched" | "violation";
+
+/** The distinct served Registries of a window (one entry per document, by content). */
+export function registriesOf(
+  window: readonly ClusterState[],
+  served: (state: ClusterState) => readonly ServedApp[],
+): ServedApp[][] {
+  const seen = new Map<string, ServedApp[]>();
+  for (const s of window) {
+    const key = JSON.stringify(served(s));
+    if (!seen.has(key)) seen.set(key, [...served(s)]);
+  }
+  return [...seen.values()];
+}
+
+/** The (readiness, resourceVersion) pairs an App's Secret had over the window. */
+function secretStates(
+  window: readonly ClusterState[],
+  app: ServedApp,
+  viewer: Viewer,
+): { reason: NotReady | null; rv: string | null }[] {
+  const out = new Map<string, { reason: NotReady | null; rv: string | null }>();
+  for (const s of window) {
+    const secret = visibleSecret(s, app, (ns) => viewer.visible(ns));
+    const reason = readiness(secret, app.key);
+    const rv = secret?.rv ?? null;
+    out.set(`${reason} ${rv}`, { reason, rv });
+  }
+  return [...out.values()];
+}
+
+/** Classifies one `/v1/route` answer (its key, see answerKey). */
+export function judgeRoute(
+  window: readonly ClusterState[],
+  probe: Probe,
+  actual: string,
+  viewer: Viewer,
+): { verdict: Verdict; allowed: string[] } {
+  const visible = (ns: string) => viewer.visible(ns);
+  const strict = new Set<string>();
+  for (const s of window) {
+    strict.add(
+      answerKey(
+        routeAnswer(viewer.served(s), probe, (app) =>
+          readiness(visibleSecret(s, app, visible), app.key),
+        ),
+      ),
+    );
+  }
+  if (strict.has(actual)) return { verdict: "exact", allowed: [...strict] };
+  const loose = new Set<string>();
+  const unfetched = new Set<string>();
+  for (const apps of registriesOf(window, viewer.served)) {
+    for (const { reason } of secretStatesFor(window, apps, probe, viewer)) {
+      loose.add(answerKey(routeAnswer(apps, probe, () => reason)));
+    }
+    if (viewer.fetchFailed)
+      unfetched.add(answerKey(routeAnswer(apps, probe, () => "secret-absent")));
+  }
+  if (loose.has(actual)) return { verdict: "skew", allowed: [...loose] };
+  if (unfetched.has(actual)) return { verdict: "unfetched", allowed: [...loose, ...unfetched] };
+  return { verdict: "violation", allowed: [...new Set([...loose, ...unfetched])] };
+}
+
+/** The readinesses the App matching the probe had over the window (one entry when none matches). */
+function secretStatesFor(
+  window: readonly ClusterState[],
+  apps: readonly ServedApp[],
+  probe: Probe,
+  viewer: Viewer,
+): { reason: NotReady | null }[] {
+  const matched = probe.host === null ? undefined : matchHost(apps, probe.host);
+  return matched === undefined ? [{ reason: null }] : secretStates(window, matched, viewer);
+}
+
+/** The declaration part of an App record: what one Registry document fixes. */
+const declared = (r: AppRecord) => JSON.stringify([r.name, r.hostnames, r.secretRef, r.upstream]);
+
+/** A `/v1/apps` answer judged, with the states (global indices) each part of it fits. */
+export interface AppsJudgement {
+  readonly verdict: Verdict;
+  readonly detail: string;
+  /** States whose served Registry declares exactly these Apps. */
+  readonly registryAt: readonly number[];
+  /** By `namespace/name:key`: states where that Secret gave the App's readiness and version. */
+  readonly secretAt: ReadonlyMap<string, readonly number[]>;
+}
+
+/**
+ * Classifies one `/v1/apps` answer: the Apps of exactly one served Registry of the window (never a
+ * partial world), each with its Secret as it was at some state of the window. `windowStart` is
+ * the global index of `window[0]`.
+ */
+export function judgeApps(
+  window: readonly ClusterState[],
+  windowStart: number,
+  actual: readonly AppRecord[],
+  viewer: Viewer,
+): AppsJudgement {
+  const visible = (ns: string) => viewer.visible(ns);
+  const shape = JSON.stringify(actual.map(declared));
+  const registryAt: number[] = [];
+  window.forEach((s, i) => {
+    if (JSON.stringify(appRecords(viewer.served(s), s, visible).map(declared)) === shape)
+      registryAt.push(windowStart + i);
+  });
+  const secretAt = new Map<string, number[]>();
+  const none = { registryAt, secretAt };
+  if (registryAt.length === 0)
+    return { verdict: "violation", detail: "the App set is no Registry of the window", ...none };
+  const registry = viewer.served(window[registryAt[0]! - windowStart]!);
+  let unfetched = false;
+  for (const record of actual) {
+    const app = registry.find((a) => a.name === record.name)!;
+    const at: number[] = [];
+    window.forEach((s, i) => {
+      const secret = visibleSecret(s, app, visible);
+      const rv = secret?.rv ?? null;
+      if (readiness(secret, app.key) === record.reason && rv === record.secretResourceVersion)
+        at.push(windowStart + i);
+    });
+    // After a failed fetch, "absent" may mean "not fetched yet": no order can be asked of it.
+    if (viewer.fetchFailed && record.reason === "secret-absent") {
+      if (at.length === 0) unfetched = true;
+      continue;
+    }
+    if (at.length > 0) {
+      secretAt.set(`${app.namespace}/${app.secretName}:${app.key}`, at);
+      continue;
+    }
+    const states = secretStates(window, app, viewer);
+    return {
+      verdict: "violation",
+      detail: `${record.name}: ${record.reason ?? "ready"} rv=${record.secretResourceVersion}, the window had ${JSON.stringify(states)}`,
+      ...none,
+    };
+  }
+  if (unfetched) return { verdict: "unfetched", detail: "", ...none };
+  const together = registryAt.some((i) => [...secretAt.values()].every((at) => at.includes(i)));
+  return { verdict: together ? "exact" : "skew", detail: "", ...none };
+}
+
+/** `/v1/snapshot` during faults: the Registry status names a state of the window. */
+export function judgeSnapshotRegistry(
+  window: readonly ClusterState[],
+  registry: { present: boolean; resourceVersion: string | null; error: string | null },
+): string | null {
+  const fits = window.some(
+    (s) =>
+      s.registryRv === registry.resourceVersion &&
+      (s.registry.kind !== "absent") === registry.present &&
+      (s.registry.kind === "bad") === (registry.error !== null),
+  );
+  return fits ? null : `registry status ${JSON.stringify(registry)} is no state of the window`;
+}
+
+/** What a converged sidecar must show, for each Registry it may serve (usually exactly one). */
+export interface Expected {
+  readonly apps: AppRecord[];
+  readonly summary: SnapshotSummary;
+  readonly served: readonly ServedApp[];
+}
+
+/**
+ * The worlds a converged sidecar may show. The latest state's served Registry; when the latest
+ * value is refused and the sidecar relisted its Registry after the last good value was written,
+ * it may never have seen that value (a relist shows only the present), so any Registry served in
+ * the window is its last good one.
+ */
+export function expectedAtQuiescence(
+  window: readonly ClusterState[],
+  viewer: Viewer & { readonly registryRelists: readonly number[] },
+): Expected[] {
+  const latest = window[window.length - 1]!;
+  const visible = (ns: string) => viewer.visible(ns);
+  const expect = (served: readonly ServedApp[]): Expected => ({
+    apps: appRecords(served, latest, visible),
+    summary: snapshotSummary(served, latest, visible),
+    served,
+  });
+  const exact = expect(viewer.served(latest));
+  const skipped =
+    latest.registry.kind === "bad" &&
+    viewer.registryRelists.some((at) => at > latest.lastGoodIndex);
+  if (!skipped) return [exact];
+  return [exact, ...registriesOf(window, viewer.served).map(expect)];
+}

@@ -1,0 +1,301 @@
+/**
+ * The reference model: SPEC §2 (hostnames, matching precedence, conflicts) and §3 (what is
+ * served) written again, simply, from the spec. It imports nothing from src/registry or
+ * src/snapshot: a shared bug there must show up as a disagreement, not cancel out.
+ */
+
+export const REGISTRY_NAMESPACE = "platform";
+export const REGISTRY_NAME = "replica-registry";
+export const REGISTRY_KEY = "registry.json";
+
+/** One App as the generator writes it into the Registry document. */
+export interface AppDef {
+  readonly name: string;
+  /** As written: case, a trailing dot and IDN spellings vary; the model normalises them. */
+  readonly hostnames: readonly string[];
+  /** namespace null: omitted from the document, so the Registry's namespace applies. */
+  readonly secret: {
+    readonly namespace: string | null;
+    readonly name: string;
+    readonly key: string;
+  };
+  readonly upstream: string | null;
+  /** Adds unknown fields and a `secretReady` the mirror must ignore. */
+  readonly extras: boolean;
+}
+
+/** What the Registry Secret holds. `bad`: malformed value or key missing, as the generator made it. */
+export type RegistryValue =
+  | { readonly kind: "absent" }
+  | { readonly kind: "good"; readonly apps: readonly AppDef[] }
+  | { readonly kind: "bad"; readonly variant: string };
+
+/** An App Secret as the cluster holds it (UTF-8 values) with the resourceVersion of its last write. */
+export interface SecretState {
+  readonly data: Readonly<Record<string, string>>;
+  readonly rv: string;
+}
+
+/** An App as the spec says it is served: hostnames normalised, namespace defaulted. */
+export interface ServedApp {
+  readonly name: string;
+  readonly patterns: readonly string[];
+  readonly namespace: string;
+  readonly secretName: string;
+  readonly key: string;
+  readonly upstream: string | null;
+}
+
+/** The cluster at one moment, with the Registry the spec says to serve then (the last good one). */
+export interface ClusterState {
+  readonly registry: RegistryValue;
+  readonly registryRv: string | null;
+  readonly secrets: ReadonlyMap<string, SecretState>;
+  /** The last good document at this moment: absent counts as a good, empty one (SPEC §3). */
+  readonly served: readonly ServedApp[];
+  /** Index of the latest state whose Registry was absent or good (this one if it is). */
+  readonly lastGoodIndex: number;
+}
+
+export const secretId = (namespace: string, name: string): string => `${namespace}/${name}`;
+
+// The IDN names the generator uses, with their punycode (checked by hand, not computed).
+const IDN: Readonly<Record<string, string>> = {
+  "bücher.example": "xn--bcher-kva.example",
+  "*.bücher.example": "*.xn--bcher-kva.example",
+};
+
+/** A Registry hostname as the spec normalises it: one trailing dot dropped, lower case, punycode. */
+export function normaliseDeclared(raw: string): string {
+  const noDot = raw.endsWith(".") ? raw.slice(0, -1) : raw;
+  const lower = noDot.toLowerCase();
+  return IDN[lower] ?? lower;
+}
+
+/** The Apps a good document declares, as served. */
+export function servedApps(apps: readonly AppDef[]): ServedApp[] {
+  return apps.map((a) => ({
+    name: a.name,
+    patterns: [...new Set(a.hostnames.map(normaliseDeclared))],
+    namespace: a.secret.namespace ?? REGISTRY_NAMESPACE,
+    secretName: a.secret.name,
+    key: a.secret.key,
+    upstream: a.upstream,
+  }));
+}
+
+/** The App that serves a pattern: among its claimants, the one whose name sorts first. */
+function claimant(apps: readonly ServedApp[], pattern: string): ServedApp | undefined {
+  let best: ServedApp | undefined;
+  for (const a of apps) {
+    if (a.patterns.includes(pattern) && (best === undefined || a.name < best.name)) best = a;
+  }
+  return best;
+}
+
+/** Exact beats wildcard; the longest wildcard suffix wins; `*.s` never matches `s` itself. */
+export function matchHost(apps: readonly ServedApp[], host: string): ServedApp | undefined {
+  const exact = claimant(apps, host);
+  if (exact !== undefined) return exact;
+  const labels = host.split(".");
+  for (let i = 1; i < labels.length; i++) {
+    const found = claimant(apps, `*.${labels.slice(i).join(".")}`);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+export type NotReady = "secret-absent" | "key-missing" | "value-empty";
+
+/** Ready (null) or why not, for a Secret this replica can see (`visible` false: as if absent). */
+export function readiness(secret: SecretState | undefined, key: string): NotReady | null {
+  if (secret === undefined) return "secret-absent";
+  const value = secret.data[key];
+  if (value === undefined) return "key-missing";
+  return value === "" ? "value-empty" : null;
+}
+
+/** A host the checks ask about. `host` null: the spec's "missing or unparsable host" (400). */
+export interface Probe {
+  /** What the request sends, before the random variants (case, trailing dot, port). */
+  readonly raw: string;
+  /** The normalised name, or null for a bad host. */
+  readonly host: string | null;
+}
+
+/** A `/v1/route` answer reduced to what the contract fixes (no revision, no retry-after). */
+export type RouteAnswer =
+  | { readonly status: 200; readonly app: string; readonly upstream: string | null }
+  | { readonly status: 503; readonly reason: "secret-unavailable"; readonly app: string }
+  | { readonly status: 404 }
+  | { readonly status: 400 }
+  | { readonly status: number; readonly other: string };
+
+/** A comparable one-line form of an answer. */
+export function answerKey(a: RouteAnswer): string {
+  if ("other" in a) return `${a.status} ${a.other}`;
+  if (a.status === 200 && "app" in a && "upstream" in a) return `200 ${a.app} ${a.upstream ?? "-"}`;
+  if (a.status === 503 && "app" in a) return `503 secret-unavailable ${a.app}`;
+  return String(a.status);
+}
+
+/** What `/v1/route` must answer for `probe` given served Apps and a readiness for the matched App. */
+export function routeAnswer(
+  apps: readonly ServedApp[],
+  probe: Probe,
+  readinessOf: (app: ServedApp) => NotReady | null,
+): RouteAnswer {
+  if (probe.host === null) return { status: 400 };
+  const app = matchHost(apps, probe.host);
+  if (app === undefined) return { status: 404 };
+  return readinessOf(app) === null
+    ? { status: 200, app: app.name, upstream: app.upstream }
+    : { status: 503, reason: "secret-unavailable", app: app.name };
+}
+
+/** A Secret as one sidecar can see it: outside its namespaces it is absent. */
+export function visibleSecret(
+  state: ClusterState,
+  app: ServedApp,
+  visible: (namespace: string) => boolean,
+): SecretState | undefined {
+  return visible(app.namespace)
+    ? state.secrets.get(secretId(app.namespace, app.secretName))
+    : undefined;
+}
+
+/** `/v1/apps` entries as the spec says they are, sorted by name. */
+export interface AppRecord {
+  readonly name: string;
+  readonly hostnames: readonly string[];
+  readonly secretRef: { readonly namespace: string; readonly name: string; readonly key: string };
+  readonly upstream: string | null;
+  readonly ready: boolean;
+  readonly reason: NotReady | null;
+  readonly secretResourceVersion: string | null;
+}
+
+export function appRecords(
+  apps: readonly ServedApp[],
+  state: ClusterState,
+  visible: (namespace: string) => boolean,
+): AppRecord[] {
+  return [...apps]
+    .sort((a, b) => (a.name < b.name ? -1 : 1))
+    .map((a) => {
+      const secret = visibleSecret(state, a, visible);
+      const reason = readiness(secret, a.key);
+      return {
+        name: a.name,
+        hostnames: a.patterns,
+        secretRef: { namespace: a.namespace, name: a.secretName, key: a.key },
+        upstream: a.upstream,
+        ready: reason === null,
+        reason,
+        secretResourceVersion: secret?.rv ?? null,
+      };
+    });
+}
+
+export interface Conflict {
+  readonly hostname: string;
+  readonly winner: string;
+  readonly losers: readonly string[];
+}
+
+/** Every pattern claimed by two Apps or more, sorted by pattern; the first name wins. */
+export function conflicts(apps: readonly ServedApp[]): Conflict[] {
+  const claims = new Map<string, string[]>();
+  for (const a of apps)
+    for (const p of a.patterns) claims.set(p, [...(claims.get(p) ?? []), a.name]);
+  return [...claims.entries()]
+    .filter(([, names]) => names.length > 1)
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([hostname, names]) => {
+      const [winner, ...losers] = [...names].sort();
+      return { hostname, winner: winner!, losers };
+    });
+}
+
+/** The parts of `/v1/snapshot` the spec fixes for a converged replica. */
+export interface SnapshotSummary {
+  readonly apps: number;
+  readonly readyApps: number;
+  readonly hostnames: number;
+  readonly registry: {
+    readonly present: boolean;
+    readonly resourceVersion: string | null;
+    readonly rejected: boolean;
+  };
+  readonly conflicts: readonly Conflict[];
+}
+
+export function snapshotSummary(
+  apps: readonly ServedApp[],
+  state: ClusterState,
+  visible: (namespace: string) => boolean,
+): SnapshotSummary {
+  const records = appRecords(apps, state, visible);
+  return {
+    apps: apps.length,
+    readyApps: records.filter((r) => r.ready).length,
+    hostnames: new Set(apps.flatMap((a) => a.patterns)).size,
+    registry: {
+      present: state.registry.kind !== "absent",
+      resourceVersion: state.registryRv,
+      rejected: state.registry.kind === "bad",
+    },
+    conflicts: conflicts(apps),
+  };
+}
+
+/** The cluster's history as the model sees it: every state since the start, in write order. */
+export class History {
+  readonly states: ClusterState[] = [];
+
+  constructor(initial: { registry: RegistryValue; registryRv: string | null }) {
+    this.states.push(this.#derive(initial.registry, initial.registryRv, new Map(), 0));
+  }
+
+  get current(): ClusterState {
+    return this.states[this.states.length - 1]!;
+  }
+
+  get latestIndex(): number {
+    return this.states.length - 1;
+  }
+
+  setRegistry(registry: RegistryValue, rv: string | null): void {
+    this.states.push(
+      this.#derive(registry, rv, this.current.secrets, this.states.length, this.current),
+    );
+  }
+
+  setSecret(namespace: string, name: string, secret: SecretState | undefined): void {
+    const secrets = new Map(this.current.secrets);
+    if (secret === undefined) secrets.delete(secretId(namespace, name));
+    else secrets.set(secretId(namespace, name), secret);
+    const c = this.current;
+    this.states.push({ ...c, secrets });
+  }
+
+  #derive(
+    registry: RegistryValue,
+    registryRv: string | null,
+    secrets: ReadonlyMap<string, SecretState>,
+    index: number,
+    previous?: ClusterState,
+  ): ClusterState {
+    if (registry.kind === "bad") {
+      return {
+        registry,
+        registryRv,
+        secrets,
+        served: previous?.served ?? [],
+        lastGoodIndex: previous?.lastGoodIndex ?? index,
+      };
+    }
+    const served = registry.kind === "good" ? servedApps(registry.apps) : [];
+    return { registry, registryRv, secrets, served, lastGoodIndex: index };
+  }
+}
