@@ -78,6 +78,8 @@ export async function startSidecar(
     observer: observeAll(metrics.observer, logObserver(log)),
   });
 
+  // The first lists go out before the listeners are set up: start-up is bounded by them.
+  mirror.start();
   const data = createDataServer({ holder, logger: log, metrics });
   const ops = createOpsServer({ holder, metrics });
   let dataAddress: Address;
@@ -86,11 +88,10 @@ export async function startSidecar(
     dataAddress = await listen(data, config.listen);
     opsAddress = await listen(ops, config.opsListen);
   } catch (e) {
-    await Promise.allSettled([data.close(), ops.close()]);
+    await Promise.allSettled([data.close(), ops.close(), mirror.stop()]);
     transport.value.close();
     return err(`cannot listen: ${(e as Error).message}`);
   }
-  mirror.start();
   log.info({ listen: dataAddress, opsListen: opsAddress }, "listening");
 
   let closing: Promise<void> | null = null;
