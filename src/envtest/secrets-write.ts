@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { err, ok, type Result } from "../result.ts";
 import type { Ctx } from "./context.ts";
-import { decodeSecretBody, mediaTypeOf, parseDocument } from "./decode.ts";
+import { decodeSecretBody, mediaTypeOf, parseDocument, type SecretInput } from "./decode.ts";
 import { type DeleteOptions, deleteSecret } from "./delete.ts";
 import { parseBool, readBody, sendError, sendJson } from "./http-io.ts";
 import { listSecrets } from "./list.ts";
@@ -62,26 +62,14 @@ const answer = (ctx: Ctx, code: number, json: string, headers: Record<string, st
   sendJson(ctx.res, code, json);
 };
 
-/** POST /api/v1/namespaces/{ns}/secrets. */
-export const createSecretHandler = async (ctx: Ctx, namespace: string): Promise<void> => {
-  const c = commonOptions(ctx);
-  if (!c.ok) return sendError(ctx.res, c.error);
-  const body = await readBody(ctx.req);
-  if (!body.ok) return sendError(ctx.res, body.error);
-  const decoded = decodeSecretBody(body.value, ctx.req.headers["content-type"]);
-  if (!decoded.ok) return sendError(ctx.res, decoded.error);
-  const warn = checkUnknown(c.value, decoded.value.unknownFields);
-  if (!warn.ok) return sendError(ctx.res, warn.error);
-  const r = createSecret(ctx.state, namespace, decoded.value.input, c.value);
-  if (!r.ok) return sendError(ctx.res, r.error);
-  answer(ctx, 201, r.value.stored.json, warn.value);
-};
-
-/** PUT /api/v1/namespaces/{ns}/secrets/{name}. */
-export const updateSecretHandler = async (
+/**
+ * The shared steps of a create and an update: options, body, decoding, field validation, the
+ * write itself, then the answer with its warnings.
+ */
+const writeWholeSecret = async (
   ctx: Ctx,
-  namespace: string,
-  name: string,
+  code: number,
+  write: (input: SecretInput, options: Common) => ReturnType<typeof createSecret>,
 ): Promise<void> => {
   const c = commonOptions(ctx);
   if (!c.ok) return sendError(ctx.res, c.error);
@@ -91,10 +79,22 @@ export const updateSecretHandler = async (
   if (!decoded.ok) return sendError(ctx.res, decoded.error);
   const warn = checkUnknown(c.value, decoded.value.unknownFields);
   if (!warn.ok) return sendError(ctx.res, warn.error);
-  const r = updateSecret(ctx.state, namespace, name, decoded.value.input, c.value);
+  const r = write(decoded.value.input, c.value);
   if (!r.ok) return sendError(ctx.res, r.error);
-  answer(ctx, 200, r.value.stored.json, warn.value);
+  answer(ctx, code, r.value.stored.json, warn.value);
 };
+
+/** POST /api/v1/namespaces/{ns}/secrets. */
+export const createSecretHandler = (ctx: Ctx, namespace: string): Promise<void> =>
+  writeWholeSecret(ctx, 201, (input, options) =>
+    createSecret(ctx.state, namespace, input, options),
+  );
+
+/** PUT /api/v1/namespaces/{ns}/secrets/{name}. */
+export const updateSecretHandler = (ctx: Ctx, namespace: string, name: string): Promise<void> =>
+  writeWholeSecret(ctx, 200, (input, options) =>
+    updateSecret(ctx.state, namespace, name, input, options),
+  );
 
 /** PATCH /api/v1/namespaces/{ns}/secrets/{name}, every patch type including server-side apply. */
 export const patchSecretHandler = async (
