@@ -18,6 +18,7 @@ import {
 describe("found by the chaos model check", () => {
   // Seeds 1 and 2 (any prefix): the probe `x{64}.example.com` was routed by `*.example.com`
   // when sent in lower case, and refused as bad-host when sent in upper case or with a port.
+  // Fixed: the fast path of normaliseRequestHost checks label lengths too (in 9880b24).
   it("refuses a request host with a label over 63 characters however it is spelled", () => {
     const label = "x".repeat(64);
     const spellings = [
@@ -31,6 +32,7 @@ describe("found by the chaos model check", () => {
 
   // Seed 1, 60 steps, operations 57-60: registry-delete, registry {api, aaa, edge},
   // registry-bad, quiesce. All three sidecars kept serving the Registry from before the delete.
+  // Fixed: RegistryTracker falls back to the newest good value delivered (in 9880b24).
   it("keeps the last good Registry when it and a refused value arrive before one rebuild", async () => {
     const envtest = await envtestFor();
     const m = startMirror(envtest);
