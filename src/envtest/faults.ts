@@ -35,7 +35,7 @@ export interface Faults {
    * client that detects the silence and reopens converges. Off releases held events in order.
    */
   stall(on: boolean): void;
-  /** Discards the event history: any resume (or continue token) from an older resourceVersion gets 410. */
+  /** Discards the event history: every resume (or continue token) from an older resourceVersion gets 410. */
   compact(): void;
   /** Fails the next `count` requests of `verb` with `status`. Rules queue; each request consumes at most one. */
   failNext(rule: FailRule): void;

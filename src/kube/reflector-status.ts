@@ -10,7 +10,7 @@ import type { ApiError, ObjectEventType, WatchStreamError } from "./list-watch.t
  * - inactive: nothing arrived before the client-side deadline, so it was torn down;
  * - decode: a line could not be decoded;
  * - expired: 410 Gone, the resourceVersion is too old (a relist follows);
- * - throttled: 429; error: any other failure to open or an ERROR event.
+ * - throttled: 429; error: every other failure to open, or an ERROR event.
  */
 export type WatchRestartReason =
   | "timeout"
