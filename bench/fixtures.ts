@@ -47,14 +47,5 @@ export function hostsFor(n: number): string[] {
   return hosts;
 }
 
-/** A seeded generator in [0, 1) (mulberry32): the same run draws the same hosts and Apps. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded generator in [0, 1): the same run draws the same hosts and Apps. */
+export { seededRandom } from "../src/envtest/chunking.ts";
