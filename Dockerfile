@@ -6,7 +6,7 @@ FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.base.json tsconfig.build.json ./
 COPY src ./src
 RUN node node_modules/typescript/bin/tsc -p tsconfig.build.json
 

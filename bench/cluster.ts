@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Envtest, startEnvtest } from "../src/envtest/index.ts";
+import { type Envtest, startEnvtest } from "@replica-mirror/envtest";
 import { freePort } from "./child.ts";
 import { registryBytes } from "./fixtures.ts";
 

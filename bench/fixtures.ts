@@ -48,4 +48,4 @@ export function hostsFor(n: number): string[] {
 }
 
 /** A seeded generator in [0, 1): the same run draws the same hosts and Apps. */
-export { seededRandom } from "../src/envtest/chunking.ts";
+export { seededRandom } from "@replica-mirror/envtest";

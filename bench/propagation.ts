@@ -1,4 +1,4 @@
-import type { Envtest } from "../src/envtest/index.ts";
+import type { Envtest } from "@replica-mirror/envtest";
 import {
   appSecret,
   appValue,

@@ -7,9 +7,6 @@ const USAGE = `Usage: replica-mirror <command> [flags]
 
 Commands:
   serve                    run the sidecar (the default command); serve --help lists its flags
-  envtest [--port N] [--seed demo|none]
-                           run the fake Kubernetes API server and print a kubeconfig
-  demo                     the fake API server with sample data, and serve against it
   registry validate FILE [--namespace NS]
                            check a Registry document as the mirror would
   --version                print the version`;
@@ -42,14 +39,6 @@ export async function main(argv: readonly string[]): Promise<number> {
         return 2;
       }
       return runServe(config.value);
-    }
-    case "envtest": {
-      const { runEnvtestCommand } = await import("./envtest-command.ts");
-      return runEnvtestCommand(rest, print, fail);
-    }
-    case "demo": {
-      const { runDemo } = await import("./demo.ts");
-      return runDemo(rest, print, fail);
     }
     case "registry":
       if (rest[0] === "validate") return runValidate(rest.slice(1), print);

@@ -8,7 +8,7 @@ import { Agent, type IncomingHttpHeaders, type OutgoingHttpHeaders, request } fr
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { type Envtest, startEnvtest } from "../../src/envtest/index.ts";
+import { type Envtest, startEnvtest } from "@replica-mirror/envtest";
 import {
   type Expected,
   expectedAtQuiescence,

@@ -2,8 +2,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type Envtest, seedDemo, startEnvtest } from "@replica-mirror/envtest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Envtest, seedDemo, startEnvtest } from "../../src/envtest/index.ts";
 
 let envtest: Envtest;
 let dir: string;

@@ -4,11 +4,11 @@ import http from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type Envtest, startEnvtest } from "@replica-mirror/envtest";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseServeConfig } from "../../src/cli/config.ts";
 import { type Sidecar, startSidecar } from "../../src/cli/serve.ts";
-import { type Envtest, startEnvtest } from "../../src/envtest/index.ts";
 
 const NGINX = ["/usr/sbin/nginx", "/usr/bin/nginx"].find((p) => {
   try {

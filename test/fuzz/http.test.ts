@@ -3,9 +3,9 @@
 // REPLICA_MIRROR_LONG=1 runs 100,000 requests (default 8,000) and 5,000 shrinking runs.
 
 import http from "node:http";
+import { type Envtest, startEnvtest } from "@replica-mirror/envtest";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Envtest, startEnvtest } from "../../src/envtest/index.ts";
 import { get, getJson, LONG, size, until } from "./support/http-client.ts";
 import {
   answerLabel,

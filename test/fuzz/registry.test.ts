@@ -4,9 +4,9 @@
 // error shows in /v1/snapshot, in replica_mirror_registry_parse_errors_total and in the log.
 
 import { gzipSync } from "node:zlib";
+import { type Envtest, startEnvtest } from "@replica-mirror/envtest";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Envtest, startEnvtest } from "../../src/envtest/index.ts";
 import { parseRegistry } from "../../src/registry/parse.ts";
 import { get, getJson, metricValue, size, until } from "./support/http-client.ts";
 import { WORLD_APPS } from "./support/http-fuzz.ts";

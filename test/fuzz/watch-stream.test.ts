@@ -4,9 +4,9 @@
 // by resuming or relisting, the mirror converges to what the API server holds, and a `serve`
 // process fed the same faults stays up and converges too.
 
+import type { Envtest, GarbageKind } from "@replica-mirror/envtest";
 import fc from "fast-check";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { Envtest, GarbageKind } from "../../src/envtest/index.ts";
 import type { ReflectorStatus } from "../../src/kube/reflector-status.ts";
 import { decodeWatchLine } from "../../src/kube/wire.ts";
 import { silentObserver } from "../../src/mirror/observer.ts";

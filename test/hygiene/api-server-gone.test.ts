@@ -3,8 +3,8 @@
 // back on the same port with the same state, changed meanwhile: the sidecar converges. And the
 // converse the staleness metric needs to be useful: on a healthy but quiet cluster it stays low.
 
+import { type Envtest, startEnvtest } from "@replica-mirror/envtest";
 import { afterEach, describe, expect, it } from "vitest";
-import { type Envtest, startEnvtest } from "../../src/envtest/index.ts";
 import { get, getJson, metricValue, until } from "../fuzz/support/http-client.ts";
 import { type InProcessSidecar, startInProcess } from "../fuzz/support/in-process.ts";
 import { APP_NS, seedWorld } from "../fuzz/support/world.ts";

@@ -8,11 +8,11 @@ import { readFileSync } from "node:fs";
 import { Writable } from "node:stream";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
+import { type Envtest, startEnvtest } from "@replica-mirror/envtest";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseServeConfig } from "../../src/cli/config.ts";
 import { type Sidecar, startSidecar } from "../../src/cli/serve.ts";
-import { type Envtest, startEnvtest } from "../../src/envtest/index.ts";
 import { get, getJson, LONG, metricValue, size, until } from "../fuzz/support/http-client.ts";
 import { APP_NS, kubeconfigFor, REGISTRY_NS, seedWorld } from "../fuzz/support/world.ts";
 

@@ -9,8 +9,8 @@
 
 import { randomBytes } from "node:crypto";
 import { gzipSync } from "node:zlib";
+import { ENVTEST_TOKEN, type Envtest, startEnvtest } from "@replica-mirror/envtest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ENVTEST_TOKEN, type Envtest, startEnvtest } from "../../src/envtest/index.ts";
 import { get, until } from "../fuzz/support/http-client.ts";
 import { type SidecarProcess, startSidecarProcess } from "../fuzz/support/sidecar-process.ts";
 import {

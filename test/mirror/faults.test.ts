@@ -1,5 +1,5 @@
+import { type Envtest, startEnvtest } from "@replica-mirror/envtest";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type Envtest, startEnvtest } from "../../src/envtest/index.ts";
 import type { ReflectorStatus } from "../../src/kube/reflector-status.ts";
 import { silentObserver } from "../../src/mirror/observer.ts";
 import {

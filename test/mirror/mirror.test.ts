@@ -1,5 +1,5 @@
+import type { Envtest } from "@replica-mirror/envtest";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Envtest } from "../../src/envtest/index.ts";
 import { assertConsistent } from "../../src/snapshot/consistency.ts";
 import { listApps, lookup } from "../../src/snapshot/lookup.ts";
 import {

@@ -1,5 +1,5 @@
 import { KubeConfig } from "@kubernetes/client-node";
-import { type Envtest, type EnvtestOptions, startEnvtest } from "../../src/envtest/index.ts";
+import { type Envtest, type EnvtestOptions, startEnvtest } from "@replica-mirror/envtest";
 import { createListWatch } from "../../src/kube/client.ts";
 import { createKubeTransport, type KubeTransport } from "../../src/kube/http-transport.ts";
 import { Mirror, type MirrorOptions } from "../../src/mirror/mirror.ts";

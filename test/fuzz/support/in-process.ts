@@ -2,9 +2,9 @@
 // JSON lines into memory: for tests that read the mirror's state through its HTTP API and need
 // to count this process's own resources.
 
+import type { Envtest } from "@replica-mirror/envtest";
 import { parseServeConfig, type ServeConfig } from "../../../src/cli/config.ts";
 import { type Sidecar, startSidecar } from "../../../src/cli/serve.ts";
-import type { Envtest } from "../../../src/envtest/index.ts";
 import { memoryLogger } from "../../http/log-sink.ts";
 import { kubeconfigFor, REGISTRY_NS } from "./world.ts";
 

@@ -5,7 +5,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
-import type { Envtest } from "../../../src/envtest/index.ts";
+import type { Envtest } from "@replica-mirror/envtest";
 import { SECRET_VALUES, WORLD_APPS, type WorldApp } from "./http-fuzz.ts";
 
 export const REGISTRY_NS = "platform";

@@ -1,0 +1,13 @@
+/** The fake Kubernetes API server for Secrets: the public surface. */
+
+export { seededRandom } from "./chunking.ts";
+export { type EnvtestArgs, parseEnvtestArgs, runEnvtest, untilSignal } from "./cli.ts";
+export { type DirectSecret, type Envtest, type EnvtestOptions, startEnvtest } from "./envtest.ts";
+export type { ChunkingMode, FailRule, Faults, FaultVerb, GarbageKind } from "./faults.ts";
+export { ENVTEST_TOKEN, kubeconfigYaml } from "./kubeconfig.ts";
+export type { RequestLog, RequestLogEntry } from "./request-log.ts";
+export type { Verb } from "./routes.ts";
+export type { ManagedFieldsEntry, ObjectMeta, SecretJSON } from "./secret.ts";
+export { DEMO_REGISTRY, DEMO_SHOP_TOKEN, seedDemo } from "./seed.ts";
+export type { Status, StatusCause, StatusDetails } from "./status.ts";
+export { EnvtestState } from "./store.ts";
