@@ -1,6 +1,6 @@
 import { pino } from "pino";
 import { parseServeConfig } from "../src/cli/config.ts";
-import { startSidecar } from "../src/cli/serve.ts";
+import { startSidecar } from "../src/sidecar/sidecar.ts";
 import type { SnapshotHolder } from "../src/snapshot/holder.ts";
 import { findApp } from "../src/snapshot/lookup.ts";
 import {
@@ -42,7 +42,7 @@ export async function benchAmplification(_quick: boolean): Promise<Row[]> {
     {},
   );
   if (!config.ok) throw new Error(config.error);
-  const started = await startSidecar(config.value, pino({ level: "silent" }));
+  const started = await startSidecar(config.value, { logger: pino({ level: "silent" }) });
   if (!started.ok) throw new Error(started.error);
   const { mirror, holder } = started.value;
   try {

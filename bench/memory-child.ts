@@ -8,7 +8,7 @@
 import { CoreV1Api, KubeConfig, makeInformer, type V1Secret } from "@kubernetes/client-node";
 import { pino } from "pino";
 import { parseServeConfig } from "../src/cli/config.ts";
-import { startSidecar } from "../src/cli/serve.ts";
+import { startSidecar } from "../src/sidecar/sidecar.ts";
 import { findApp } from "../src/snapshot/lookup.ts";
 
 export interface MemoryReading {
@@ -46,7 +46,7 @@ if (mode === "mirror") {
     {},
   );
   if (!config.ok) throw new Error(config.error);
-  const started = await startSidecar(config.value, pino({ level: "silent" }));
+  const started = await startSidecar(config.value, { logger: pino({ level: "silent" }) });
   if (!started.ok) throw new Error(started.error);
   const { holder, mirror } = started.value;
   await until(() => holder.current() !== null);

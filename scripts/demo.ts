@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runEnvtest, untilSignal } from "@replica-mirror/envtest";
 import { parseServeConfig } from "../src/cli/config.ts";
-import { makeLogger, startSidecar } from "../src/cli/serve.ts";
+import { makeLogger, startSidecar } from "../src/sidecar/sidecar.ts";
 
 /**
  * `npm run demo`: the fake API server seeded with a Registry of two Apps (one whose Secret exists, one
@@ -36,7 +36,7 @@ async function runDemo(
     await envtest.close();
     return 2;
   }
-  const sidecar = await startSidecar(config.value, makeLogger(config.value.logLevel));
+  const sidecar = await startSidecar(config.value, { logger: makeLogger(config.value.logLevel) });
   if (!sidecar.ok) {
     fail(sidecar.error);
     await envtest.close();

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { err, ok, type Result } from "../result.ts";
+import type { SidecarConfig } from "../sidecar/config.ts";
 
 const hostPort = z.string().transform((raw, ctx) => {
   const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(raw);
@@ -113,24 +114,6 @@ export const FLAG_DOCS: Readonly<
 /** Every flag name, in `--help` order. */
 export const FLAG_NAMES = Object.keys(FLAG_DOCS) as FlagName[];
 
-export interface Address {
-  readonly host: string;
-  readonly port: number;
-}
-
-export interface ServeConfig {
-  readonly kubeconfig: string | undefined;
-  readonly registryNamespace: string;
-  readonly registryName: string;
-  readonly registryKey: string;
-  readonly secretNamespaces: readonly string[];
-  readonly secretSelector: string | undefined;
-  readonly listen: Address;
-  readonly opsListen: Address;
-  readonly watchTimeoutSeconds: number;
-  readonly logLevel: "trace" | "debug" | "info" | "warn" | "error" | "fatal";
-}
-
 /** REPLICA_MIRROR_WATCH_TIMEOUT for watch-timeout. */
 export const envName = (flag: string): string =>
   `REPLICA_MIRROR_${flag.toUpperCase().replaceAll("-", "_")}`;
@@ -154,7 +137,7 @@ function podNamespace(env: Readonly<Record<string, string | undefined>>): string
 export function parseServeConfig(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
-): Result<ServeConfig, string> {
+): Result<SidecarConfig, string> {
   const raw: Partial<Record<FlagName, string>> = {};
   const from: Partial<Record<FlagName, string>> = {};
   for (const name of FLAG_NAMES) {

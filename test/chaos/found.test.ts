@@ -6,14 +6,9 @@ import { ok } from "../../src/result.ts";
 import { SnapshotHolder } from "../../src/snapshot/holder.ts";
 import { findApp, listApps } from "../../src/snapshot/lookup.ts";
 import { FakeListWatch, page, secret } from "../kube/fake-list-watch.ts";
-import {
-  envtestFor,
-  eventually,
-  REGISTRY_NAME,
-  REGISTRY_NS,
-  startMirror,
-  writeRegistry,
-} from "../support/mirror-harness.ts";
+import { startTestSidecar } from "../support/sidecar.ts";
+import { waitUntil } from "../support/wait.ts";
+import { envtestFor, REGISTRY_NAME, REGISTRY_NS, writeRegistry } from "../support/world.ts";
 
 describe("found by the chaos model check", () => {
   // Seeds 1 and 2 (any prefix): the probe `x{64}.example.com` was routed by `*.example.com`
@@ -35,10 +30,10 @@ describe("found by the chaos model check", () => {
   // Fixed: RegistryTracker falls back to the newest good value delivered (in 9880b24).
   it("keeps the last good Registry when it and a refused value arrive before one rebuild", async () => {
     const envtest = await envtestFor();
-    const m = startMirror(envtest);
+    const m = await startTestSidecar(envtest);
     try {
       writeRegistry(envtest, [{ name: "old", hostnames: ["old.example.com"] }]);
-      await eventually(() => (m.holder.current()?.apps.size === 1 ? true : undefined));
+      await waitUntil(() => (m.holder.current()?.apps.size === 1 ? true : undefined));
       // Written in one turn, the two values reach the mirror in one chunk, before one rebuild.
       writeRegistry(envtest, [{ name: "new", hostnames: ["new.example.com"] }]);
       envtest.apply({
@@ -46,7 +41,7 @@ describe("found by the chaos model check", () => {
         name: REGISTRY_NAME,
         data: { "registry.json": "{" },
       });
-      await eventually(() => (m.holder.current()?.registry.error ? true : undefined));
+      await waitUntil(() => (m.holder.current()?.registry.error ? true : undefined));
       await m.mirror.idle();
       expect(listApps(m.holder.current()!).map((a) => a.name)).toEqual(["new"]);
     } finally {
@@ -101,14 +96,14 @@ describe("found by the chaos model check", () => {
     secretsLw.replyList(ok(page("10", [secret("blog-credentials", "3", { token: b64("b1") })])));
     mirror.start();
     try {
-      await eventually(() => holder.current() ?? undefined);
+      await waitUntil(() => holder.current() ?? undefined);
       // Its update to rv 14 never reaches the watch; a GET sees it.
       secretsLw.objects.set(
         "default/blog-credentials",
         secret("blog-credentials", "14", { other: b64("x") }),
       );
       registryLw.current.modify(registry("15", [{ name: "blog", secret: "blog-credentials" }]));
-      await eventually(() =>
+      await waitUntil(() =>
         findApp(holder.current()!, "blog")?.reason === "key-missing" ? true : undefined,
       );
       // Deleted while the watch is gone; the resume gets 410 and the relist does not list it.
@@ -118,7 +113,7 @@ describe("found by the chaos model check", () => {
         message: "too old resource version",
       });
       secretsLw.replyList(ok(page("20", [])));
-      await eventually(() => (secretsLw.watches.length === 2 ? true : undefined));
+      await waitUntil(() => (secretsLw.watches.length === 2 ? true : undefined));
       await mirror.idle();
       expect(findApp(holder.current()!, "blog")?.reason).toBe("secret-absent");
     } finally {

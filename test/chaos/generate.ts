@@ -4,9 +4,10 @@
  * exactly the prefix a shrink printed. Every operation is a concrete value: replaying a prefix
  * does not depend on what the cluster holds.
  */
+
+import { type Random, seeded } from "../support/random.ts";
 import type { AppDef } from "./model.ts";
 import type { BadRegistry, Op } from "./ops.ts";
-import { mulberry32, type Random } from "./prng.ts";
 
 const APP_NAMES = ["aaa", "api", "blog", "edge", "shop", "zed"];
 
@@ -198,7 +199,7 @@ class Stream {
   #untilQuiesce: number;
 
   constructor(seed: number) {
-    this.#r = mulberry32(seed);
+    this.#r = seeded(seed);
     this.#untilQuiesce = this.#r.between(3, 9);
   }
 

@@ -3,8 +3,8 @@
  * wildcards, unknown names and bad ones) and the random spellings a data plane may send them in.
  */
 import type { OutgoingHttpHeaders } from "node:http";
+import type { Random } from "../support/random.ts";
 import type { Probe } from "./model.ts";
-import type { Random } from "./prng.ts";
 
 const NAMES = [
   "shop.example.com",

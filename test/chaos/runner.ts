@@ -3,12 +3,10 @@
  * sidecar is sampled continuously; at each quiescent point every sidecar must converge on the
  * model. The first violation ends the run.
  */
-import { mkdtemp, rm } from "node:fs/promises";
 import { Agent, type IncomingHttpHeaders, type OutgoingHttpHeaders, request } from "node:http";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Envtest, startEnvtest } from "@replica-mirror/envtest";
+import { type Random, seeded } from "../support/random.ts";
 import {
   type Expected,
   expectedAtQuiescence,
@@ -28,7 +26,6 @@ import {
   routeAnswer,
 } from "./model.ts";
 import { describeOp, type Op } from "./ops.ts";
-import { mulberry32, type Random } from "./prng.ts";
 import { PROBES, spelling } from "./probes.ts";
 import { badRegistryData, goodRegistryData } from "./registry-doc.ts";
 import { type ChaosSidecar, type SidecarSpec, startChaosSidecar } from "./sidecar.ts";
@@ -150,7 +147,6 @@ class Run {
   readonly #options: RunOptions;
   readonly #random: Random;
   readonly #agent = new Agent({ keepAlive: true, maxSockets: 4 });
-  #dir = "";
   #envtest: Envtest | undefined;
   #history: History | undefined;
   #sidecars: ChaosSidecar[] = [];
@@ -179,7 +175,7 @@ class Run {
 
   constructor(seed: number, options: RunOptions) {
     this.#options = options;
-    this.#random = mulberry32(seed ^ 0x5eed);
+    this.#random = seeded(seed ^ 0x5eed);
   }
 
   get #h(): History {
@@ -193,14 +189,11 @@ class Run {
   }
 
   async start(initial: readonly Op[]): Promise<void> {
-    this.#dir = await mkdtemp(join(tmpdir(), "chaos-"));
     this.#envtest = await startEnvtest({ bookmarkIntervalMs: this.#options.bookmarkIntervalMs });
     this.#history = new History({ registry: { kind: "absent" }, registryRv: null });
     for (const op of initial) await this.#write(op);
-    const kubeconfig = join(this.#dir, "kubeconfig");
-    await this.#api.writeKubeconfig(kubeconfig);
     this.#sidecars = await Promise.all(
-      SIDECARS.map((spec) => startChaosSidecar(spec, kubeconfig, () => this.#h.latestIndex)),
+      SIDECARS.map((spec) => startChaosSidecar(spec, this.#api, () => this.#h.latestIndex)),
     );
     for (const s of this.#sidecars) {
       this.#floors.set(s.name, { revision: 0, registryRv: 0 });
@@ -577,7 +570,6 @@ class Run {
     await Promise.allSettled(this.#sidecars.map((s) => s.stop()));
     this.#agent.destroy();
     await this.#envtest?.close();
-    if (this.#dir !== "") await rm(this.#dir, { recursive: true, force: true });
   }
 }
 

@@ -1,18 +1,10 @@
 /**
- * One sidecar under test, wired as `startSidecar` wires it (config from `parseServeConfig`, the
- * kubeconfig file, one ListWatch per scope, the Mirror, the data listener) but with the
- * reflector's backoff shortened: the production 0.8 s → 30 s would outlast a test's deadlines.
+ * One sidecar under chaos: the test kit's sidecar (assembled by `startSidecar` from `serve`
+ * flags) with an observer that stamps what the sidecar reports with the model's state index.
  */
-import type { FastifyInstance } from "fastify";
-import { parseServeConfig, type ServeConfig } from "../../src/cli/config.ts";
-import { createDataServer } from "../../src/http/data-server.ts";
-import { createListWatch } from "../../src/kube/client.ts";
-import { createKubeTransport } from "../../src/kube/http-transport.ts";
-import { loadKubeConfig } from "../../src/kube/kubeconfig.ts";
-import type { SecretScope } from "../../src/mirror/fetch-secrets.ts";
-import { Mirror } from "../../src/mirror/mirror.ts";
+import type { Envtest } from "@replica-mirror/envtest";
 import { silentObserver } from "../../src/mirror/observer.ts";
-import { SnapshotHolder } from "../../src/snapshot/holder.ts";
+import { startTestSidecar } from "../support/sidecar.ts";
 
 /** CHAOS_TRACE=1 prints every reflector status of every sidecar. */
 const TRACE = process.env.CHAOS_TRACE === "1";
@@ -38,65 +30,23 @@ export interface ChaosSidecar {
   readonly name: string;
   /** http://127.0.0.1:PORT of the data listener. */
   readonly url: string;
-  readonly config: ServeConfig;
   readonly events: SidecarEvents;
   /** Whether this sidecar's Secret watches cover a namespace. */
   visible(namespace: string): boolean;
   stop(): Promise<void>;
 }
 
-/** Starts one sidecar against the API server the kubeconfig file names. */
+/** Starts one sidecar against envtest. */
 export async function startChaosSidecar(
   spec: SidecarSpec,
-  kubeconfigPath: string,
+  envtest: Envtest,
   clock: () => number,
 ): Promise<ChaosSidecar> {
-  const parsed = parseServeConfig(
-    [
-      "--kubeconfig",
-      kubeconfigPath,
-      "--registry-namespace",
-      "platform",
-      "--listen",
-      "127.0.0.1:0",
-      "--ops-listen",
-      "127.0.0.1:0",
-      ...spec.flags,
-    ],
-    {},
-  );
-  if (!parsed.ok) throw new Error(parsed.error);
-  const config = parsed.value;
-  const loaded = loadKubeConfig(config.kubeconfig);
-  if (!loaded.ok) throw new Error(loaded.error.message);
-  const transport = createKubeTransport(loaded.value.kubeConfig);
-  if (!transport.ok) throw new Error(transport.error.message);
-  const t = transport.value;
-  const scopes: SecretScope[] =
-    config.secretNamespaces.length === 0
-      ? [{ namespace: null, listWatch: createListWatch(t, {}) }]
-      : config.secretNamespaces.map((namespace) => ({
-          namespace,
-          listWatch: createListWatch(t, { namespace }),
-        }));
-
   const events: SidecarEvents = { registryRelists: [], fetchFailures: [], counts: new Map() };
   const count = (key: string) => events.counts.set(key, (events.counts.get(key) ?? 0) + 1);
   const listed = new Set<string>();
-  const holder = new SnapshotHolder();
-  const mirror = new Mirror({
-    registry: {
-      listWatch: createListWatch(t, {
-        namespace: config.registryNamespace,
-        fieldSelector: `metadata.name=${config.registryName}`,
-      }),
-      namespace: config.registryNamespace,
-      name: config.registryName,
-      key: config.registryKey,
-    },
-    secrets: { scopes },
-    holder,
-    watchTimeoutSeconds: config.watchTimeoutSeconds,
+  const sidecar = await startTestSidecar(envtest, {
+    flags: spec.flags,
     reflector: { backoff: spec.backoff, inactivityGraceMs: 500 },
     observer: {
       ...silentObserver,
@@ -119,22 +69,12 @@ export async function startChaosSidecar(
       },
     },
   });
-  const data: FastifyInstance = createDataServer({ holder, logger: false });
-  await data.listen({ host: config.listen.host, port: config.listen.port });
-  const address = data.server.address();
-  if (address === null || typeof address !== "object") throw new Error("no data address");
-  mirror.start();
-  const namespaces = config.secretNamespaces;
+  const namespaces = sidecar.config.secretNamespaces;
   return {
     name: spec.name,
-    url: `http://127.0.0.1:${address.port}`,
-    config,
+    url: sidecar.url,
     events,
     visible: (namespace) => namespaces.length === 0 || namespaces.includes(namespace),
-    async stop() {
-      data.server.closeAllConnections();
-      await Promise.allSettled([data.close(), mirror.stop()]);
-      t.close();
-    },
+    stop: () => sidecar.stop(),
   };
 }

@@ -5,10 +5,8 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Envtest, startEnvtest } from "@replica-mirror/envtest";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseServeConfig } from "../../src/cli/config.ts";
-import { type Sidecar, startSidecar } from "../../src/cli/serve.ts";
+import { startTestSidecar, type TestSidecar } from "../support/sidecar.ts";
 
 const NGINX = ["/usr/sbin/nginx", "/usr/bin/nginx"].find((p) => {
   try {
@@ -29,7 +27,7 @@ async function freePort(): Promise<number> {
 }
 
 let envtest: Envtest;
-let sidecar: Sidecar;
+let sidecar: TestSidecar;
 let upstream: http.Server;
 let nginx: ChildProcess;
 let nginxPort: number;
@@ -82,25 +80,10 @@ beforeAll(async () => {
       }),
     },
   });
-  const kubeconfig = join(dir, "kubeconfig");
-  await envtest.writeKubeconfig(kubeconfig);
-  const config = parseServeConfig(
-    [
-      "--kubeconfig",
-      kubeconfig,
-      "--registry-namespace",
-      "default",
-      "--listen",
-      "127.0.0.1:0",
-      "--ops-listen",
-      "127.0.0.1:0",
-    ],
-    {},
-  );
-  if (!config.ok) throw new Error(config.error);
-  const started = await startSidecar(config.value, pino({ level: "silent" }));
-  if (!started.ok) throw new Error(started.error);
-  sidecar = started.value;
+  sidecar = await startTestSidecar(envtest, {
+    flags: ["--registry-namespace", "default"],
+    reflector: "production",
+  });
 
   // The README's configuration, as shipped in manifests/base/nginx.conf, with this test's ports
   // and paths: no cluster DNS resolver here, and the upstreams are IP addresses.
@@ -139,7 +122,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   nginx?.kill("SIGQUIT");
-  await sidecar?.close();
+  await sidecar?.stop();
   await envtest?.close();
   await new Promise((r) => upstream?.close(r));
   if (dir) await rm(dir, { recursive: true, force: true });

@@ -6,7 +6,9 @@ import http from "node:http";
 import { type Envtest, startEnvtest } from "@replica-mirror/envtest";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { get, getJson, LONG, size, until } from "./support/http-client.ts";
+import { get, getJson } from "../support/http.ts";
+import { type SidecarProcess, startSidecarProcess } from "../support/process.ts";
+import { LONG, size, waitUntil } from "../support/wait.ts";
 import {
   answerLabel,
   describeAnswer,
@@ -19,7 +21,6 @@ import {
   WORLD_APPS,
 } from "./support/http-fuzz.ts";
 import { type Exchange, header, RawConnection } from "./support/raw-http.ts";
-import { type SidecarProcess, startSidecarProcess } from "./support/sidecar-process.ts";
 import { kubeconfigFor, seedWorld } from "./support/world.ts";
 
 const UPSTREAMS = upstreamHeaders(WORLD_APPS);
@@ -38,7 +39,7 @@ beforeAll(async () => {
   seedWorld(envtest);
   kubeconfig = await kubeconfigFor(envtest);
   sidecar = await startSidecarProcess({ kubeconfig: kubeconfig.path });
-  await until(
+  await waitUntil(
     async () => {
       const apps = await getJson<{ apps?: { name: string; ready: boolean }[] }>(
         sidecar.dataPort,
@@ -46,8 +47,7 @@ beforeAll(async () => {
       );
       return apps.apps?.length === WORLD_APPS.length ? true : undefined;
     },
-    15_000,
-    "the sidecar to serve every App",
+    { timeoutMs: 15_000, what: "the sidecar to serve every App" },
   );
 }, 30_000);
 

@@ -8,9 +8,10 @@ import { type Envtest, startEnvtest } from "@replica-mirror/envtest";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseRegistry } from "../../src/registry/parse.ts";
-import { get, getJson, metricValue, size, until } from "./support/http-client.ts";
+import { get, getJson, metricValue } from "../support/http.ts";
+import { startTestSidecar, type TestSidecar } from "../support/sidecar.ts";
+import { size, waitUntil } from "../support/wait.ts";
 import { WORLD_APPS } from "./support/http-fuzz.ts";
-import { type InProcessSidecar, startInProcess } from "./support/in-process.ts";
 import { mutatedDocument, registryValue, validDocument } from "./support/registry-values.ts";
 import {
   REGISTRY_NAME,
@@ -121,19 +122,22 @@ interface SnapshotView {
 }
 
 let envtest: Envtest;
-let running: InProcessSidecar;
-const data = () => running.sidecar.data.port;
-const ops = () => running.sidecar.ops.port;
+let running: TestSidecar;
+const data = () => running.data.port;
+const ops = () => running.ops.port;
 
 beforeAll(async () => {
   envtest = await startEnvtest();
   seedWorld(envtest);
-  running = await startInProcess(envtest, { logLevel: "debug" });
-  await until(
-    async () => ((await get(ops(), "/readyz")).status === 200 ? true : undefined),
-    15_000,
-    "ready",
-  );
+  running = await startTestSidecar(envtest, {
+    logLevel: "debug",
+    watchTimeoutSeconds: 5,
+    reflector: "production",
+  });
+  await waitUntil(async () => ((await get(ops(), "/readyz")).status === 200 ? true : undefined), {
+    timeoutMs: 15_000,
+    what: "ready",
+  });
 });
 
 afterAll(async () => {
@@ -155,13 +159,12 @@ describe("the mirror under generated Registry values", () => {
   // values whose messages happen to be equal are two refusals (found by the property below).
   it("counts and logs each refused value, also when its error repeats the previous one", async () => {
     const world = writeRegistryValue(envtest, JSON.stringify(registryDocument(WORLD_APPS)));
-    await until(
+    await waitUntil(
       async () =>
         (await getJson<SnapshotView>(data(), "/v1/snapshot")).registry.resourceVersion === world
           ? true
           : undefined,
-      10_000,
-      "the world Registry",
+      { timeoutMs: 10_000, what: "the world Registry" },
     );
     const before = { metric: await parseErrors(), lines: refusedLogLines().length };
     const errors: (string | null)[] = [];
@@ -170,13 +173,12 @@ describe("the mirror under generated Registry values", () => {
       '{"apiVersion":"replica-mirror/v1","x":1}',
     ]) {
       const rv = writeRegistryValue(envtest, value);
-      const s = await until(
+      const s = await waitUntil(
         async () => {
           const v = await getJson<SnapshotView>(data(), "/v1/snapshot");
           return v.registry.resourceVersion === rv ? v : undefined;
         },
-        10_000,
-        `the refused value at ${rv}`,
+        { timeoutMs: 10_000, what: `the refused value at ${rv}` },
       );
       errors.push(s.registry.error);
     }
@@ -196,15 +198,14 @@ describe("the mirror under generated Registry values", () => {
       fc.asyncProperty(fc.array(command, { minLength: 1, maxLength: 6 }), async (commands) => {
         // Every run starts from the whole world as the last good Registry.
         const start = writeRegistryValue(envtest, JSON.stringify(registryDocument(WORLD_APPS)));
-        await until(
+        await waitUntil(
           async () => {
             const s = await getJson<SnapshotView>(data(), "/v1/snapshot");
             return s.registry.resourceVersion === start && s.registry.error === null
               ? true
               : undefined;
           },
-          10_000,
-          "the world Registry",
+          { timeoutMs: 10_000, what: "the world Registry" },
         );
         let good: string[] = WORLD_APPS.map((a) => a.name).sort();
         let previousRv: string | null = start;
@@ -245,15 +246,14 @@ describe("the mirror under generated Registry values", () => {
               break;
           }
           writes++;
-          const s = await until(
+          const s = await waitUntil(
             async () => {
               const v = await getJson<SnapshotView>(data(), "/v1/snapshot");
               return v.registry.resourceVersion === rv && v.registry.present === (rv !== null)
                 ? v
                 : undefined;
             },
-            10_000,
-            `the Registry at ${rv} (${c.kind})`,
+            { timeoutMs: 10_000, what: `the Registry at ${rv} (${c.kind})` },
           );
           const apps = await getJson<{ apps: { name: string }[] }>(data(), "/v1/apps");
           expect({ command: c.kind, apps: apps.apps.map((a) => a.name).sort() }).toEqual({

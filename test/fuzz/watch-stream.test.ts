@@ -10,18 +10,11 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { ReflectorStatus } from "../../src/kube/reflector-status.ts";
 import { decodeWatchLine } from "../../src/kube/wire.ts";
 import { silentObserver } from "../../src/mirror/observer.ts";
-import {
-  appState,
-  envtestFor,
-  eventually,
-  type MirrorUnderTest,
-  REGISTRY_NAME,
-  REGISTRY_NS,
-  startMirror,
-} from "../support/mirror-harness.ts";
-import { registryDoc } from "../support/registry.ts";
-import { get, getJson, size, until } from "./support/http-client.ts";
-import { type SidecarProcess, startSidecarProcess } from "./support/sidecar-process.ts";
+import { get, getJson } from "../support/http.ts";
+import { type SidecarProcess, startSidecarProcess } from "../support/process.ts";
+import { appState, startTestSidecar, type TestSidecar } from "../support/sidecar.ts";
+import { size, waitUntil } from "../support/wait.ts";
+import { envtestFor, REGISTRY_NAME, REGISTRY_NS, registryDoc } from "../support/world.ts";
 import { kubeconfigFor } from "./support/world.ts";
 
 const APPS = [
@@ -122,7 +115,7 @@ function truth(envtest: Envtest, apps: number): Record<string, string | null> {
   return out;
 }
 
-function served(m: MirrorUnderTest): Record<string, string | null> | undefined {
+function served(m: TestSidecar): Record<string, string | null> | undefined {
   const s = m.holder.current();
   if (s === null) return undefined;
   const out: Record<string, string | null> = {};
@@ -228,7 +221,7 @@ describe("one corrupted watch line", () => {
 
 describe("the reflector and the mirror under garbage in the watch stream", () => {
   let envtest: Envtest;
-  let m: MirrorUnderTest;
+  let m: TestSidecar;
   const statuses: ReflectorStatus[] = [];
 
   beforeEach(async () => {
@@ -237,11 +230,14 @@ describe("the reflector and the mirror under garbage in the watch stream", () =>
     envtest.apply({ namespace: "tenant-a", name: "shop-credentials", data: { token: "s0" } });
     envtest.apply({ namespace: "tenant-b", name: "blog-credentials", data: { token: "b0" } });
     writeApps(envtest, APPS.length);
-    m = startMirror(envtest, {
+    m = await startTestSidecar(envtest, {
       observer: { ...silentObserver, reflector: (_name, status) => statuses.push(status) },
       watchTimeoutSeconds: 5,
     });
-    await eventually(() => m.holder.current() ?? undefined, 10_000, "first Snapshot");
+    await waitUntil(() => m.holder.current() ?? undefined, {
+      timeoutMs: 10_000,
+      what: "first Snapshot",
+    });
   });
   afterEach(async () => {
     await m.stop();
@@ -260,10 +256,12 @@ describe("the reflector and the mirror under garbage in the watch stream", () =>
         const want = truth(envtest, state.apps);
         // A watch that carried no event since the garbage resumes when it ends (timeout 5-10 s
         // plus grace): a change afterwards is what the mirror must see promptly.
-        await eventually(
+        await waitUntil(
           () => (JSON.stringify(served(m)) === JSON.stringify(want) ? true : undefined),
-          20_000,
-          `the mirror to serve ${JSON.stringify(want)} (serves ${JSON.stringify(served(m))})`,
+          {
+            timeoutMs: 20_000,
+            what: `the mirror to serve ${JSON.stringify(want)} (serves ${JSON.stringify(served(m))})`,
+          },
         );
       }),
       { numRuns: size(15, 150) },
@@ -291,24 +289,25 @@ describe("the reflector and the mirror under garbage in the watch stream", () =>
       envtest.faults.injectGarbage((["bytes", "truncated", "non-json"] as const)[i % 3]!);
       last = `during-${i}`;
       envtest.apply({ namespace: "tenant-a", name: "shop-credentials", data: { token: last } });
-      await eventually(
+      await waitUntil(
         () =>
           statuses.slice(before).some((s) => s.kind === "watch-restart" && s.reason === "decode")
             ? true
             : undefined,
-        2_000,
-        `a decode restart in round ${i}`,
+        { timeoutMs: 2_000, what: `a decode restart in round ${i}` },
       ).catch(() => undefined);
-      await eventually(() => (envtest.openWatches === 2 ? true : undefined), 5_000, "watches back");
+      await waitUntil(() => (envtest.openWatches === 2 ? true : undefined), {
+        timeoutMs: 5_000,
+        what: "watches back",
+      });
     }
     expect(statuses.some((s) => s.kind === "relist" && s.reason === "decode")).toBe(true);
-    await eventually(
+    await waitUntil(
       () =>
         JSON.stringify(served(m)) === JSON.stringify(truth(envtest, APPS.length))
           ? true
           : undefined,
-      10_000,
-      "convergence",
+      { timeoutMs: 10_000, what: "convergence" },
     );
     expect(served(m)?.shop).toBe(last);
   }, 60_000);
@@ -362,25 +361,23 @@ describe("`serve` as a process under garbage in the watch stream", () => {
       ).length;
 
   it("stays up and converges through every garbage kind, lines split and coalesced", async () => {
-    await until(
+    await waitUntil(
       async () => ((await get(sidecar.opsPort, "/readyz")).status === 200 ? true : undefined),
-      15_000,
-      "ready",
+      { timeoutMs: 15_000, what: "ready" },
     );
     let step = 0;
     for (const mode of ["split", "coalesce"] as const) {
       envtest.faults.chunking({ mode, seed: 11 + step });
       for (const kind of ["bytes", "truncated", "non-json"] as const) {
         const seen = { registry: timeouts("registry"), secrets: timeouts("secrets/*") };
-        await until(
+        await waitUntil(
           () =>
             timeouts("registry") > seen.registry &&
             timeouts("secrets/*") > seen.secrets &&
             envtest.openWatches === 2
               ? true
               : undefined,
-          10_000,
-          "both watches to turn over on their own",
+          { timeoutMs: 10_000, what: "both watches to turn over on their own" },
         );
         expect(envtest.faults.injectGarbage(kind)).toBe(2);
         const app = APPS[step % APPS.length]!;
@@ -392,13 +389,12 @@ describe("`serve` as a process under garbage in the watch stream", () => {
             data: { token: `v${step}` },
           });
         step++;
-        await until(
+        await waitUntil(
           async () =>
             JSON.stringify(await secretVersions()) === JSON.stringify(truthVersions())
               ? true
               : undefined,
-          10_000,
-          `convergence after ${kind} under ${mode}`,
+          { timeoutMs: 10_000, what: `convergence after ${kind} under ${mode}` },
         ).catch(async (e: unknown) => {
           throw new Error(
             `${String(e)}\nserved ${JSON.stringify(await secretVersions())} truth ${JSON.stringify(truthVersions())}\n${sidecar

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createDataServer } from "../../src/http/data-server.ts";
 import { SnapshotHolder } from "../../src/snapshot/holder.ts";
-import { memoryLogger } from "./log-sink.ts";
+import { memoryLogger } from "../support/log-sink.ts";
 import { snapshotOf } from "./support.ts";
 
 function serverLogging(level: string, holder = new SnapshotHolder()) {

@@ -6,7 +6,7 @@ import { createOpsServer } from "../../src/http/ops-server.ts";
 import { appRecordSchema } from "../../src/http/schemas.ts";
 import { SnapshotHolder } from "../../src/snapshot/holder.ts";
 import { listApps } from "../../src/snapshot/lookup.ts";
-import { memoryLogger } from "./log-sink.ts";
+import { memoryLogger } from "../support/log-sink.ts";
 import { snapshotOf } from "./support.ts";
 
 const VALUES = { shop: "SECRET-shop-7f3a91", blog: "SECRET-blog-c04e2d" };

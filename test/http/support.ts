@@ -1,7 +1,7 @@
 import type { FastifyInstance, InjectOptions } from "fastify";
 import { build } from "../../src/snapshot/build.ts";
 import type { RegistryStatus, Snapshot } from "../../src/snapshot/types.ts";
-import { type AppInput, registryOf, secretData, secretsOf } from "../support/registry.ts";
+import { type AppInput, registryOf, secretData, secretsOf } from "../support/world.ts";
 
 export const BUILT_AT = 1_700_000_000_000;
 

@@ -5,12 +5,13 @@
 
 import { type Envtest, startEnvtest } from "@replica-mirror/envtest";
 import { afterEach, describe, expect, it } from "vitest";
-import { get, getJson, metricValue, until } from "../fuzz/support/http-client.ts";
-import { type InProcessSidecar, startInProcess } from "../fuzz/support/in-process.ts";
 import { APP_NS, seedWorld } from "../fuzz/support/world.ts";
+import { get, getJson, metricValue } from "../support/http.ts";
+import { startTestSidecar, type TestSidecar } from "../support/sidecar.ts";
+import { waitUntil } from "../support/wait.ts";
 
 let envtest: Envtest | undefined;
-let running: InProcessSidecar | undefined;
+let running: TestSidecar | undefined;
 
 afterEach(async () => {
   await running?.stop();
@@ -21,10 +22,8 @@ afterEach(async () => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function scrape(
-  r: InProcessSidecar,
-): Promise<{ age: number; revision: number; synced: number }> {
-  const text = (await get(r.sidecar.ops.port, "/metrics")).body;
+async function scrape(r: TestSidecar): Promise<{ age: number; revision: number; synced: number }> {
+  const text = (await get(r.ops.port, "/metrics")).body;
   return {
     age: metricValue(text, "replica_mirror_last_contact_age_seconds") ?? Number.NaN,
     revision: metricValue(text, "replica_mirror_snapshot_revision") ?? Number.NaN,
@@ -32,8 +31,8 @@ async function scrape(
   };
 }
 
-async function route(r: InProcessSidecar, host: string): Promise<[number, string | undefined]> {
-  const a = await get(r.sidecar.data.port, "/v1/route", { host });
+async function route(r: TestSidecar, host: string): Promise<[number, string | undefined]> {
+  const a = await get(r.data.port, "/v1/route", { host });
   return [a.status, String(a.headers["x-mirror-reason"] ?? a.headers["x-mirror-app"])];
 }
 
@@ -42,26 +41,29 @@ interface AppRecord {
   ready: boolean;
   secretResourceVersion: string | null;
 }
-const apps = async (r: InProcessSidecar) =>
+const apps = async (r: TestSidecar) =>
   Object.fromEntries(
-    (await getJson<{ apps: AppRecord[] }>(r.sidecar.data.port, "/v1/apps")).apps.map((a) => [
-      a.name,
-      a,
-    ]),
+    (await getJson<{ apps: AppRecord[] }>(r.data.port, "/v1/apps")).apps.map((a) => [a.name, a]),
   );
 
 describe("the API server gone after the first sync", () => {
   it("keeps serving the last Snapshot and stays ready while staleness grows, then converges when it is back", async () => {
     envtest = await startEnvtest({ bookmarkIntervalMs: 200 });
     seedWorld(envtest);
-    const r = await startInProcess(envtest, { logLevel: "info", watchTimeoutSeconds: 1 });
+    const r = await startTestSidecar(envtest, {
+      logLevel: "info",
+      watchTimeoutSeconds: 1,
+      reflector: "production",
+    });
     running = r;
-    await until(
-      async () => ((await get(r.sidecar.ops.port, "/readyz")).status === 200 ? true : undefined),
-      15_000,
-      "ready",
+    await waitUntil(
+      async () => ((await get(r.ops.port, "/readyz")).status === 200 ? true : undefined),
+      { timeoutMs: 15_000, what: "ready" },
     );
-    await until(async () => ((await apps(r)).shop?.ready ? true : undefined), 10_000, "shop ready");
+    await waitUntil(async () => ((await apps(r)).shop?.ready ? true : undefined), {
+      timeoutMs: 10_000,
+      what: "shop ready",
+    });
     const before = await scrape(r);
     expect(before.age).toBeLessThan(2.5);
     expect(await route(r, "shop.example.com")).toEqual([200, "shop"]);
@@ -80,8 +82,8 @@ describe("the API server gone after the first sync", () => {
     expect(await route(r, "shop.example.com")).toEqual([200, "shop"]);
     expect(await route(r, "blog.example.com")).toEqual([503, "secret-unavailable"]);
     expect(await route(r, "nope.example.org")).toEqual([404, "unknown-host"]);
-    expect((await get(r.sidecar.ops.port, "/readyz")).status).toBe(200);
-    expect((await get(r.sidecar.ops.port, "/healthz")).status).toBe(200);
+    expect((await get(r.ops.port, "/readyz")).status).toBe(200);
+    expect((await get(r.ops.port, "/healthz")).status).toBe(200);
     expect(down2.revision).toBe(before.revision);
     expect(down2.synced).toBe(1);
     expect(down1.age).toBeGreaterThan(1.2);
@@ -101,7 +103,7 @@ describe("the API server gone after the first sync", () => {
 
     envtest = await startEnvtest({ port, state, bookmarkIntervalMs: 200 });
     const back = Date.now();
-    await until(
+    await waitUntil(
       async () => {
         const a = await apps(r);
         return a.blog?.ready &&
@@ -110,8 +112,7 @@ describe("the API server gone after the first sync", () => {
           ? true
           : undefined;
       },
-      45_000,
-      "convergence after the API server came back",
+      { timeoutMs: 45_000, what: "convergence after the API server came back" },
     );
     const convergedMs = Date.now() - back;
     expect(await route(r, "blog.example.com")).toEqual([200, "blog"]);
@@ -131,14 +132,20 @@ describe("the API server gone after the first sync", () => {
   it("keeps staleness low on a healthy, quiet cluster that sends only bookmarks", async () => {
     envtest = await startEnvtest({ bookmarkIntervalMs: 200 });
     seedWorld(envtest);
-    const r = await startInProcess(envtest, { logLevel: "info", watchTimeoutSeconds: 60 });
+    const r = await startTestSidecar(envtest, {
+      logLevel: "info",
+      watchTimeoutSeconds: 60,
+      reflector: "production",
+    });
     running = r;
-    await until(
-      async () => ((await get(r.sidecar.ops.port, "/readyz")).status === 200 ? true : undefined),
-      15_000,
-      "ready",
+    await waitUntil(
+      async () => ((await get(r.ops.port, "/readyz")).status === 200 ? true : undefined),
+      { timeoutMs: 15_000, what: "ready" },
     );
-    await until(() => (envtest?.openWatches === 2 ? true : undefined), 10_000, "two watches");
+    await waitUntil(() => (envtest?.openWatches === 2 ? true : undefined), {
+      timeoutMs: 10_000,
+      what: "two watches",
+    });
     await sleep(3_000);
     expect((await scrape(r)).age).toBeLessThan(1.5);
   }, 20_000);

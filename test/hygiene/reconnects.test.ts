@@ -11,10 +11,10 @@ import { runInNewContext } from "node:vm";
 import { type Envtest, startEnvtest } from "@replica-mirror/envtest";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseServeConfig } from "../../src/cli/config.ts";
-import { type Sidecar, startSidecar } from "../../src/cli/serve.ts";
-import { get, getJson, LONG, metricValue, size, until } from "../fuzz/support/http-client.ts";
-import { APP_NS, kubeconfigFor, REGISTRY_NS, seedWorld } from "../fuzz/support/world.ts";
+import { APP_NS, seedWorld } from "../fuzz/support/world.ts";
+import { get, getJson, metricValue } from "../support/http.ts";
+import { startTestSidecar, type TestSidecar } from "../support/sidecar.ts";
+import { LONG, size, waitUntil } from "../support/wait.ts";
 
 const RECONNECTS = size(400, 10_000);
 const HEAP_BOUND_BYTES = 8 * 1024 * 1024;
@@ -57,8 +57,7 @@ function serverConnections(port: number): number {
 }
 
 let envtest: Envtest;
-let kubeconfig: { path: string; remove: () => Promise<void> };
-let sidecar: Sidecar;
+let sidecar: TestSidecar;
 let logLines = 0;
 
 beforeAll(async () => {
@@ -67,25 +66,6 @@ beforeAll(async () => {
   // empty ones (which the reflector rightly backs off from).
   envtest = await startEnvtest({ bookmarkIntervalMs: 10 });
   seedWorld(envtest);
-  kubeconfig = await kubeconfigFor(envtest);
-  const config = parseServeConfig(
-    [
-      "--kubeconfig",
-      kubeconfig.path,
-      "--registry-namespace",
-      REGISTRY_NS,
-      "--listen",
-      "127.0.0.1:0",
-      "--ops-listen",
-      "127.0.0.1:0",
-      "--watch-timeout",
-      "300",
-      "--log-level",
-      "info",
-    ],
-    {},
-  );
-  if (!config.ok) throw new Error(config.error);
   // Counted, not kept: the log is not what this test measures.
   const sink = new Writable({
     write(chunk, _encoding, done) {
@@ -93,20 +73,20 @@ beforeAll(async () => {
       done();
     },
   });
-  const started = await startSidecar(config.value, pino({ level: "info" }, sink));
-  if (!started.ok) throw new Error(started.error);
-  sidecar = started.value;
-  await until(
+  sidecar = await startTestSidecar(envtest, {
+    watchTimeoutSeconds: 300,
+    logger: pino({ level: "info" }, sink),
+    reflector: "production",
+  });
+  await waitUntil(
     async () => ((await get(sidecar.ops.port, "/readyz")).status === 200 ? true : undefined),
-    15_000,
-    "ready",
+    { timeoutMs: 15_000, what: "ready" },
   );
 });
 
 afterAll(async () => {
-  await sidecar?.close();
+  await sidecar?.stop();
   await envtest?.close();
-  await kubeconfig?.remove();
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -115,20 +95,18 @@ describe("watch reconnects", () => {
   it(`leave no growth in heap, sockets or timers over ${RECONNECTS} reconnects`, async () => {
     let reconnects = 0;
     const round = async () => {
-      await until(
-        () => (envtest.openWatches === 2 ? true : undefined),
-        30_000,
-        "both watches reopened",
-      );
+      await waitUntil(() => (envtest.openWatches === 2 ? true : undefined), {
+        timeoutMs: 30_000,
+        what: "both watches reopened",
+      });
       await sleep(15); // a bookmark or two on each
       reconnects += envtest.faults.dropWatches();
     };
     const settled = async () => {
-      await until(
-        () => (envtest.openWatches === 2 ? true : undefined),
-        30_000,
-        "both watches reopened",
-      );
+      await waitUntil(() => (envtest.openWatches === 2 ? true : undefined), {
+        timeoutMs: 30_000,
+        what: "both watches reopened",
+      });
       await sleep(50);
       envtest.requests.clear();
     };
@@ -166,7 +144,7 @@ describe("watch reconnects", () => {
       name: "blog-credentials",
       data: { token: "after" },
     }).metadata.resourceVersion;
-    await until(
+    await waitUntil(
       async () => {
         const a = await getJson<{ apps: { name: string; secretResourceVersion: string | null }[] }>(
           sidecar.data.port,
@@ -176,8 +154,7 @@ describe("watch reconnects", () => {
           ? true
           : undefined;
       },
-      10_000,
-      "a change after the reconnects",
+      { timeoutMs: 10_000, what: "a change after the reconnects" },
     );
     const metrics = (await get(sidecar.ops.port, "/metrics")).body;
     const dropped = ["registry", "secrets/*"].map(

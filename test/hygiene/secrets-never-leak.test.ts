@@ -11,8 +11,6 @@ import { randomBytes } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import { ENVTEST_TOKEN, type Envtest, startEnvtest } from "@replica-mirror/envtest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { get, until } from "../fuzz/support/http-client.ts";
-import { type SidecarProcess, startSidecarProcess } from "../fuzz/support/sidecar-process.ts";
 import {
   APP_NS,
   kubeconfigFor,
@@ -20,6 +18,9 @@ import {
   REGISTRY_NS,
   registryDocument,
 } from "../fuzz/support/world.ts";
+import { get } from "../support/http.ts";
+import { type SidecarProcess, startSidecarProcess } from "../support/process.ts";
+import { waitUntil } from "../support/wait.ts";
 
 const APPS = [
   {
@@ -115,7 +116,7 @@ async function settle(what: string, registryRv?: string): Promise<void> {
     APPS.map((a) => [a.name, envtest.get(APP_NS, a.secret)?.metadata.resourceVersion ?? null]),
   );
   for (const r of replicas) {
-    await until(
+    await waitUntil(
       async () => {
         const body = JSON.parse((await get(r.dataPort, "/v1/apps")).body) as { apps?: AppRecord[] };
         const snapshot = JSON.parse((await get(r.dataPort, "/v1/snapshot")).body) as {
@@ -128,8 +129,7 @@ async function settle(what: string, registryRv?: string): Promise<void> {
         );
         return Object.entries(have).every(([name, rv]) => want[name] === rv) ? true : undefined;
       },
-      20_000,
-      `${what} (pid ${r.pid})`,
+      { timeoutMs: 20_000, what: `${what} (pid ${r.pid})` },
     );
     await collect(r);
   }
@@ -152,10 +152,9 @@ beforeAll(async () => {
     ),
   );
   for (const r of replicas)
-    await until(
+    await waitUntil(
       async () => ((await get(r.opsPort, "/readyz")).status === 200 ? true : undefined),
-      15_000,
-      "ready",
+      { timeoutMs: 15_000, what: "ready" },
     );
 }, 30_000);
 

@@ -2,18 +2,12 @@ import { type Envtest, startEnvtest } from "@replica-mirror/envtest";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ReflectorStatus } from "../../src/kube/reflector-status.ts";
 import { silentObserver } from "../../src/mirror/observer.ts";
-import {
-  appState,
-  envtestFor,
-  eventually,
-  type MirrorUnderTest,
-  startMirror,
-  writeRegistry,
-  writeSecret,
-} from "../support/mirror-harness.ts";
+import { appState, startTestSidecar, type TestSidecar } from "../support/sidecar.ts";
+import { waitUntil } from "../support/wait.ts";
+import { envtestFor, writeRegistry, writeSecret } from "../support/world.ts";
 
 let envtest: Envtest;
-let m: MirrorUnderTest | undefined;
+let m: TestSidecar | undefined;
 let statuses: { name: string; status: ReflectorStatus }[];
 
 const apps = [
@@ -21,25 +15,27 @@ const apps = [
   { name: "blog", hostnames: ["blog.example.com"], namespace: "tenant-b" },
 ];
 
-async function started(): Promise<MirrorUnderTest> {
+async function started(): Promise<TestSidecar> {
   statuses = [];
-  m = startMirror(envtest, {
+  m = await startTestSidecar(envtest, {
     observer: { ...silentObserver, reflector: (name, status) => statuses.push({ name, status }) },
   });
-  await eventually(() => m!.holder.current() ?? undefined, 10_000, "first Snapshot");
+  await waitUntil(() => m!.holder.current() ?? undefined, {
+    timeoutMs: 10_000,
+    what: "first Snapshot",
+  });
   return m;
 }
 
-const secretValueOf = (mut: MirrorUnderTest, app: string) => {
+const secretValueOf = (mut: TestSidecar, app: string) => {
   const s = appState(mut.holder, app);
   return typeof s === "object" ? s.value : s;
 };
-const untilValue = (mut: MirrorUnderTest, app: string, value: string | null, timeoutMs = 10_000) =>
-  eventually(
-    () => (secretValueOf(mut, app) === value ? true : undefined),
-    timeoutMs,
-    `${app}=${value}`,
-  );
+const untilValue = (mut: TestSidecar, app: string, value: string | null, timeoutMs = 10_000) =>
+  waitUntil(() => (secretValueOf(mut, app) === value ? true : undefined), {
+    timeoutMs: timeoutMs,
+    what: `${app}=${value}`,
+  });
 const lists = () => envtest.requests.entries().filter((e) => e.verb === "list").length;
 
 beforeEach(async () => {
@@ -93,7 +89,7 @@ describe("mirror under API-server faults", () => {
   it("detects a stalled watch and converges while the stall lasts", async () => {
     const mut = await started();
     // Stall the watches themselves, not a list that has not turned into a watch yet.
-    await eventually(() => (envtest.openWatches === 2 ? true : undefined));
+    await waitUntil(() => (envtest.openWatches === 2 ? true : undefined));
     envtest.faults.stall(true);
     writeSecret(envtest, "tenant-a", "shop-credentials", { token: "a-during-stall" });
     // The stalled connection holds the event; only the client-side inactivity deadline can

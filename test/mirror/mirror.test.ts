@@ -4,22 +4,23 @@ import { assertConsistent } from "../../src/snapshot/consistency.ts";
 import { listApps, lookup } from "../../src/snapshot/lookup.ts";
 import {
   appState,
+  startTestSidecar,
+  type TestSidecar,
+  type TestSidecarOptions,
+} from "../support/sidecar.ts";
+import { waitUntil } from "../support/wait.ts";
+import {
   envtestFor,
-  eventually,
-  type MirrorUnderTest,
   REGISTRY_NAME,
   REGISTRY_NS,
-  startMirror,
   writeRegistry,
   writeSecret,
-} from "../support/mirror-harness.ts";
+} from "../support/world.ts";
 
 let envtest: Envtest;
-const running: MirrorUnderTest[] = [];
-const start = (
-  ...args: Parameters<typeof startMirror> extends [unknown, ...infer R] ? R : never
-) => {
-  const m = startMirror(envtest, ...args);
+const running: TestSidecar[] = [];
+const start = async (options?: TestSidecarOptions) => {
+  const m = await startTestSidecar(envtest, options);
   running.push(m);
   return m;
 };
@@ -41,8 +42,11 @@ const blog = { name: "blog", hostnames: ["blog.example.com"], namespace: "tenant
 
 describe("mirror on envtest", () => {
   it("bootstraps with no Registry Secret: synced, empty, ready; then the Registry appears", async () => {
-    const m = start();
-    const first = await eventually(() => m.holder.current() ?? undefined, 5000, "first Snapshot");
+    const m = await start();
+    const first = await waitUntil(() => m.holder.current() ?? undefined, {
+      timeoutMs: 5000,
+      what: "first Snapshot",
+    });
     expect({ revision: first.revision, apps: listApps(first), registry: first.registry }).toEqual({
       revision: 1,
       apps: [],
@@ -50,7 +54,7 @@ describe("mirror on envtest", () => {
     });
     writeSecret(envtest, "tenant-a", "shop-credentials", { token: "t0" });
     writeRegistry(envtest, [shop]);
-    await eventually(() =>
+    await waitUntil(() =>
       lookup(m.holder.current()!, "shop.example.com").kind === "found" ? true : undefined,
     );
     expect(appState(m.holder, "shop")).toEqual({ ready: true, value: "t0", reason: null });
@@ -59,9 +63,9 @@ describe("mirror on envtest", () => {
   it("publishes nothing before both lists completed, then exactly the cluster's state", async () => {
     writeSecret(envtest, "tenant-a", "shop-credentials", { token: "t0" });
     writeRegistry(envtest, [shop, blog]);
-    const m = start();
+    const m = await start();
     expect(m.holder.current()).toBeNull();
-    const s = await eventually(() => m.holder.current() ?? undefined);
+    const s = await waitUntil(() => m.holder.current() ?? undefined);
     expect(s.revision).toBe(1);
     expect([appState(m.holder, "shop"), appState(m.holder, "blog")]).toEqual([
       { ready: true, value: "t0", reason: null },
@@ -72,19 +76,18 @@ describe("mirror on envtest", () => {
   it("flips an App on delete, recreate, key removal and empty value, keeping the App", async () => {
     writeSecret(envtest, "tenant-a", "shop-credentials", { token: "v1" });
     writeRegistry(envtest, [shop]);
-    const m = start();
-    await eventually(() => (appState(m.holder, "shop") !== "not-synced" ? true : undefined));
+    const m = await start();
+    await waitUntil(() => (appState(m.holder, "shop") !== "not-synced" ? true : undefined));
     const states: unknown[] = [];
     const step = async (write: () => void, expected: object) => {
       write();
       states.push(
-        await eventually(
+        await waitUntil(
           () => {
             const st = appState(m.holder, "shop");
             return JSON.stringify(st) === JSON.stringify(expected) ? st : undefined;
           },
-          5000,
-          JSON.stringify(expected),
+          { timeoutMs: 5000, what: JSON.stringify(expected) },
         ),
       );
     };
@@ -121,10 +124,10 @@ describe("mirror on envtest", () => {
 
   it("swaps a new Snapshot object per change, and every read during Registry churn is consistent", async () => {
     writeRegistry(envtest, [shop]);
-    const m = start();
-    const first = await eventually(() => m.holder.current() ?? undefined);
+    const m = await start();
+    const first = await waitUntil(() => m.holder.current() ?? undefined);
     writeSecret(envtest, "tenant-a", "shop-credentials", { token: "x" });
-    const second = await eventually(() =>
+    const second = await waitUntil(() =>
       m.holder.current() !== first ? m.holder.current()! : undefined,
     );
     expect(second.revision).toBe(first.revision + 1);
@@ -168,12 +171,12 @@ describe("mirror on envtest", () => {
       secret: `s${i}`,
     }));
     writeRegistry(envtest, apps);
-    const m = start();
-    await eventually(() => m.holder.current() ?? undefined);
+    const m = await start();
+    await waitUntil(() => m.holder.current() ?? undefined);
     await m.mirror.idle();
     const before = m.mirror.stats().rebuilds;
     for (let i = 0; i < 10; i++) writeSecret(envtest, "tenant-a", `s${i}`, { token: `burst-${i}` });
-    await eventually(() =>
+    await waitUntil(() =>
       apps.every(
         (a, i) =>
           JSON.stringify(appState(m.holder, a.name)) ===
@@ -189,8 +192,8 @@ describe("mirror on envtest", () => {
   it("rebuilds nothing for 10,000 writes to Secrets no App references, and keeps none of their data", async () => {
     writeSecret(envtest, "tenant-a", "shop-credentials", { token: "x" });
     writeRegistry(envtest, [shop]);
-    const m = start();
-    await eventually(() => m.holder.current() ?? undefined);
+    const m = await start();
+    await waitUntil(() => m.holder.current() ?? undefined);
     await m.mirror.idle();
     const before = { ...m.mirror.stats(), snapshot: m.holder.current() };
     for (let i = 0; i < 10_000; i++) {
@@ -199,9 +202,9 @@ describe("mirror on envtest", () => {
     }
     // The last unrelated write is followed by a related one: once it is visible, every earlier event was seen.
     writeSecret(envtest, "tenant-a", "shop-credentials", { token: "after" });
-    await eventually(
+    await waitUntil(
       () => (JSON.stringify(appState(m.holder, "shop")).includes("after") ? true : undefined),
-      20_000,
+      { timeoutMs: 20_000 },
     );
     await m.mirror.idle();
     expect(m.mirror.stats().rebuilds - before.rebuilds).toBe(1);
@@ -210,11 +213,11 @@ describe("mirror on envtest", () => {
   it("fetches a Secret whose bytes were dropped when the Registry starts referencing it", async () => {
     writeSecret(envtest, "tenant-b", "blog-credentials", { token: "blog-v1" });
     writeRegistry(envtest, [shop]);
-    const m = start();
-    await eventually(() => m.holder.current() ?? undefined);
+    const m = await start();
+    await waitUntil(() => m.holder.current() ?? undefined);
     writeSecret(envtest, "tenant-b", "blog-credentials", { token: "blog-v2" });
     writeRegistry(envtest, [shop, blog]);
-    const blogState = await eventually(() => {
+    const blogState = await waitUntil(() => {
       const s = appState(m.holder, "blog");
       return typeof s === "object" && s.ready ? s : undefined;
     });
@@ -226,8 +229,8 @@ describe("mirror on envtest", () => {
 
   it("keeps the last good Registry when the new one is malformed, and reports the error", async () => {
     writeRegistry(envtest, [shop]);
-    const m = start();
-    await eventually(() => m.holder.current() ?? undefined);
+    const m = await start();
+    await waitUntil(() => m.holder.current() ?? undefined);
     envtest.apply({
       namespace: REGISTRY_NS,
       name: REGISTRY_NAME,
@@ -236,13 +239,13 @@ describe("mirror on envtest", () => {
           '{"apiVersion":"replica-mirror/v1","apps":[{"name":"x","hostnames":["x:80"],"secretRef":{"name":"s","key":"k"}}]}',
       },
     });
-    const s = await eventually(() =>
+    const s = await waitUntil(() =>
       m.holder.current()?.registry.error ? m.holder.current()! : undefined,
     );
     expect(s.registry.error).toBe("invalid registry: apps[0].hostnames[0]: port not allowed");
     expect(listApps(s).map((a) => a.name)).toEqual(["shop"]);
     envtest.delete(REGISTRY_NS, REGISTRY_NAME);
-    const empty = await eventually(() =>
+    const empty = await waitUntil(() =>
       m.holder.current()?.registry.present === false ? m.holder.current()! : undefined,
     );
     expect(listApps(empty)).toEqual([]);
@@ -251,10 +254,10 @@ describe("mirror on envtest", () => {
   it("converges three mirrors independently, reading Secrets with get, list and watch only", async () => {
     writeSecret(envtest, "tenant-a", "shop-credentials", { token: "a" });
     writeRegistry(envtest, [shop, blog]);
-    const mirrors = [start(), start(), start()];
+    const mirrors = await Promise.all([start(), start(), start()]);
     writeSecret(envtest, "tenant-b", "blog-credentials", { token: "b" });
     for (const m of mirrors) {
-      await eventually(() =>
+      await waitUntil(() =>
         JSON.stringify(appState(m.holder, "blog")).includes('"value":"b"') ? true : undefined,
       );
     }
@@ -271,9 +274,11 @@ describe("mirror on envtest", () => {
     writeSecret(envtest, "tenant-a", "shop-credentials", { token: "a" }, { mirror: "yes" });
     writeSecret(envtest, "tenant-b", "blog-credentials", { token: "b" }, { mirror: "no" });
     writeRegistry(envtest, [shop, blog]);
-    const m = start({ namespaces: ["tenant-a", "tenant-b"], labelSelector: "mirror=yes" });
-    await eventually(() => m.holder.current() ?? undefined);
-    await eventually(() => (envtest.openWatches === 3 ? true : undefined));
+    const m = await start({
+      flags: ["--secret-namespaces", "tenant-a,tenant-b", "--secret-selector", "mirror=yes"],
+    });
+    await waitUntil(() => m.holder.current() ?? undefined);
+    await waitUntil(() => (envtest.openWatches === 3 ? true : undefined));
     expect([appState(m.holder, "shop"), appState(m.holder, "blog")]).toEqual([
       { ready: true, value: "a", reason: null },
       { ready: false, value: null, reason: "secret-absent" },

@@ -5,7 +5,7 @@ import { compareResourceVersions } from "../../src/mirror/resource-version.ts";
 import { SecretStore } from "../../src/mirror/secret-store.ts";
 import { addedSecrets, deriveWatchedSet } from "../../src/mirror/watched-set.ts";
 import { SecretIndex } from "../../src/snapshot/secret-index.ts";
-import { registryDoc, registryOf } from "../support/registry.ts";
+import { registryDoc, registryOf } from "../support/world.ts";
 
 const secret = (name: string, rv: string, token?: string): SecretObject => ({
   metadata: { namespace: "ns", name, resourceVersion: rv },

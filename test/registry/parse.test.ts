@@ -1,7 +1,7 @@
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { parseRegistry } from "../../src/registry/parse.ts";
-import { registryDoc } from "../support/registry.ts";
+import { registryDoc } from "../support/world.ts";
 
 const opts = { defaultNamespace: "platform" };
 const bytes = (value: unknown) => Buffer.from(JSON.stringify(value));

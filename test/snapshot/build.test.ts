@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { build } from "../../src/snapshot/build.ts";
 import { assertConsistent } from "../../src/snapshot/consistency.ts";
 import { findApp, listApps, lookup } from "../../src/snapshot/lookup.ts";
-import { meta, registryOf, secretData, secretsOf } from "../support/registry.ts";
+import { meta, registryOf, secretData, secretsOf } from "../support/world.ts";
 
 const registry = registryOf([
   {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { build } from "../../src/snapshot/build.ts";
 import { Coalescer } from "../../src/snapshot/coalescer.ts";
 import { SnapshotHolder } from "../../src/snapshot/holder.ts";
-import { meta, secretsOf } from "../support/registry.ts";
+import { meta, secretsOf } from "../support/world.ts";
 
 /** A schedule the test drives: scheduled rebuilds start only when `flush` is called. */
 function manualSchedule() {

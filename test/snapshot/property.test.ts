@@ -6,7 +6,7 @@ import { assertConsistent } from "../../src/snapshot/consistency.ts";
 import { lookup } from "../../src/snapshot/lookup.ts";
 import { SecretIndex } from "../../src/snapshot/secret-index.ts";
 import type { SecretData, Snapshot } from "../../src/snapshot/types.ts";
-import { meta, registryOf, secretData, secretsOf } from "../support/registry.ts";
+import { meta, registryOf, secretData, secretsOf } from "../support/world.ts";
 
 // A small alphabet so that random registries collide, nest wildcards and conflict often.
 const label = fc.constantFrom("a", "b", "c", "shop", "xn--bcher-kva");

@@ -1,4 +1,4 @@
-// Plain GETs against the sidecar's listeners, each on its own connection (agent: false), so a
+// Plain GETs against a sidecar's listeners, each on its own connection (agent: false), so a
 // test that counts sockets and timers sees none left behind by its own probes.
 
 import http from "node:http";
@@ -65,33 +65,3 @@ export function metricValue(
   }
   return undefined;
 }
-
-/** Polls `check` every 20 ms until it returns a value other than undefined; fails after `ms`. */
-export async function until<T>(
-  check: () => Promise<T | undefined> | T | undefined,
-  ms: number,
-  what: string,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v !== undefined) return v;
-    } catch (e) {
-      lastError = e;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(
-        `timed out after ${ms} ms waiting for ${what}${lastError ? ` (last error: ${String(lastError)})` : ""}`,
-      );
-    }
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-/** REPLICA_MIRROR_LONG=1 selects the full-size runs. */
-export const LONG = process.env.REPLICA_MIRROR_LONG === "1";
-
-/** `long` when REPLICA_MIRROR_LONG=1, else `short`. */
-export const size = (short: number, long: number): number => (LONG ? long : short);

@@ -5,8 +5,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
-const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
-const MAIN = fileURLToPath(new URL("../../../src/cli/main.ts", import.meta.url));
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const MAIN = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
 const PROBE = fileURLToPath(new URL("./heap-probe.ts", import.meta.url));
 
 /** Heap figures of the child after two full collections. */

@@ -1,7 +1,8 @@
-/**
- * A small deterministic PRNG (mulberry32): the seed → operation sequence mapping depends on
- * nothing else, so a seed printed by a failing run regenerates the same operations anywhere.
- */
+// Seeded randomness for generated tests: the seed → sequence mapping depends on nothing else, so a
+// seed printed by a failing run regenerates the same values anywhere. The generator is envtest's.
+
+import { seededRandom } from "@replica-mirror/envtest";
+
 export interface Random {
   /** In [0, 1). */
   next(): number;
@@ -13,16 +14,9 @@ export interface Random {
   chance(p: number): boolean;
 }
 
-/** mulberry32 seeded with `seed` (any integer). */
-export function mulberry32(seed: number): Random {
-  let a = seed >>> 0;
-  const next = (): number => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+/** A Random seeded with `seed` (any integer). */
+export function seeded(seed: number): Random {
+  const next = seededRandom(seed);
   const int = (n: number): number => Math.floor(next() * n);
   return {
     next,

@@ -1,0 +1,23 @@
+/** A listener address; port 0 picks a free port. */
+export interface Address {
+  readonly host: string;
+  readonly port: number;
+}
+
+/**
+ * Everything one sidecar needs, as `serve` parses it from flags and environment variables
+ * (README, "Configuration").
+ */
+export interface SidecarConfig {
+  readonly kubeconfig: string | undefined;
+  readonly registryNamespace: string;
+  readonly registryName: string;
+  readonly registryKey: string;
+  /** Empty: one cluster-wide watch. */
+  readonly secretNamespaces: readonly string[];
+  readonly secretSelector: string | undefined;
+  readonly listen: Address;
+  readonly opsListen: Address;
+  readonly watchTimeoutSeconds: number;
+  readonly logLevel: "trace" | "debug" | "info" | "warn" | "error" | "fatal";
+}
