@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
 import { z } from "zod";
 import { err, ok, type Result } from "../result.ts";
 import type { SidecarConfig } from "../sidecar/config.ts";
@@ -22,7 +23,7 @@ const dnsLabel = z
   .max(63)
   .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "must be a DNS-1123 label");
 
-/** The flags of `serve` (SPEC §4), as zod parses them; keys are the flag names. */
+/** The flags of `serve` (README, "Configuration"), as zod parses them; keys are the flag names. */
 export const serveFlags = z.object({
   kubeconfig: z.string().min(1, "must not be empty").optional(),
   "registry-namespace": dnsLabel.optional(),
@@ -114,6 +115,11 @@ export const FLAG_DOCS: Readonly<
 /** Every flag name, in `--help` order. */
 export const FLAG_NAMES = Object.keys(FLAG_DOCS) as FlagName[];
 
+/** Every flag takes a value; zod, not the argument parser, decides what the value may be. */
+const FLAG_OPTIONS = Object.fromEntries(
+  FLAG_NAMES.map((name) => [name, { type: "string" } as const]),
+);
+
 /** REPLICA_MIRROR_WATCH_TIMEOUT for watch-timeout. */
 export const envName = (flag: string): string =>
   `REPLICA_MIRROR_${flag.toUpperCase().replaceAll("-", "_")}`;
@@ -147,15 +153,21 @@ export function parseServeConfig(
       from[name] = envName(name);
     }
   }
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (!arg.startsWith("--")) return err(`unexpected argument '${arg}'`);
-    const eq = arg.indexOf("=");
-    const name = arg.slice(2, eq === -1 ? undefined : eq);
+  const { tokens } = parseArgs({
+    args: [...argv],
+    options: FLAG_OPTIONS,
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
+  for (const token of tokens) {
+    if (token.kind === "positional") return err(`unexpected argument '${token.value}'`);
+    if (token.kind === "option-terminator") return err("unexpected argument '--'");
+    if (!token.rawName.startsWith("--")) return err(`unexpected argument '${token.rawName}'`);
+    const name = token.name;
     if (!isFlag(name)) return err(`--${name}: unknown flag (see --help)`);
-    const value = eq === -1 ? argv[++i] : arg.slice(eq + 1);
-    if (value === undefined) return err(`--${name}: needs a value`);
-    raw[name] = value;
+    if (token.value === undefined) return err(`--${name}: needs a value`);
+    raw[name] = token.value;
     from[name] = `--${name}`;
   }
   const parsed = serveFlags.safeParse(raw);

@@ -6,7 +6,7 @@ export async function runServe(config: SidecarConfig): Promise<number> {
   const log = makeLogger(config.logLevel);
   const started = await startSidecar(config, { logger: log });
   if (!started.ok) {
-    log.fatal({ error: started.error }, "cannot start");
+    log.fatal({ err: started.error }, "cannot start");
     return 1;
   }
   return new Promise((resolve) => {

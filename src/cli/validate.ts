@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import { parseArgs } from "node:util";
 import { parseRegistry } from "../registry/parse.ts";
 import { build } from "../snapshot/build.ts";
 import { SecretIndex } from "../snapshot/secret-index.ts";
@@ -11,16 +12,22 @@ export async function runValidate(
   argv: readonly string[],
   out: (line: string) => void,
 ): Promise<number> {
-  let namespace = "default";
-  const files: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === "--namespace") namespace = argv[++i] ?? "";
-    else if (arg.startsWith("--namespace=")) namespace = arg.slice("--namespace=".length);
-    else files.push(arg);
+  const usage = "usage: replica-mirror registry validate FILE [--namespace NS]";
+  let parsed: { values: { namespace?: string | undefined }; positionals: string[] };
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      options: { namespace: { type: "string", default: "default" } },
+      allowPositionals: true,
+    });
+  } catch {
+    out(usage);
+    return 2;
   }
+  const namespace = parsed.values.namespace ?? "";
+  const files = parsed.positionals;
   if (files.length !== 1 || namespace === "") {
-    out("usage: replica-mirror registry validate FILE [--namespace NS]");
+    out(usage);
     return 2;
   }
   let bytes: Buffer;
@@ -30,12 +37,12 @@ export async function runValidate(
     out(`${files[0]}: ${(e as Error).message}`);
     return 1;
   }
-  const parsed = parseRegistry(bytes, { defaultNamespace: namespace });
-  if (!parsed.ok) {
-    for (const issue of parsed.error.issues) out(`${files[0]}: ${issue}`);
+  const registry = parseRegistry(bytes, { defaultNamespace: namespace });
+  if (!registry.ok) {
+    for (const issue of registry.error.issues) out(`${files[0]}: ${issue}`);
     return 1;
   }
-  const snapshot = build(parsed.value, new SecretIndex(), {
+  const snapshot = build(registry.value, new SecretIndex(), {
     revision: 1,
     builtAt: 0,
     registry: { present: true, resourceVersion: null, error: null },

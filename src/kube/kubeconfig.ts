@@ -1,5 +1,5 @@
-// Finds and loads the kubeconfig per SPEC §4 `--kubeconfig`: an explicit path, else the
-// in-cluster service account, else $KUBECONFIG, else ~/.kube/config.
+// Finds and loads the kubeconfig as `--kubeconfig` promises (README, "Configuration"): an explicit
+// path, else the in-cluster service account, else $KUBECONFIG, else ~/.kube/config.
 
 import { existsSync, readFileSync } from "node:fs";
 import { isIPv6 } from "node:net";
@@ -39,7 +39,7 @@ const failure = (message: string): Result<never, KubeConfigError> =>
 
 const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
-/** Loads the kubeconfig the SPEC's resolution order selects; never throws. */
+/** Loads the kubeconfig the resolution order above selects; never throws. */
 export function loadKubeConfig(
   explicitPath?: string,
   where: KubeConfigEnvironment = {},

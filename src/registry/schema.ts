@@ -63,7 +63,8 @@ const app = z.object({
   hostnames: z.array(hostname).min(1, "at least one hostname is required"),
   secretRef,
   upstream: z.string().optional(),
-  // The leader's view of readiness: accepted for compatibility and ignored (SPEC §2).
+  // The leader's view of readiness: accepted and ignored (docs/serving.md, "Readiness is this
+  // replica's own").
   secretReady: z.boolean().optional(),
 });
 

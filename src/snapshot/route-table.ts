@@ -39,8 +39,9 @@ export function sortedSpecs(registry: Registry | null): readonly AppSpec[] {
  * Builds the hostname side of a Snapshot in one pass over the sorted Apps: the exact and wildcard
  * indexes, the Secret → Apps index and the conflicts. Apps are visited in reverse name order and
  * every claim overwrites the previous one, so the last writer of a hostname is the App whose name
- * sorts first (the winner SPEC §2 names) and a claim costs one Map operation, not a get and a set:
- * at 100k Apps the build is bound by memory latency, about one cache miss per hash-table operation.
+ * sorts first (the winner, README "The Registry document") and a claim costs one Map operation,
+ * not a get and a set: at 100k Apps the build is bound by memory latency, about one cache miss
+ * per hash-table operation.
  */
 export function buildRouteTable(specs: readonly AppSpec[]): RouteTable {
   const exact = new Map<string, number>();
