@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The entry point. It turns on V8's compile cache before anything else is loaded: start-up is
-// mostly module loading (client-node alone is hundreds of files), and a warm cache cuts it by a
-// third. Where no cache directory is writable (a read-only root), this silently does nothing.
+// mostly loading code, and a warm cache skips compiling it. In the bundle this file stays a
+// separate small module for that reason, and the import below loads the one chunk holding the
+// rest. Where no cache directory is writable (a read-only root), this silently does nothing.
 import module from "node:module";
 
 module.enableCompileCache?.();

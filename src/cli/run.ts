@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import packageJson from "../../package.json" with { type: "json" };
 import { parseServeConfig, serveHelp } from "./config.ts";
 import { runServe } from "./serve.ts";
 import { runValidate } from "./validate.ts";
@@ -51,8 +51,5 @@ export async function main(argv: readonly string[]): Promise<number> {
 }
 
 function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
-    version?: string;
-  };
-  return pkg.version ?? "unknown";
+  return packageJson.version;
 }

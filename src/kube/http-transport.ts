@@ -4,7 +4,7 @@
 
 import http from "node:http";
 import https from "node:https";
-import type { KubeConfig } from "@kubernetes/client-node";
+import type { KubeConfig } from "@kubernetes/client-node/dist/config.js";
 import { err, ok, type Result } from "../result.ts";
 import type { ApiError } from "./list-watch.ts";
 import { decodeStatus, parseJson } from "./wire.ts";
