@@ -99,12 +99,46 @@ describe("manifests/components/replica-mirror on a Deployment that is not ours",
 
   it("labels the pod for the monitoring overlay's PodMonitor", () => {
     const labels = objects.find((o) => o.kind === "Deployment")?.spec?.template.metadata.labels;
-    const monitor = parse(
-      readFileSync("manifests/overlays/monitoring/podmonitor.yaml", "utf8"),
-    ) as { spec: { selector: { matchLabels: Record<string, string> } } };
-    expect(labels).toEqual({ app: "haproxy", ...monitor.spec.selector.matchLabels });
+    expect(labels).toEqual({ app: "haproxy", ...podMonitor().selector.matchLabels });
   });
 });
+
+describe("manifests/overlays/monitoring", () => {
+  const objects = render("manifests/overlays/monitoring") as unknown as {
+    kind: string;
+    metadata: { name: string; namespace: string; labels?: Record<string, string> };
+    data?: Record<string, string>;
+    spec?: unknown;
+  }[];
+
+  it("scrapes the sidecar's ops port and ships the rules and the dashboard", () => {
+    expect(objects.map((o) => [o.kind, o.metadata.namespace])).toEqual([
+      ["ConfigMap", "edge"],
+      ["PodMonitor", "edge"],
+      ["PrometheusRule", "edge"],
+    ]);
+    const ops = componentSidecar.ports as { name: string; containerPort: number }[];
+    expect(podMonitor().podMetricsEndpoints).toEqual([
+      { port: ops[0]?.name, path: "/metrics", interval: "30s" },
+    ]);
+    const dashboard = objects.find((o) => o.kind === "ConfigMap");
+    expect(dashboard?.metadata.labels).toEqual({ grafana_dashboard: "1" });
+    expect(dashboard?.data).toEqual({
+      "dashboard.json": readFileSync("manifests/overlays/monitoring/dashboard.json", "utf8"),
+    });
+  });
+});
+
+function podMonitor(): {
+  selector: { matchLabels: Record<string, string> };
+  podMetricsEndpoints: unknown[];
+} {
+  return (
+    parse(readFileSync("manifests/overlays/monitoring/podmonitor.yaml", "utf8")) as {
+      spec: ReturnType<typeof podMonitor>;
+    }
+  ).spec;
+}
 
 describe("manifests/base", () => {
   it("adds its sidecar with the same component: one definition of the container", () => {
