@@ -1,0 +1,195 @@
+// The routing contract through a real data plane: one suite that every data-plane test runs,
+// with what that data plane shows the client for each sidecar answer. The README's data-plane
+// table is this mapping.
+
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type ClientAnswer,
+  type DataPlaneProcess,
+  type Echoed,
+  freePort,
+  HOSTS,
+  type RoutingWorld,
+  sha256,
+  startRoutingWorld,
+  through,
+} from "../support/data-plane.ts";
+import type { Tool } from "../support/tools.ts";
+import { waitUntil } from "../support/wait.ts";
+
+/** What the client sees through this data plane for each answer of the sidecar but 200. */
+export interface ClientAnswers {
+  readonly secretUnavailable: ClientAnswer;
+  readonly notSynced: ClientAnswer;
+  readonly unknownHost: ClientAnswer;
+  readonly badHost: ClientAnswer;
+  /** No sidecar listening at all. */
+  readonly sidecarDown: ClientAnswer;
+}
+
+/**
+ * Each sidecar answer mapped to its own status with `x-mirror-reason`, `retry-after` and a short
+ * text (ending in `newline`), as nginx.conf and haproxy.cfg do; `sidecarDown` is the status of
+ * the answer given when the sidecar is not there.
+ */
+export function mappedAnswers(newline: string, sidecarDown: number): ClientAnswers {
+  const answer = (status: number, reason: string | null, retryAfter: string | null, text: string) =>
+    ({ status, reason, retryAfter, body: `${text}${newline}` }) satisfies ClientAnswer;
+  return {
+    secretUnavailable: answer(503, "secret-unavailable", "5", "credentials not available yet"),
+    notSynced: answer(503, "not-synced", "1", "routing table not synced yet"),
+    unknownHost: answer(404, "unknown-host", null, "unknown host"),
+    badHost: answer(400, "bad-host", null, "bad host"),
+    sidecarDown: answer(sidecarDown, null, null, "routing sidecar unreachable"),
+  };
+}
+
+/** Where a data plane runs: its own port, a scratch directory, and the sidecar's port. */
+export interface PlaneSetup {
+  readonly port: number;
+  readonly dir: string;
+  readonly sidecarPort: number;
+}
+
+export interface DataPlaneSpec {
+  /** For the suite's title: "nginx auth_request". */
+  readonly name: string;
+  /** The data plane's executable. */
+  readonly binary: Tool;
+  /** Writes the shipped configuration, adapted to `setup`, and starts the data plane. */
+  start(binary: string, setup: PlaneSetup): Promise<DataPlaneProcess>;
+  readonly answers: ClientAnswers;
+}
+
+// Larger than every data plane's in-memory body buffer, and not text.
+const BODY = Uint8Array.from({ length: 100_000 }, (_, i) => (i * 31 + 7) % 256);
+
+/** Runs the contract through `spec`'s data plane; skipped, saying why, when it is not installed. */
+export function describeDataPlane(spec: DataPlaneSpec): void {
+  const title = `${spec.name} in front of the sidecar and envtest`;
+  const binary = spec.binary.path;
+  if (binary === undefined) {
+    describe.skip(`${title} (${spec.binary.missing})`, () => {
+      it("runs the routing contract", () => {});
+    });
+    return;
+  }
+
+  describe(title, () => {
+    let world: RoutingWorld;
+    let plane: DataPlaneProcess;
+    let port: number;
+    let dir: string;
+    const ask = (request: Parameters<typeof through>[1]) => through(port, request);
+
+    beforeAll(async () => {
+      dir = await mkdtemp(join(tmpdir(), "replica-mirror-e2e-"));
+      world = await startRoutingWorld();
+      port = await freePort();
+      plane = await spec.start(binary, { port, dir, sidecarPort: world.sidecarPort });
+    }, 30_000);
+
+    afterAll(async () => {
+      await plane?.stop();
+      await world?.close();
+      if (dir) await rm(dir, { recursive: true, force: true });
+    });
+
+    it("proxies a ready App's request to its upstream with the App's headers, not the client's", async () => {
+      const answer = await ask({
+        host: HOSTS.ready,
+        headers: { "x-mirror-app": "forged", "x-mirror-upstream": "http://127.0.0.1:9" },
+      });
+      expect({
+        status: answer.status,
+        reason: answer.reason,
+        echoed: echoedOf(answer),
+      }).toEqual({
+        status: 200,
+        reason: null,
+        echoed: echo("GET", "/orders/42", new Uint8Array()),
+      });
+    });
+
+    it("passes a POST body through to the upstream untouched", async () => {
+      const answer = await ask({ host: HOSTS.ready, method: "POST", path: "/upload", body: BODY });
+      expect({ status: answer.status, echoed: echoedOf(answer) }).toEqual({
+        status: 200,
+        echoed: echo("POST", "/upload", BODY),
+      });
+    });
+
+    it("answers secret-unavailable for an App whose Secret is absent", async () => {
+      expect(await ask({ host: HOSTS.secretMissing })).toEqual(spec.answers.secretUnavailable);
+    });
+
+    it("answers unknown-host for a host no App has", async () => {
+      expect(await ask({ host: HOSTS.unknown })).toEqual(spec.answers.unknownHost);
+    });
+
+    it("answers unknown-host when the client names a served host only in X-Forwarded-Host", async () => {
+      const forged = { host: HOSTS.unknown, headers: { "x-forwarded-host": HOSTS.ready } };
+      expect(await ask(forged)).toEqual(spec.answers.unknownHost);
+    });
+
+    it("answers bad-host for a host the sidecar refuses", async () => {
+      expect(await ask({ host: HOSTS.bad })).toEqual(spec.answers.badHost);
+    });
+
+    it("follows the Secret: once it is created the App is served", async () => {
+      expect((await ask({ host: HOSTS.later })).status).toBe(503);
+      world.createLaterSecret();
+      const answer = await waitUntil(
+        async () => {
+          const a = await ask({ host: HOSTS.later, path: "/" });
+          return a.status === 200 && a;
+        },
+        { timeoutMs: 5_000, intervalMs: 20, what: "news.example.com to be served" },
+      );
+      expect(echoedOf(answer)).toMatchObject({ app: "news" });
+    });
+
+    // The two suites below replace the sidecar under the running data plane; they run after the
+    // tests above, in order.
+    describe("with a sidecar that has not synced", () => {
+      beforeAll(() => world.replaceWithUnsynced(), 30_000);
+
+      it("answers not-synced", async () => {
+        expect(await ask({ host: HOSTS.ready })).toEqual(spec.answers.notSynced);
+      });
+    });
+
+    describe("with the sidecar stopped", () => {
+      beforeAll(() => world.stopSidecar(), 30_000);
+
+      it("answers a 5xx that says the sidecar is unreachable, never a 2xx", async () => {
+        const answer = await ask({ host: HOSTS.ready });
+        expect(answer).toEqual(spec.answers.sidecarDown);
+        expect(answer.status).toBeGreaterThanOrEqual(500);
+      });
+    });
+  });
+}
+
+/** The upstream's report, or the body as it is when the answer did not come from the upstream. */
+function echoedOf(answer: ClientAnswer): Echoed | string {
+  try {
+    return JSON.parse(answer.body) as Echoed;
+  } catch {
+    return answer.body;
+  }
+}
+
+function echo(method: string, path: string, body: Uint8Array): Echoed {
+  return {
+    method,
+    host: HOSTS.ready,
+    app: "shop",
+    path,
+    bodyBytes: body.length,
+    bodySha256: sha256(body),
+  };
+}
