@@ -1,15 +1,11 @@
 import type { ApiError, ListWatch } from "../kube/list-watch.ts";
+import type { SecretRef } from "../registry/schema.ts";
 import type { SecretStore } from "./secret-store.ts";
 
 /** The ListWatch that covers one namespace (null: every namespace). */
 export interface SecretScope {
   readonly namespace: string | null;
   readonly listWatch: ListWatch;
-}
-
-interface Ref {
-  readonly namespace: string;
-  readonly name: string;
 }
 
 export interface FetchOptions {
@@ -21,9 +17,9 @@ export interface FetchOptions {
 
 export interface FetchOutcome {
   /** Secrets whose stored state changed. */
-  readonly changed: Ref[];
+  readonly changed: SecretRef[];
   /** Secrets that could not be fetched, with the first error. */
-  readonly failed: Ref[];
+  readonly failed: SecretRef[];
   readonly error: ApiError | null;
 }
 
@@ -39,7 +35,7 @@ const PAGE_SIZE = 500;
  */
 export async function fetchSecrets(
   store: SecretStore,
-  refs: readonly Ref[],
+  refs: readonly SecretRef[],
   options: FetchOptions,
 ): Promise<FetchOutcome> {
   const covered = refs.filter((r) => scopeFor(options.scopes, r.namespace) !== undefined);
@@ -54,11 +50,11 @@ function scopeFor(scopes: readonly SecretScope[], namespace: string): SecretScop
 
 async function getInto(
   store: SecretStore,
-  refs: readonly Ref[],
+  refs: readonly SecretRef[],
   options: FetchOptions,
 ): Promise<FetchOutcome> {
-  const changed: Ref[] = [];
-  const failed: Ref[] = [];
+  const changed: SecretRef[] = [];
+  const failed: SecretRef[] = [];
   let error: ApiError | null = null;
   let next = 0;
   const worker = async () => {
@@ -83,13 +79,13 @@ async function getInto(
 
 async function listInto(
   store: SecretStore,
-  refs: readonly Ref[],
+  refs: readonly SecretRef[],
   options: FetchOptions,
 ): Promise<FetchOutcome> {
   const wanted = new Set(refs.map((r) => `${r.namespace}/${r.name}`));
   const scopes = new Set(refs.map((r) => scopeFor(options.scopes, r.namespace)!));
-  const changed: Ref[] = [];
-  const failed: Ref[] = [];
+  const changed: SecretRef[] = [];
+  const failed: SecretRef[] = [];
   let error: ApiError | null = null;
   for (const scope of scopes) {
     let continueToken: string | undefined;

@@ -1,15 +1,16 @@
 import { type Clock, systemClock } from "../kube/clock.ts";
 import type { ListWatch, ObjectEventType, SecretObject } from "../kube/list-watch.ts";
-import { Reflector, type ReflectorHandler, type ReflectorOptions } from "../kube/reflector.ts";
-import { build, rebuildForSecrets } from "../snapshot/build.ts";
+import type { Reflector } from "../kube/reflector.ts";
+import type { SecretRef } from "../registry/schema.ts";
 import { Coalescer, type Schedule } from "../snapshot/coalescer.ts";
 import type { SnapshotHolder } from "../snapshot/holder.ts";
-import type { Snapshot } from "../snapshot/types.ts";
-import { fetchSecrets, type SecretScope } from "./fetch-secrets.ts";
+import type { SecretScope } from "./fetch-secrets.ts";
+import { nextSnapshot } from "./next-snapshot.ts";
+import { observedReflector, type ReflectorSettings } from "./observed-reflector.ts";
 import { type MirrorObserver, silentObserver } from "./observer.ts";
-import { RegistryTracker, type TrackedRegistry } from "./registry-state.ts";
-import { SecretStore } from "./secret-store.ts";
-import { addedSecrets, deriveWatchedSet, unionOf } from "./watched-set.ts";
+import { PendingChanges } from "./pending-changes.ts";
+import { ReferencedSecrets } from "./referenced-secrets.ts";
+import { RegistryTracker } from "./registry-state.ts";
 
 export interface RegistrySource {
   /** Scoped to the one Registry Secret (a `metadata.name` field selector). */
@@ -33,154 +34,151 @@ export interface MirrorOptions {
   readonly random?: () => number;
   readonly schedule?: Schedule;
   /** Passed to every reflector (backoff and deadlines for tests). */
-  readonly reflector?: Pick<
-    ReflectorOptions,
-    "backoff" | "inactivityGraceMs" | "requestTimeoutMs" | "pageSize"
-  >;
+  readonly reflector?: ReflectorSettings["tuning"];
 }
-
-interface Ref {
-  readonly namespace: string;
-  readonly name: string;
-}
-
-const REFETCH_DELAYS_MS = [1_000, 2_000, 5_000, 10_000, 30_000];
 
 /**
- * One replica's mirror: reflectors feed a store; the store signals the coalescer only for
- * Secrets the served Registry references; each rebuild publishes one whole Snapshot with one
- * swap. Nothing is published before the Registry and every App Secret scope completed a list.
+ * One replica's mirror. Data flows one way, through two buffered-one stages (README, ADR 13):
+ *
+ * - Registry events → the tracker → signal → adopt: serve the newest Registry and bring the
+ *   referenced Secrets in line with it (fetching the ones it adds: the only network I/O besides
+ *   the watches, with retries signalled back to this stage) → mark it adopted.
+ * - App Secret events → the store (referenced Secrets only) → mark the changed Secrets.
+ * - Marks go into one pending-changes value → signal → rebuild: take it whole, build the next
+ *   Snapshot (pure) and swap it in.
+ *
+ * Nothing is published before the Registry and every App Secret scope completed a list.
  */
 export class Mirror {
-  readonly #options: MirrorOptions;
+  readonly #holder: SnapshotHolder;
   readonly #observer: MirrorObserver;
   readonly #clock: Clock;
   readonly #wallClock: () => number;
-  readonly #store = new SecretStore();
-  readonly #coalescer: Coalescer;
-  readonly #registryReflector: Reflector;
-  readonly #secretReflectors: Reflector[];
-  readonly #stop = new AbortController();
   readonly #registry: RegistryTracker;
-  #registryDirty = false;
-  #served: TrackedRegistry = {
-    registry: null,
-    status: { present: false, resourceVersion: null, error: null },
-    newlyRefused: false,
-  };
-  #watched = deriveWatchedSet(null);
-  #dirty: Ref[] = [];
-  #oldestEvent: number | null = null;
-  #secretScopesSynced = 0;
-  #synced = false;
-  #unfetched: Ref[] = [];
-  #refetchAttempt = 0;
-  #refetchDue = false;
-  #cancelRefetch: (() => void) | null = null;
-  #reportedCoalesced = 0;
+  readonly #referenced: ReferencedSecrets;
+  readonly #pending = new PendingChanges();
+  readonly #adoptions: Coalescer;
+  readonly #rebuilds: Coalescer;
+  readonly #reflectors: { readonly registry: Reflector; readonly secrets: readonly Reflector[] };
+  /** Lists to complete before the first Snapshot: the Registry's, then each scope's. */
+  #listsToGo: number;
 
   constructor(options: MirrorOptions) {
-    this.#options = options;
+    this.#holder = options.holder;
     this.#observer = options.observer ?? silentObserver;
     this.#clock = options.clock ?? systemClock;
     this.#wallClock = options.wallClock ?? Date.now;
     this.#registry = new RegistryTracker(options.registry);
-    this.#coalescer = new Coalescer({
-      run: () => this.#rebuild(),
-      onError: (e) => this.#observer.rebuildFailed(e),
-      ...(options.schedule === undefined ? {} : { schedule: options.schedule }),
+    this.#referenced = new ReferencedSecrets({
+      scopes: options.secrets.scopes,
+      selective: options.secrets.labelSelector !== undefined,
+      clock: this.#clock,
+      observer: this.#observer,
+      onRetryDue: () => this.#adoptions.signal(),
     });
-    const reflector = (name: string, listWatch: ListWatch, handler: ReflectorHandler) =>
-      new Reflector({
-        ...options.reflector,
-        name,
-        listWatch,
-        handler,
-        watchTimeoutSeconds: options.watchTimeoutSeconds,
-        clock: this.#clock,
-        ...(options.random === undefined ? {} : { random: options.random }),
-        onStatus: (status) => {
-          if (
-            status.kind === "listed" ||
-            (status.kind === "watch-restart" && status.reason === "timeout")
-          ) {
-            this.#observer.contact();
-          }
-          this.#observer.reflector(name, status);
-        },
+    const stage = (run: () => void | Promise<void>) =>
+      new Coalescer({
+        run,
+        onError: (e) => this.#observer.rebuildFailed(e),
+        onCoalesced: (count) => this.#observer.coalesced(count),
+        ...(options.schedule === undefined ? {} : { schedule: options.schedule }),
       });
-    this.#registryReflector = reflector("registry", options.registry.listWatch, {
-      onEvent: (e) => this.#onRegistryEvent(e.type, e.object),
-      onSynced: () => this.#onRegistrySynced(),
-      // A quiet cluster sends only bookmarks; they are contact all the same.
-      onBookmark: () => this.#observer.contact(),
-    });
-    this.#secretReflectors = options.secrets.scopes.map((scope) =>
-      reflector(`secrets/${scope.namespace ?? "*"}`, scope.listWatch, {
-        onEvent: (e) => this.#onSecretEvent(e.type, e.object),
-        onSynced: () => this.#onSecretScopeSynced(),
-        onListed: (keys, resourceVersion) =>
-          this.#onSecretsListed(scope.namespace, keys, resourceVersion),
-        onBookmark: () => this.#observer.contact(),
-      }),
-    );
+    this.#adoptions = stage(() => this.#adoptRegistry());
+    this.#rebuilds = stage(() => this.#rebuild());
+    this.#listsToGo = 1 + options.secrets.scopes.length;
+    const settings: ReflectorSettings = {
+      watchTimeoutSeconds: options.watchTimeoutSeconds,
+      clock: this.#clock,
+      observer: this.#observer,
+      ...(options.random === undefined ? {} : { random: options.random }),
+      ...(options.reflector === undefined ? {} : { tuning: options.reflector }),
+    };
+    this.#reflectors = {
+      registry: observedReflector(
+        "registry",
+        options.registry.listWatch,
+        {
+          onEvent: (e) => this.#onRegistryEvent(e.type, e.object),
+          onSynced: () => this.#onRegistryListed(),
+        },
+        settings,
+      ),
+      secrets: options.secrets.scopes.map((scope) =>
+        observedReflector(
+          `secrets/${scope.namespace ?? "*"}`,
+          scope.listWatch,
+          {
+            onEvent: (e) => this.#onSecretEvent(e.type, e.object),
+            onSynced: () => this.#onListCompleted(),
+            onListed: (keys, resourceVersion) =>
+              this.#onSecretsListed(scope.namespace, keys, resourceVersion),
+          },
+          settings,
+        ),
+      ),
+    };
   }
 
   /** Starts watching: the Registry first, the App Secrets once the Registry says which matter. */
   start(): void {
-    this.#registryReflector.start();
+    this.#reflectors.registry.start();
   }
 
   /** True once the first Snapshot could be built from complete lists. */
   synced(): boolean {
-    return this.#synced;
+    return this.#listsToGo === 0;
   }
 
-  /** Rebuild counters, for tests and metrics. */
+  /**
+   * Rebuild counters, for tests and benchmarks. Every signal either starts a run or is coalesced
+   * into one; an adoption's own signal to the rebuild is the Registry event's, not another one.
+   */
   stats(): { signals: number; rebuilds: number; coalesced: number } {
-    const s = this.#coalescer.stats();
-    return { signals: s.signals, rebuilds: s.runs, coalesced: s.coalesced };
+    const coalesced = this.#adoptions.stats().coalesced + this.#rebuilds.stats().coalesced;
+    const rebuilds = this.#rebuilds.stats().runs;
+    return { signals: rebuilds + coalesced, rebuilds, coalesced };
   }
 
-  /** Resolves when no rebuild is scheduled or running. */
-  idle(): Promise<void> {
-    return this.#coalescer.idle();
+  /** Resolves when no adoption or rebuild is scheduled or running. */
+  async idle(): Promise<void> {
+    await this.#adoptions.idle();
+    await this.#rebuilds.idle();
   }
 
-  /** Stops every watch and timer; resolves when nothing of the mirror runs any more. */
+  /** Stops every watch, fetch and timer; resolves when nothing of the mirror runs any more. */
   async stop(): Promise<void> {
-    this.#stop.abort();
-    this.#cancelRefetch?.();
-    await Promise.all([this.#registryReflector, ...this.#secretReflectors].map((r) => r.stop()));
-    await this.#coalescer.stop();
+    this.#referenced.stop();
+    const { registry, secrets } = this.#reflectors;
+    await Promise.all([
+      this.#rebuilds.stop(),
+      this.#adoptions.stop(),
+      ...[registry, ...secrets].map((r) => r.stop()),
+    ]);
   }
 
   #onRegistryEvent(type: ObjectEventType, object: SecretObject): void {
-    this.#observer.contact();
     if (!this.#registry.observe(type === "DELETED", object)) return;
-    this.#registryDirty = true;
-    this.#signal();
+    this.#pending.registryReceived(this.#clock.now());
+    this.#adoptions.signal();
   }
 
-  #onRegistrySynced(): void {
+  #onRegistryListed(): void {
     // The watched set must exist before the App Secrets are listed, so that the first list keeps
     // exactly the referenced Secrets and needs no fetch afterwards.
-    this.#served = this.#registry.serve(this.#served.registry);
-    this.#registryDirty = false;
-    this.#watched = deriveWatchedSet(this.#served.registry);
-    this.#store.setWatched(this.#watched);
-    if (this.#served.newlyRefused) this.#observer.registryRejected(this.#served.status.error!);
-    if (this.#secretReflectors.length === 0) this.#onSecretScopeSynced();
-    for (const r of this.#secretReflectors) r.start();
+    const served = this.#registry.serve();
+    if (served.newlyRefused) this.#observer.registryRejected(served.status.error!);
+    this.#referenced.watch(served.registry);
+    this.#pending.registryAdopted(served, true);
+    for (const r of this.#reflectors.secrets) r.start();
+    this.#onListCompleted();
   }
 
   #onSecretEvent(type: ObjectEventType, object: SecretObject): void {
-    this.#observer.contact();
-    const applied = this.#store.apply(type === "DELETED" ? "delete" : "upsert", object, "watch");
+    const kind = type === "DELETED" ? "delete" : "upsert";
+    const applied = this.#referenced.store.apply(kind, object, "watch");
     if (applied === "ignored") this.#observer.ignored();
     if (applied !== "changed") return;
-    this.#dirty.push({ namespace: object.metadata.namespace, name: object.metadata.name });
-    this.#signal();
+    this.#secretsChanged([{ namespace: object.metadata.namespace, name: object.metadata.name }]);
   }
 
   #onSecretsListed(
@@ -188,125 +186,56 @@ export class Mirror {
     keys: ReadonlySet<string>,
     resourceVersion: string,
   ): void {
-    const deleted = this.#store.reconcileList(namespace, keys, resourceVersion);
-    if (deleted.length === 0) return;
-    this.#dirty.push(...deleted);
-    this.#signal();
+    const deleted = this.#referenced.store.reconcileList(namespace, keys, resourceVersion);
+    if (deleted.length > 0) this.#secretsChanged(deleted);
   }
 
-  #onSecretScopeSynced(): void {
-    this.#secretScopesSynced++;
-    if (this.#synced || this.#secretScopesSynced < this.#secretReflectors.length) return;
-    this.#synced = true;
+  #secretsChanged(refs: readonly SecretRef[]): void {
+    this.#pending.secretsChanged(refs, this.#clock.now());
+    this.#rebuilds.signal();
+  }
+
+  #onListCompleted(): void {
+    if (--this.#listsToGo !== 0) return;
     this.#observer.synced();
-    this.#coalescer.signal();
+    // The first adoption serves any Registry event received during the App Secret lists, then
+    // asks for the first rebuild.
+    this.#adoptions.signal();
   }
 
-  #signal(): void {
-    this.#oldestEvent ??= this.#clock.now();
-    this.#coalescer.signal();
-  }
-
-  async #rebuild(): Promise<void> {
-    if (!this.#synced || this.#stop.signal.aborted) return;
-    const previous = this.#options.holder.current();
-    let whole = previous === null;
-    let statusChanged = false;
-    if (this.#registryDirty) {
-      this.#registryDirty = false;
-      const served = this.#registry.serve(this.#served.registry);
+  /**
+   * The adoption stage: serves the newest Registry once the Secrets it adds were fetched, and
+   * fetches again those whose fetch failed when their retry is due. Every run ends by asking
+   * for a rebuild; the rebuild never waits for this stage's I/O.
+   */
+  async #adoptRegistry(): Promise<void> {
+    if (!this.synced()) return;
+    if (this.#registry.hasUnserved) {
+      const before = this.#registry.served;
+      const served = this.#registry.serve();
       if (served.newlyRefused) this.#observer.registryRejected(served.status.error!);
-      if (served.registry !== this.#served.registry) {
-        await this.#adoptWatchedSet(deriveWatchedSet(served.registry));
-        whole = true;
-      }
-      statusChanged = JSON.stringify(served.status) !== JSON.stringify(this.#served.status);
-      this.#served = served;
+      const whole = served.registry !== before;
+      if (whole) this.#pending.secretsChanged(await this.#referenced.follow(served.registry), null);
+      this.#pending.registryAdopted(served, whole);
     }
-    if (this.#refetchDue) await this.#refetch();
-    if (this.#stop.signal.aborted) return;
+    this.#pending.secretsChanged(await this.#referenced.retryFailed(), null);
+    this.#rebuilds.signal();
+  }
 
-    const changed = this.#dirty;
-    this.#dirty = [];
-    const oldestEvent = this.#oldestEvent;
-    this.#oldestEvent = null;
-    if (!whole && !statusChanged && changed.length === 0) return;
-
+  /** The rebuild stage: takes the pending changes whole, builds (pure) and swaps once. */
+  #rebuild(): void {
+    if (!this.synced()) return;
+    const changes = this.#pending.take();
+    const previous = this.#holder.current();
     const started = this.#clock.now();
-    const meta = {
-      revision: (previous?.revision ?? 0) + 1,
-      builtAt: this.#wallClock(),
-      registry: this.#served.status,
-    };
-    const view = this.#store.view;
-    const next: Snapshot =
-      whole || previous === null
-        ? build(this.#served.registry, view, meta)
-        : rebuildForSecrets(previous, changed, view, meta);
-    this.#options.holder.swap(next);
+    const next = nextSnapshot(previous, changes, this.#referenced.store.view, this.#wallClock());
+    if (next === null) return;
+    this.#holder.swap(next.snapshot);
     const now = this.#clock.now();
     this.#observer.published({
-      snapshot: next,
-      kind: whole ? "whole" : "secrets",
+      ...next,
       buildMs: now - started,
-      eventToSwapMs: previous === null || oldestEvent === null ? null : now - oldestEvent,
-    });
-    const { coalesced } = this.#coalescer.stats();
-    if (coalesced > this.#reportedCoalesced)
-      this.#observer.coalesced(coalesced - this.#reportedCoalesced);
-    this.#reportedCoalesced = coalesced;
-  }
-
-  /** Moves to a new watched set, fetching the Secrets it adds (their bytes were never kept). */
-  async #adoptWatchedSet(next: ReturnType<typeof deriveWatchedSet>): Promise<void> {
-    const added = addedSecrets(this.#watched, next);
-    if (added.length > 0) {
-      // Watch both sets while fetching: an event for an added Secret during the fetch is kept.
-      this.#store.setWatched(unionOf(this.#watched, next));
-      await this.#fetch(added);
-    }
-    this.#store.setWatched(next);
-    this.#watched = next;
-    this.#unfetched = this.#unfetched.filter((r) => next.has(r.namespace, r.name));
-  }
-
-  async #fetch(refs: readonly Ref[]): Promise<void> {
-    const outcome = await fetchSecrets(this.#store, refs, {
-      scopes: this.#options.secrets.scopes,
-      selective: this.#options.secrets.labelSelector !== undefined,
-      signal: this.#stop.signal,
-    });
-    this.#dirty.push(...outcome.changed);
-    if (outcome.failed.length === 0) {
-      this.#refetchAttempt = 0;
-      return;
-    }
-    if (this.#stop.signal.aborted) return;
-    this.#observer.fetchFailed(
-      outcome.failed.length,
-      outcome.error === null ? "unknown" : describe(outcome.error),
-    );
-    this.#unfetched.push(...outcome.failed);
-    const delay =
-      REFETCH_DELAYS_MS[Math.min(this.#refetchAttempt++, REFETCH_DELAYS_MS.length - 1)]!;
-    this.#cancelRefetch?.();
-    this.#cancelRefetch = this.#clock.setTimer(delay, () => {
-      this.#cancelRefetch = null;
-      this.#refetchDue = true;
-      this.#coalescer.signal();
+      eventToSwapMs: previous === null || changes.since === null ? null : now - changes.since,
     });
   }
-
-  async #refetch(): Promise<void> {
-    this.#refetchDue = false;
-    const refs = this.#unfetched.filter((r) => this.#watched.has(r.namespace, r.name));
-    this.#unfetched = [];
-    if (refs.length > 0) await this.#fetch(refs);
-  }
-}
-
-function describe(error: { kind: string; message?: string; status?: number }): string {
-  return error.kind === "http"
-    ? `HTTP ${error.status}: ${error.message}`
-    : `${error.kind}: ${error.message ?? ""}`;
 }

@@ -19,9 +19,9 @@ export interface MirrorObserver {
   /** Both watches listed and the first Snapshot is about to be published. */
   synced(): void;
   published(publication: Publication): void;
-  /** A rebuild threw: a bug, reported and survived. */
+  /** A rebuild or a Registry adoption threw: a bug, reported and survived. */
   rebuildFailed(error: unknown): void;
-  /** Signals absorbed by another signal's rebuild since the last call. */
+  /** Signals absorbed by a run (a rebuild or a Registry adoption) that another signal started. */
   coalesced(count: number): void;
   /** An event for a Secret no App references: dropped, no rebuild. */
   ignored(): void;

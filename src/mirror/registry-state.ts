@@ -25,7 +25,7 @@ export interface RegistryOptions {
 }
 
 /**
- * Decides what to serve after the Registry Secret changed (SPEC §3): absent is a valid, empty
+ * Decides what to serve after the Registry Secret changed (ADR 4): absent is a valid, empty
  * Registry; a missing key or a malformed value keeps the last good Registry and reports the error.
  */
 export function serveRegistry(
@@ -61,10 +61,10 @@ export interface TrackedRegistry extends ServedRegistry {
 
 /**
  * Follows the Registry Secret's events and decides what to serve. Values are parsed lazily, when
- * a rebuild asks, and each distinct good value once (a relist or a label edit reuses it). When
+ * `serve` is called, and each distinct good value once (a relist or a label edit reuses it). When
  * the newest value is refused, the last good one is the newest good value the watch delivered,
- * even one no rebuild served because a later value replaced it first; a deletion in between
- * makes the last good Registry the empty one.
+ * even one never served because a later value replaced it first; a deletion in between makes
+ * the last good Registry the empty one.
  */
 export class RegistryTracker {
   readonly #options: RegistryOptions & { readonly name: string };
@@ -73,6 +73,7 @@ export class RegistryTracker {
   #current: RegistrySecret = { present: false };
   #parsed: { readonly value: string; readonly registry: Registry } | null = null;
   #lastRefused: string | undefined;
+  #served: Registry | null = null;
 
   constructor(options: RegistryOptions & { readonly name: string }) {
     this.#options = options;
@@ -89,15 +90,27 @@ export class RegistryTracker {
     return true;
   }
 
-  /** What to serve now, given the Registry served so far. */
-  serve(served: Registry | null): TrackedRegistry {
+  /** True when events arrived since the last `serve`. */
+  get hasUnserved(): boolean {
+    return this.#unserved.length > 0;
+  }
+
+  /** The Registry the last `serve` decided on (null before the first, or when empty). */
+  get served(): Registry | null {
+    return this.#served;
+  }
+
+  /** What to serve now, given the events so far and the Registry served last. */
+  serve(): TrackedRegistry {
     const unserved = this.#unserved;
     this.#unserved = [];
+    const served = this.#served;
     const current = this.#serveOne(this.#current, () => this.#fallback(unserved, served));
     const value = this.#current.present ? this.#current.value : undefined;
     const refused = current.status.error !== null;
     const newlyRefused = refused && (value === undefined || value !== this.#lastRefused);
     this.#lastRefused = refused ? value : undefined;
+    this.#served = current.registry;
     return { ...current, newlyRefused };
   }
 

@@ -1,4 +1,5 @@
 import type { SecretObject } from "../kube/list-watch.ts";
+import type { SecretRef } from "../registry/schema.ts";
 import { SecretIndex } from "../snapshot/secret-index.ts";
 import type { SecretData, SecretsView } from "../snapshot/types.ts";
 import { compareResourceVersions } from "./resource-version.ts";
@@ -48,8 +49,8 @@ export class SecretStore {
     namespace: string | null,
     listed: ReadonlySet<string>,
     resourceVersion: string,
-  ): { namespace: string; name: string }[] {
-    const deleted: { namespace: string; name: string }[] = [];
+  ): SecretRef[] {
+    const deleted: SecretRef[] = [];
     for (const [ns, name, held] of [...this.#present.entries()]) {
       if (namespace !== null && ns !== namespace) continue;
       if (listed.has(`${ns}/${name}`)) continue;

@@ -10,11 +10,8 @@ export function deriveWatchedSet(registry: Registry | null): SecretIndex<true> {
 }
 
 /** Secrets in `next` but not in `previous`: their bytes were dropped and must be fetched. */
-export function addedSecrets(
-  previous: SecretIndex<true>,
-  next: SecretIndex<true>,
-): Pick<SecretRef, "namespace" | "name">[] {
-  const added: Pick<SecretRef, "namespace" | "name">[] = [];
+export function addedSecrets(previous: SecretIndex<true>, next: SecretIndex<true>): SecretRef[] {
+  const added: SecretRef[] = [];
   for (const [namespace, name] of next.entries())
     if (!previous.has(namespace, name)) added.push({ namespace, name });
   return added;

@@ -1,10 +1,14 @@
 import { z } from "zod";
 import { normaliseHostname } from "./hostname.ts";
 
-/** Where an App's Secret bytes live: one key of one Secret. */
+/** One Secret, by namespace and name: the one way the mirror and the builder name a Secret. */
 export interface SecretRef {
   readonly namespace: string;
   readonly name: string;
+}
+
+/** Where an App's Secret bytes live: one key of one Secret (the document's `secretRef`). */
+export interface SecretKeyRef extends SecretRef {
   readonly key: string;
 }
 
@@ -12,7 +16,7 @@ export interface SecretRef {
 export interface AppSpec {
   readonly name: string;
   readonly hostnames: readonly string[];
-  readonly secretRef: SecretRef;
+  readonly secretRef: SecretKeyRef;
   readonly upstream: string | null;
 }
 

@@ -1,4 +1,4 @@
-import type { Registry } from "../registry/schema.ts";
+import type { Registry, SecretRef } from "../registry/schema.ts";
 import { buildAppTable, replaceApps, resolveApp } from "./app-table.ts";
 import { buildRouteTable, slotsOf, sortedSpecs } from "./route-table.ts";
 import type { App, BuildMeta, SecretsView, Snapshot } from "./types.ts";
@@ -22,7 +22,7 @@ export function build(registry: Registry | null, secrets: SecretsView, meta: Bui
  */
 export function rebuildForSecrets(
   previous: Snapshot,
-  changedSecrets: Iterable<{ readonly namespace: string; readonly name: string }>,
+  changedSecrets: Iterable<SecretRef>,
   secrets: SecretsView,
   meta: BuildMeta,
 ): Snapshot {

@@ -8,6 +8,8 @@ export interface CoalescerOptions {
   readonly onError: (error: unknown) => void;
   /** Defaults to `setImmediate`, so a burst of events read from one chunk costs one rebuild. */
   readonly schedule?: Schedule;
+  /** Told, as a rebuild starts, how many signals beyond the one that asked for it it absorbs. */
+  readonly onCoalesced?: (count: number) => void;
 }
 
 /**
@@ -19,23 +21,28 @@ export class Coalescer {
   readonly #run: () => void | Promise<void>;
   readonly #onError: (error: unknown) => void;
   readonly #schedule: Schedule;
+  readonly #onCoalesced: (count: number) => void;
   #state: "idle" | "scheduled" | "running" = "idle";
   #pending = false;
   #stopped = false;
   #loop: Promise<void> = Promise.resolve();
   #signals = 0;
   #runs = 0;
+  /** Signals the next rebuild will answer. */
+  #waiting = 0;
 
   constructor(options: CoalescerOptions) {
     this.#run = options.run;
     this.#onError = options.onError;
     this.#schedule = options.schedule ?? ((fn) => setImmediate(fn));
+    this.#onCoalesced = options.onCoalesced ?? (() => {});
   }
 
   /** Asks for a rebuild that starts after this call. Cheap and synchronous. */
   signal(): void {
     if (this.#stopped) return;
     this.#signals++;
+    this.#waiting++;
     if (this.#state === "idle") {
       this.#state = "scheduled";
       this.#loop = new Promise((resolve) => this.#schedule(() => resolve(this.#drain())));
@@ -50,7 +57,10 @@ export class Coalescer {
       this.#pending = false;
       if (this.#stopped) break;
       this.#runs++;
+      const absorbed = this.#waiting - 1;
+      this.#waiting = 0;
       try {
+        if (absorbed > 0) this.#onCoalesced(absorbed);
         await this.#run();
       } catch (error) {
         this.#onError(error);

@@ -1,4 +1,4 @@
-import type { AppSpec, SecretRef } from "../registry/schema.ts";
+import type { AppSpec, SecretKeyRef } from "../registry/schema.ts";
 import type { ReadonlySecretIndex } from "./secret-index.ts";
 
 /** Why an App is not ready: its Secret is absent, lacks the key, or the value is empty. */
@@ -8,7 +8,7 @@ export type NotReadyReason = "secret-absent" | "key-missing" | "value-empty";
 export interface App {
   readonly name: string;
   readonly hostnames: readonly string[];
-  readonly secretRef: SecretRef;
+  readonly secretRef: SecretKeyRef;
   readonly upstream: string | null;
   /** True only when the referenced Secret exists, has the key, and the value is non-empty. */
   readonly ready: boolean;

@@ -202,9 +202,9 @@ describe("watched set and registry state", () => {
         }),
       ).toBe(false);
       t.observe(false, event("1", good));
-      const first = t.serve(null);
+      const first = t.serve();
       t.observe(false, event("2", good));
-      const again = t.serve(first.registry);
+      const again = t.serve();
       expect({
         same: again.registry === first.registry,
         status: again.status,
@@ -219,10 +219,10 @@ describe("watched set and registry state", () => {
     it("falls back to the newest good value delivered, even one no rebuild served", () => {
       const t = tracker();
       t.observe(false, event("1", good));
-      const first = t.serve(null);
+      t.serve();
       t.observe(false, event("2", better));
       t.observe(false, event("3", bad));
-      const served = t.serve(first.registry);
+      const served = t.serve();
       expect({
         apps: served.registry?.apps.map((a) => a.name),
         error: served.status.error,
@@ -237,10 +237,10 @@ describe("watched set and registry state", () => {
     it("serves an empty Registry for a refused value that follows a deletion", () => {
       const t = tracker();
       t.observe(false, event("1", good));
-      const first = t.serve(null);
+      t.serve();
       t.observe(true, event("2"));
       t.observe(false, event("3", bad));
-      expect(t.serve(first.registry)).toEqual({
+      expect(t.serve()).toEqual({
         registry: null,
         status: { present: true, resourceVersion: "3", error: badError },
         newlyRefused: true,
@@ -250,11 +250,11 @@ describe("watched set and registry state", () => {
     it("reports each refused value once, also when its message repeats the previous one", () => {
       const t = tracker();
       t.observe(false, event("1", bad));
-      const flags = [t.serve(null).newlyRefused];
+      const flags = [t.serve().newlyRefused];
       t.observe(false, event("2", bad));
-      flags.push(t.serve(null).newlyRefused);
+      flags.push(t.serve().newlyRefused);
       t.observe(false, event("3", { ...bad, other: 1 }));
-      flags.push(t.serve(null).newlyRefused);
+      flags.push(t.serve().newlyRefused);
       expect(flags).toEqual([true, false, true]);
     });
   });

@@ -74,6 +74,34 @@ describe("Coalescer", () => {
     });
   });
 
+  it("tells, as each rebuild starts, how many signals it absorbed beyond its own", async () => {
+    const m = manualSchedule();
+    const gate = deferred();
+    const reported: number[] = [];
+    let runs = 0;
+    const c = new Coalescer({
+      run: async () => {
+        if (runs++ === 0) await gate.promise;
+      },
+      onError: () => {},
+      onCoalesced: (count) => reported.push(count),
+      schedule: m.schedule,
+    });
+    for (let i = 0; i < 10; i++) c.signal();
+    m.flush();
+    // The first rebuild is in flight: three signals leave one follow-up that absorbs two.
+    for (let i = 0; i < 3; i++) c.signal();
+    gate.resolve();
+    await c.idle();
+    c.signal();
+    m.flush();
+    await c.idle();
+    expect({ reported, stats: c.stats() }).toEqual({
+      reported: [9, 2],
+      stats: { signals: 14, runs: 3, coalesced: 11 },
+    });
+  });
+
   it("reports a rebuild that throws and keeps going", async () => {
     const m = manualSchedule();
     const errors: unknown[] = [];

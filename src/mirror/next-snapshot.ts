@@ -1,0 +1,45 @@
+import { build, rebuildForSecrets } from "../snapshot/build.ts";
+import { slotsOf } from "../snapshot/route-table.ts";
+import type { RegistryStatus, SecretsView, Snapshot } from "../snapshot/types.ts";
+import type { Changes } from "./pending-changes.ts";
+
+/** A Snapshot to publish, and how it was built. */
+export interface NextSnapshot {
+  readonly snapshot: Snapshot;
+  /** `whole`: built from the Registry; `secrets`: only Apps of changed Secrets re-resolved. */
+  readonly kind: "whole" | "secrets";
+}
+
+/**
+ * The Snapshot that follows `previous` after `changes`, read against `secrets`, or null when
+ * nothing a Snapshot shows changed (so a rebuild with nothing to change publishes nothing). Built
+ * whole for the first Snapshot and when the Registry document changed; otherwise only the Apps
+ * of changed Secrets are re-resolved, under the newest Registry status. Pure: changes nothing.
+ */
+export function nextSnapshot(
+  previous: Snapshot | null,
+  changes: Changes,
+  secrets: SecretsView,
+  builtAt: number,
+): NextSnapshot | null {
+  const adopted = changes.registry;
+  const revision = (previous?.revision ?? 0) + 1;
+  if (previous === null || adopted?.whole === true) {
+    // Nothing to build from before the first Registry is adopted.
+    if (adopted === null) return null;
+    const meta = { revision, builtAt, registry: adopted.status };
+    return { snapshot: build(adopted.registry, secrets, meta), kind: "whole" };
+  }
+  const status = adopted?.status ?? previous.registry;
+  // A Secret no App references (one being fetched for a Registry not adopted yet) changes nothing.
+  const changed = changes.secrets.filter(
+    (s) => slotsOf(previous.routes, s.namespace, s.name).length > 0,
+  );
+  if (changed.length === 0 && sameStatus(status, previous.registry)) return null;
+  const meta = { revision, builtAt, registry: status };
+  return { snapshot: rebuildForSecrets(previous, changed, secrets, meta), kind: "secrets" };
+}
+
+function sameStatus(a: RegistryStatus, b: RegistryStatus): boolean {
+  return a.present === b.present && a.resourceVersion === b.resourceVersion && a.error === b.error;
+}

@@ -1,0 +1,56 @@
+import type { Clock } from "../kube/clock.ts";
+import type { ListWatch } from "../kube/list-watch.ts";
+import { Reflector, type ReflectorHandler, type ReflectorOptions } from "../kube/reflector.ts";
+import type { MirrorObserver } from "./observer.ts";
+
+/** What the reflectors of one mirror share. */
+export interface ReflectorSettings {
+  readonly watchTimeoutSeconds: number;
+  readonly clock: Clock;
+  readonly random?: () => number;
+  readonly observer: MirrorObserver;
+  /** Backoff and deadlines (tests shorten them). */
+  readonly tuning?: Pick<
+    ReflectorOptions,
+    "backoff" | "inactivityGraceMs" | "requestTimeoutMs" | "pageSize"
+  >;
+}
+
+/**
+ * A reflector whose statuses the observer hears, and which reports contact with the API server:
+ * a completed list, an event, a bookmark (a quiet cluster sends only those), or a watch that
+ * ended on its own timeout. Contact is reported before the handler sees the event.
+ */
+export function observedReflector(
+  name: string,
+  listWatch: ListWatch,
+  handler: Omit<ReflectorHandler, "onBookmark">,
+  settings: ReflectorSettings,
+): Reflector {
+  const { observer } = settings;
+  return new Reflector({
+    ...settings.tuning,
+    name,
+    listWatch,
+    handler: {
+      ...handler,
+      onEvent: (event) => {
+        observer.contact();
+        handler.onEvent(event);
+      },
+      onBookmark: () => observer.contact(),
+    },
+    watchTimeoutSeconds: settings.watchTimeoutSeconds,
+    clock: settings.clock,
+    ...(settings.random === undefined ? {} : { random: settings.random }),
+    onStatus: (status) => {
+      if (
+        status.kind === "listed" ||
+        (status.kind === "watch-restart" && status.reason === "timeout")
+      ) {
+        observer.contact();
+      }
+      observer.reflector(name, status);
+    },
+  });
+}

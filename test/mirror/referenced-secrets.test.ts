@@ -1,0 +1,131 @@
+import type { Envtest } from "@replica-mirror/envtest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createListWatch } from "../../src/kube/client.ts";
+import { createKubeTransport, type KubeTransport } from "../../src/kube/http-transport.ts";
+import { loadKubeConfig } from "../../src/kube/kubeconfig.ts";
+import { RETRY_DELAYS_MS, ReferencedSecrets } from "../../src/mirror/referenced-secrets.ts";
+import { FakeClock } from "../kube/fake-clock.ts";
+import {
+  type AppInput,
+  envtestFor,
+  kubeconfigFor,
+  registryOf,
+  writeSecret,
+} from "../support/world.ts";
+
+let envtest: Envtest;
+let transport: KubeTransport;
+let removeKubeconfig: () => Promise<void>;
+let referenced: ReferencedSecrets | undefined;
+
+beforeEach(async () => {
+  envtest = await envtestFor();
+  const kubeconfig = await kubeconfigFor(envtest);
+  removeKubeconfig = kubeconfig.remove;
+  const loaded = loadKubeConfig(kubeconfig.path);
+  if (!loaded.ok) throw new Error(loaded.error.message);
+  const created = createKubeTransport(loaded.value.kubeConfig);
+  if (!created.ok) throw new Error(created.error.message);
+  transport = created.value;
+  writeSecret(envtest, "tenant-a", "shop-credentials", { token: "s" }, { mirror: "yes" });
+  writeSecret(envtest, "tenant-b", "blog-credentials", { token: "b" });
+});
+afterEach(async () => {
+  referenced?.stop();
+  referenced = undefined;
+  transport.close();
+  await envtest.close();
+  await removeKubeconfig();
+});
+
+const shop: AppInput = { name: "shop", hostnames: ["shop.x"], namespace: "tenant-a" };
+const blog: AppInput = { name: "blog", hostnames: ["blog.x"], namespace: "tenant-b" };
+const registry = (...apps: AppInput[]) => registryOf(apps);
+
+/** A ReferencedSecrets over one cluster-wide scope of envtest, on a manual clock. */
+function start(options: { labelSelector?: string } = {}) {
+  const clock = new FakeClock();
+  const told = { fetchFailed: [] as string[], retryDue: 0 };
+  const listWatch = createListWatch(transport, options);
+  referenced = new ReferencedSecrets({
+    scopes: [{ namespace: null, listWatch }],
+    selective: options.labelSelector !== undefined,
+    clock,
+    observer: { fetchFailed: (count, message) => told.fetchFailed.push(`${count} ${message}`) },
+    onRetryDue: () => told.retryDue++,
+  });
+  return { referenced, clock, told };
+}
+
+const kept = (r: ReferencedSecrets) =>
+  [...r.store.view.entries()].map(([namespace, name, s]) => `${namespace}/${name} ${s.data.token}`);
+const requests = () =>
+  envtest.requests.entries().map((e) => `${e.verb} ${e.namespace ?? "*"}/${e.name ?? ""}`);
+
+describe("ReferencedSecrets", () => {
+  it("fetches the Secrets a new Registry adds, and keeps nothing of those it drops", async () => {
+    const { referenced: r } = start();
+    r.watch(registry(shop));
+    const added = await r.follow(registry(shop, blog));
+    const keptWithBoth = kept(r);
+    const droppedBlog = await r.follow(registry(shop));
+    expect({ added, keptWithBoth, droppedBlog, left: kept(r), requests: requests() }).toEqual({
+      added: [{ namespace: "tenant-b", name: "blog-credentials" }],
+      keptWithBoth: ["tenant-b/blog-credentials Yg=="],
+      droppedBlog: [],
+      left: [],
+      requests: ["get tenant-b/blog-credentials"],
+    });
+  });
+
+  it("fetches through a list when a label selector is set, and stores only what it selects", async () => {
+    const { referenced: r } = start({ labelSelector: "mirror=yes" });
+    r.watch(null);
+    const added = await r.follow(registry(shop, blog));
+    expect({ added, kept: kept(r), requests: requests() }).toEqual({
+      added: [{ namespace: "tenant-a", name: "shop-credentials" }],
+      kept: ["tenant-a/shop-credentials cw=="],
+      requests: ["list */"],
+    });
+  });
+
+  it("retries a failed fetch on the schedule, and only once the retry is due", async () => {
+    const { referenced: r, clock, told } = start();
+    envtest.faults.failNext({ verb: "get", count: 2, status: 500 });
+    r.watch(null);
+    const steps: unknown[] = [await r.follow(registry(shop)), clock.pending()];
+    steps.push(await r.retryFailed(), told.retryDue);
+    await clock.advance(RETRY_DELAYS_MS[0]!);
+    steps.push(told.retryDue, await r.retryFailed(), clock.pending());
+    await clock.advance(RETRY_DELAYS_MS[1]!);
+    steps.push(await r.retryFailed(), clock.pending(), kept(r));
+    expect({ steps, failures: told.fetchFailed.map((f) => f.slice(0, 10)) }).toEqual({
+      steps: [
+        [],
+        [1_000],
+        [],
+        0,
+        1,
+        [],
+        [2_000],
+        [{ namespace: "tenant-a", name: "shop-credentials" }],
+        [],
+        ["tenant-a/shop-credentials cw=="],
+      ],
+      failures: ["1 HTTP 500", "1 HTTP 500"],
+    });
+  });
+
+  it("forgets a failed fetch once the Registry no longer references the Secret", async () => {
+    const { referenced: r, clock } = start();
+    envtest.faults.failNext({ verb: "get", count: 1, status: 500 });
+    r.watch(null);
+    await r.follow(registry(shop));
+    await r.follow(registry());
+    await clock.advance(RETRY_DELAYS_MS[0]!);
+    expect({ retried: await r.retryFailed(), requests: requests() }).toEqual({
+      retried: [],
+      requests: ["get tenant-a/shop-credentials"],
+    });
+  });
+});
