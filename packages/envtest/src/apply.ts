@@ -1,8 +1,7 @@
 /**
- * Server-side apply for Secrets: the applied configuration's leaves become
- * the manager's, leaves it applied before and no longer lists are removed
- * unless someone else owns them, and changing a leaf another manager owns is
- * a conflict unless `force`.
+ * Server-side apply for Secrets: the applied configuration's leaves become the manager's, leaves it
+ * applied before and no longer lists are removed unless someone else owns them, and changing a leaf
+ * another manager owns is a conflict unless `force`.
  */
 
 import type { SecretInput } from "./decode.ts";
@@ -30,15 +29,19 @@ import {
   type WriteResult,
 } from "./writes.ts";
 
-/** The leaves an applied configuration sets; `stringData` keys count as the `data` keys they become. */
-export const appliedLeaves = (input: SecretInput): Leaves => ({
-  data: { ...input.data, ...toBase64(input.stringData) },
-  labels: input.metadata.labels,
-  annotations: input.metadata.annotations,
-  finalizers: input.metadata.finalizers,
-  type: input.type,
-  immutable: input.immutable,
-});
+/**
+ * The leaves an applied configuration sets; `stringData` keys count as the `data` keys they become.
+ */
+export function appliedLeaves(input: SecretInput): Leaves {
+  return {
+    data: { ...input.data, ...toBase64(input.stringData) },
+    labels: input.metadata.labels,
+    annotations: input.metadata.annotations,
+    finalizers: input.metadata.finalizers,
+    type: input.type,
+    immutable: input.immutable,
+  };
+}
 
 interface MutableLeaves {
   data: Record<string, string>;
@@ -49,7 +52,7 @@ interface MutableLeaves {
   immutable: boolean | undefined;
 }
 
-const setLeaf = (l: MutableLeaves, p: FieldPath, value: string | undefined): void => {
+function setLeaf(l: MutableLeaves, p: FieldPath, value: string | undefined): void {
   const [a, b, c] = segments(p);
   if (a === "data" && b !== undefined) {
     if (value === undefined) delete l.data[b];
@@ -63,25 +66,27 @@ const setLeaf = (l: MutableLeaves, p: FieldPath, value: string | undefined): voi
     if (value !== undefined) l.finalizers.push(f);
   } else if (a === "type") l.type = value;
   else if (a === "immutable") l.immutable = value === undefined ? undefined : value === "true";
-};
+}
 
-/** What an apply produces: the Secret's new leaves and the managedFields recording who owns them. */
+/**
+ * What an apply produces: the Secret's new leaves and the managedFields recording who owns them.
+ */
 export interface Applied {
   readonly leaves: Leaves;
   readonly managedFields: ManagedFieldsEntry[];
 }
 
 /**
- * Merges `input` applied by `manager` into `current` (undefined: the apply creates).
- * Returns the resulting leaves and managedFields, or the 409 listing every conflict.
+ * Merges `input` applied by `manager` into `current` (undefined: the apply creates). Returns the
+ * resulting leaves and managedFields, or the 409 listing every conflict.
  */
-export const serverSideApply = (
+export function serverSideApply(
   current: SecretJSON | undefined,
   input: SecretInput,
   manager: string,
   force: boolean,
   time: string,
-): Result<Applied, ApiError> => {
+): Result<Applied, ApiError> {
   const applied = fieldsOf(appliedLeaves(input));
   const prior = ownershipOf(current?.metadata.managedFields);
   const owners: Ownership[] = prior.map((o) => ({ ...o, fields: new Set(o.fields) }));
@@ -124,16 +129,19 @@ export const serverSideApply = (
     leaves: { ...l, type: l.type },
     managedFields: renderOwnership(owners, prior, time),
   });
-};
+}
 
-/** PATCH with `application/apply-patch+yaml`: creates or merges `input` as `opts.manager`'s applied configuration. */
-export const applySecret = (
+/**
+ * PATCH with `application/apply-patch+yaml`: creates or merges `input` as `opts.manager`'s applied
+ * configuration.
+ */
+export function applySecret(
   state: EnvtestState,
   namespace: string,
   name: string,
   input: SecretInput,
   opts: WriteOptions & { force: boolean },
-): Result<WriteResult, ApiError> => {
+): Result<WriteResult, ApiError> {
   if ((input.metadata.name ?? "") !== name) return err(nameMismatch(input.metadata.name, name));
   const nsError = checkNamespace(input, namespace);
   if (nsError !== undefined) return err(nsError);
@@ -176,4 +184,4 @@ export const applySecret = (
     merged.value.managedFields,
     opts,
   );
-};
+}

@@ -4,7 +4,10 @@ import type { FaultSettings } from "./faults.ts";
 import type { EnvtestState } from "./store.ts";
 import type { WatchHub } from "./watch-hub.ts";
 
-/** One request as the handlers see it; the state, hub and switches are the server's, shared by all requests. */
+/**
+ * One request as the handlers see it; the state, hub and switches are the server's, shared by all
+ * requests.
+ */
 export interface Ctx {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;

@@ -1,7 +1,6 @@
 /**
- * The HTTP control path under /__envtest/: the Faults API and the request
- * log for tests that drive the server from another process. Bodies are JSON;
- * every answer is JSON.
+ * The HTTP control path under /__envtest/: the Faults API and the request log for tests that drive
+ * the server from another process. Bodies are JSON; every answer is JSON.
  *
  *   POST   /__envtest/faults/drop-watches            → {"watches": n}
  *   POST   /__envtest/faults/end-watches             → {"watches": n}
@@ -37,15 +36,17 @@ const chunkingBody = z.object({
 });
 const garbageBody = z.object({ kind: z.enum(["bytes", "truncated", "non-json"]) });
 
-const badInput = (ctx: Ctx, message: string) => sendJson(ctx.res, 400, { error: message });
+function badInput(ctx: Ctx, message: string) {
+  return sendJson(ctx.res, 400, { error: message });
+}
 
 /** Handles one control request. */
-export const handleControl = async (
+export async function handleControl(
   ctx: Ctx,
   action: string,
   faults: Faults,
   log: RequestLog,
-): Promise<void> => {
+): Promise<void> {
   const method = ctx.req.method ?? "GET";
   const body = await readBody(ctx.req);
   let json: unknown = {};
@@ -127,4 +128,4 @@ export const handleControl = async (
     default:
       return sendJson(ctx.res, 404, { error: `unknown control action: ${action}` });
   }
-};
+}

@@ -1,7 +1,6 @@
 /**
- * Request bodies to typed inputs: JSON, YAML or protobuf Secrets, plus the
- * unknown fields `fieldValidation` reports. Failures are the 400/415 Status
- * the real decoder produces.
+ * Request bodies to typed inputs: JSON, YAML or protobuf Secrets, plus the unknown fields
+ * `fieldValidation` reports. Failures are the 400/415 Status the real decoder produces.
  */
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
@@ -41,16 +40,16 @@ export type MediaType = "json" | "yaml" | "protobuf";
 const ACCEPTED = ["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"];
 
 /** Classifies a write's Content-Type; a missing one is read as JSON. */
-export const mediaTypeOf = (contentType: string | undefined): Result<MediaType, ApiError> => {
+export function mediaTypeOf(contentType: string | undefined): Result<MediaType, ApiError> {
   const base = (contentType ?? "application/json").split(";")[0]?.trim().toLowerCase() ?? "";
   if (base === "" || base === "application/json") return ok("json");
   if (base === "application/yaml") return ok("yaml");
   if (base === "application/vnd.kubernetes.protobuf") return ok("protobuf");
   return err(unsupportedMediaType(base, ACCEPTED));
-};
+}
 
 /** Parses a JSON or YAML document into a plain value. */
-export const parseDocument = (body: Buffer, media: "json" | "yaml"): Result<unknown, ApiError> => {
+export function parseDocument(body: Buffer, media: "json" | "yaml"): Result<unknown, ApiError> {
   const text = body.toString("utf8");
   try {
     return ok(media === "json" ? JSON.parse(text) : parseYaml(text));
@@ -58,10 +57,13 @@ export const parseDocument = (body: Buffer, media: "json" | "yaml"): Result<unkn
     const why = e instanceof Error ? e.message : String(e);
     return err(badRequest(`couldn't get version/kind; json parse error: ${why}`));
   }
-};
+}
 
-const isFieldsV1 = (v: unknown): v is FieldsV1 =>
-  typeof v === "object" && v !== null && !Array.isArray(v) && Object.values(v).every(isFieldsV1);
+function isFieldsV1(v: unknown): v is FieldsV1 {
+  return (
+    typeof v === "object" && v !== null && !Array.isArray(v) && Object.values(v).every(isFieldsV1)
+  );
+}
 
 const stringMap = z.record(z.string(), z.string()).nullish();
 const managedFieldsEntry = z.object({
@@ -122,7 +124,7 @@ const META_FIELDS = new Set([
 ]);
 
 /** The dotted paths of fields a v1.Secret does not have, as strict decoding names them. */
-export const unknownSecretFields = (value: unknown): string[] => {
+export function unknownSecretFields(value: unknown): string[] {
   if (typeof value !== "object" || value === null) return [];
   const out: string[] = [];
   for (const [k, v] of Object.entries(value)) {
@@ -132,34 +134,37 @@ export const unknownSecretFields = (value: unknown): string[] => {
     }
   }
   return out;
-};
+}
 
-const jsonTypeAt = (value: unknown, path: readonly PropertyKey[]): string => {
+function jsonTypeAt(value: unknown, path: readonly PropertyKey[]): string {
   let v: unknown = value;
   for (const p of path)
     v = typeof v === "object" && v !== null ? (v as Record<PropertyKey, unknown>)[p] : undefined;
   if (Array.isArray(v)) return "array";
   if (v === null) return "null";
   return typeof v === "object" ? "object" : typeof v;
-};
+}
 
 const STRICT_BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /** The byte offset where Go's strict base64 decoder would fail, or undefined when `v` decodes. */
-export const base64ErrorOffset = (v: string): number | undefined => {
+export function base64ErrorOffset(v: string): number | undefined {
   const clean = v.replace(/[\r\n]/g, "");
   if (STRICT_BASE64.test(clean) && clean.length % 4 === 0) return undefined;
   const bad = clean.search(/[^A-Za-z0-9+/=]/);
   return bad >= 0 ? bad : clean.length - (clean.length % 4);
-};
+}
 
-const cannotHandle = (why: string): ApiError =>
-  badRequest(`Secret in version "v1" cannot be handled as a Secret: ${why}`);
+function cannotHandle(why: string): ApiError {
+  return badRequest(`Secret in version "v1" cannot be handled as a Secret: ${why}`);
+}
 
-const undef = <T>(v: T | null | undefined): T | undefined => (v === null ? undefined : v);
+function undef<T>(v: T | null | undefined): T | undefined {
+  return v === null ? undefined : v;
+}
 
 /** Checks a decoded JSON/YAML value is a v1 Secret and normalises it to a SecretInput. */
-export const secretFromValue = (value: unknown): Result<SecretInput, ApiError> => {
+export function secretFromValue(value: unknown): Result<SecretInput, ApiError> {
   const parsed = secretSchema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -221,13 +226,13 @@ export const secretFromValue = (value: unknown): Result<SecretInput, ApiError> =
     type: undef(s.type),
     immutable: undef(s.immutable),
   });
-};
+}
 
 /** Decodes a POST or PUT body into a Secret, with the unknown fields it carried. */
-export const decodeSecretBody = (
+export function decodeSecretBody(
   body: Buffer,
   contentType: string | undefined,
-): Result<{ input: SecretInput; unknownFields: string[] }, ApiError> => {
+): Result<{ input: SecretInput; unknownFields: string[] }, ApiError> {
   const media = mediaTypeOf(contentType);
   if (!media.ok) return media;
   if (media.value === "protobuf") {
@@ -252,4 +257,4 @@ export const decodeSecretBody = (
   const input = secretFromValue(doc.value);
   if (!input.ok) return input;
   return ok({ input: input.value, unknownFields: unknownSecretFields(doc.value) });
-};
+}

@@ -4,7 +4,10 @@ import { type SecretJSON, secretKey } from "./secret.ts";
 import { type ApiError, conflict, deleted, notFound, type Status } from "./status.ts";
 import type { EnvtestState } from "./store.ts";
 
-/** The DeleteOptions a delete honours: preconditions and dry run (propagation does not apply to Secrets). */
+/**
+ * The DeleteOptions a delete honours: preconditions and dry run (propagation does not apply to
+ * Secrets).
+ */
 export interface DeleteOptions {
   readonly preconditions?:
     | { readonly uid?: string | undefined; readonly resourceVersion?: string | undefined }
@@ -12,13 +15,16 @@ export interface DeleteOptions {
   readonly dryRun?: boolean;
 }
 
-/** DELETE: removes the Secret, honouring uid and resourceVersion preconditions; answers the Success Status. */
-export const deleteSecret = (
+/**
+ * DELETE: removes the Secret, honouring uid and resourceVersion preconditions; answers the Success
+ * Status.
+ */
+export function deleteSecret(
   state: EnvtestState,
   namespace: string,
   name: string,
   opts: DeleteOptions,
-): Result<{ status: Omit<Status, "code">; obj: SecretJSON }, ApiError> => {
+): Result<{ status: Omit<Status, "code">; obj: SecretJSON }, ApiError> {
   const key = secretKey(namespace, name);
   const existing = state.get(key);
   if (existing === undefined) return err(notFound("secrets", name));
@@ -44,4 +50,4 @@ export const deleteSecret = (
   }
   if (!opts.dryRun) state.remove(key);
   return ok({ status: deleted("secrets", name, m.uid), obj: existing.obj });
-};
+}

@@ -1,7 +1,7 @@
 /**
- * Starting the fake API server, and the programmatic handle tests and the
- * CLI hold: URL, kubeconfig, direct writes that notify watchers exactly as
- * API writes do, faults, the request log, and close.
+ * Starting the fake API server, and the programmatic handle tests and the CLI hold: URL,
+ * kubeconfig, direct writes that notify watchers exactly as API writes do, faults, the request log,
+ * and close.
  */
 import { writeFile } from "node:fs/promises";
 import { deleteSecret } from "./delete.ts";
@@ -25,7 +25,10 @@ export interface EnvtestOptions {
   readonly bookmarkIntervalMs?: number;
   /** Events retained for resumes and paged lists (default 1000); ignored when `state` is given. */
   readonly historySize?: number;
-  /** A previous server's state, to simulate an API-server restart: objects, resourceVersion and history carry over. */
+  /**
+   * A previous server's state, to simulate an API-server restart: objects, resourceVersion and
+   * history carry over.
+   */
   readonly state?: EnvtestState;
   /** Serve https with a self-signed certificate (falls back to http when openssl is missing). */
   readonly https?: boolean;
@@ -41,11 +44,16 @@ export interface DirectSecret {
   readonly type?: string;
 }
 
-/** A running fake API server. Contract: direct writes and API writes are indistinguishable to watchers. */
+/**
+ * A running fake API server. Contract: direct writes and API writes are indistinguishable to
+ * watchers.
+ */
 export interface Envtest {
   readonly url: string;
   readonly port: number;
-  /** The store; pass it to a new startEnvtest on the same port to simulate an API-server restart. */
+  /**
+   * The store; pass it to a new startEnvtest on the same port to simulate an API-server restart.
+   */
   readonly state: EnvtestState;
   /** Whether the server actually serves https. */
   readonly https: boolean;
@@ -71,16 +79,17 @@ export interface Envtest {
 
 const MANAGER = "envtest";
 
-const toBase64 = (data: Readonly<Record<string, string | Uint8Array>>): Record<string, string> =>
-  Object.fromEntries(
+function toBase64(data: Readonly<Record<string, string | Uint8Array>>): Record<string, string> {
+  return Object.fromEntries(
     Object.entries(data).map(([k, v]) => [
       k,
       (typeof v === "string" ? Buffer.from(v, "utf8") : Buffer.from(v)).toString("base64"),
     ]),
   );
+}
 
 /** Starts a fake API server for Secrets. */
-export const startEnvtest = async (opts: EnvtestOptions = {}): Promise<Envtest> => {
+export async function startEnvtest(opts: EnvtestOptions = {}): Promise<Envtest> {
   const host = opts.host ?? "127.0.0.1";
   const state = opts.state ?? new EnvtestState({ historySize: opts.historySize ?? 1000 });
   const settings = new FaultSettings();
@@ -140,4 +149,4 @@ export const startEnvtest = async (opts: EnvtestOptions = {}): Promise<Envtest> 
       return closing;
     },
   };
-};
+}

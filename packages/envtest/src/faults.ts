@@ -1,11 +1,14 @@
 /**
- * Fault injection: the switches the server consults on every request and
- * watch write, and the `Faults` API tests (and the HTTP control path) drive.
+ * Fault injection: the switches the server consults on every request and watch write, and the
+ * `Faults` API tests (and the HTTP control path) drive.
  */
 import type { Verb } from "./routes.ts";
 import { type ApiError, injected } from "./status.ts";
 
-/** The API verbs a failure rule can target; `any` matches every API request (not discovery or health). */
+/**
+ * The API verbs a failure rule can target; `any` matches every API request (not discovery or
+ * health).
+ */
 export type FaultVerb = "get" | "list" | "watch" | "create" | "update" | "patch" | "delete" | "any";
 /** How watch lines are cut into writes (see Faults.chunking). */
 export type ChunkingMode = "normal" | "split" | "coalesce";
@@ -17,7 +20,10 @@ export interface FailRule {
   readonly verb: FaultVerb;
   /** How many matching requests fail before the rule is used up. */
   readonly count: number;
-  /** The HTTP code; the body is the Status the real server sends for it (500 InternalError, 429 TooManyRequests, …). */
+  /**
+   * The HTTP code; the body is the Status the real server sends for it (500 InternalError, 429
+   * TooManyRequests, …).
+   */
   readonly status: number;
   /** Adds `Retry-After` and `details.retryAfterSeconds`. */
   readonly retryAfterSeconds?: number;
@@ -31,26 +37,32 @@ export interface Faults {
   endWatches(): number;
   /**
    * While on, the watches open at that moment hold their events (and bookmarks) with their
-   * connections left open, as a half-open connection would; watches opened later flow, so a
-   * client that detects the silence and reopens converges. Off releases held events in order.
+   * connections left open, as a half-open connection would; watches opened later flow, so a client
+   * that detects the silence and reopens converges. Off releases held events in order.
    */
   stall(on: boolean): void;
-  /** Discards the event history: every resume (or continue token) from an older resourceVersion gets 410. */
+  /**
+   * Discards the event history: every resume (or continue token) from an older resourceVersion gets
+   * 410.
+   */
   compact(): void;
-  /** Fails the next `count` requests of `verb` with `status`. Rules queue; each request consumes at most one. */
+  /**
+   * Fails the next `count` requests of `verb` with `status`. Rules queue; each request consumes at
+   * most one.
+   */
   failNext(rule: FailRule): void;
   /** Delays every Kubernetes API response (not the control path) by `ms`. */
   setLatency(ms: number): void;
   /**
-   * How watch lines are written: `split` cuts each line into 2–5 writes ~1 ms apart,
-   * `coalesce` writes 2–5 lines per write, `normal` writes what a flush pass collected at once.
-   * The seed makes boundaries reproducible (stream i uses seed + i).
+   * How watch lines are written: `split` cuts each line into 2–5 writes ~1 ms apart, `coalesce`
+   * writes 2–5 lines per write, `normal` writes what a flush pass collected at once. The seed makes
+   * boundaries reproducible (stream i uses seed + i).
    */
   chunking(opts: { readonly mode: ChunkingMode; readonly seed?: number }): void;
   /**
    * Writes one bad line into every open watch, in order with its events, leaving the stream open:
-   * `bytes` random non-UTF-8 bytes, `truncated` the first half of an event line, `non-json` plain text.
-   * Returns how many streams received it.
+   * `bytes` random non-UTF-8 bytes, `truncated` the first half of an event line, `non-json` plain
+   * text. Returns how many streams received it.
    */
   injectGarbage(kind: GarbageKind): number;
   /** Clears stall, failures, latency and chunking. */
@@ -111,30 +123,32 @@ export interface FaultTargets {
 }
 
 /** Builds the Faults API over the switches and their targets. */
-export const createFaults = (settings: FaultSettings, targets: FaultTargets): Faults => ({
-  dropWatches: () => targets.dropAll(),
-  endWatches: () => targets.endAll(),
-  stall: (on) => {
-    settings.stalled = on;
-    if (on) settings.stalledBelow = settings.peekWatchSerial();
-    if (!on) targets.release();
-  },
-  compact: () => targets.compact(),
-  failNext: (rule) => settings.addRule(rule),
-  setLatency: (ms) => {
-    settings.latencyMs = Math.max(0, ms);
-  },
-  chunking: ({ mode, seed }) => {
-    settings.chunkingMode = mode;
-    if (seed !== undefined) settings.chunkingSeed = seed;
-    targets.release();
-  },
-  injectGarbage: (kind) => targets.injectGarbage(kind),
-  reset: () => {
-    settings.stalled = false;
-    settings.latencyMs = 0;
-    settings.chunkingMode = "normal";
-    settings.clearRules();
-    targets.release();
-  },
-});
+export function createFaults(settings: FaultSettings, targets: FaultTargets): Faults {
+  return {
+    dropWatches: () => targets.dropAll(),
+    endWatches: () => targets.endAll(),
+    stall: (on) => {
+      settings.stalled = on;
+      if (on) settings.stalledBelow = settings.peekWatchSerial();
+      if (!on) targets.release();
+    },
+    compact: () => targets.compact(),
+    failNext: (rule) => settings.addRule(rule),
+    setLatency: (ms) => {
+      settings.latencyMs = Math.max(0, ms);
+    },
+    chunking: ({ mode, seed }) => {
+      settings.chunkingMode = mode;
+      if (seed !== undefined) settings.chunkingSeed = seed;
+      targets.release();
+    },
+    injectGarbage: (kind) => targets.injectGarbage(kind),
+    reset: () => {
+      settings.stalled = false;
+      settings.latencyMs = 0;
+      settings.chunkingMode = "normal";
+      settings.clearRules();
+      targets.release();
+    },
+  };
+}

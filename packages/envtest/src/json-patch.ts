@@ -20,7 +20,7 @@ export interface JsonPatchError {
   readonly message: string;
 }
 
-const pointer = (p: string): Result<string[], string> => {
+function pointer(p: string): Result<string[], string> {
   if (p === "") return ok([]);
   if (!p.startsWith("/")) return err(`JSON pointer must start with '/': ${p}`);
   return ok(
@@ -29,11 +29,13 @@ const pointer = (p: string): Result<string[], string> => {
       .split("/")
       .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~")),
   );
-};
+}
 
-const clone = <T>(v: T): T => structuredClone(v);
+function clone<T>(v: T): T {
+  return structuredClone(v);
+}
 
-const get = (doc: unknown, segs: readonly string[]): { found: boolean; value: unknown } => {
+function get(doc: unknown, segs: readonly string[]): { found: boolean; value: unknown } {
   let cur: unknown = doc;
   for (const s of segs) {
     if (Array.isArray(cur)) {
@@ -44,15 +46,15 @@ const get = (doc: unknown, segs: readonly string[]): { found: boolean; value: un
     else return { found: false, value: undefined };
   }
   return { found: true, value: cur };
-};
+}
 
 /** Mutates `doc` in place; the root itself is replaced through the return value. */
-const put = (
+function put(
   doc: unknown,
   segs: readonly string[],
   value: unknown,
   insert: boolean,
-): Result<unknown, string> => {
+): Result<unknown, string> {
   if (segs.length === 0) return ok(value);
   const parent = get(doc, segs.slice(0, -1));
   const last = segs.at(-1) ?? "";
@@ -72,9 +74,9 @@ const put = (
     return err(`replace operation does not apply: doc is missing key: /${segs.join("/")}`);
   p[last] = value;
   return ok(doc);
-};
+}
 
-const remove = (doc: unknown, segs: readonly string[]): Result<unknown, string> => {
+function remove(doc: unknown, segs: readonly string[]): Result<unknown, string> {
   const parent = get(doc, segs.slice(0, -1));
   const last = segs.at(-1) ?? "";
   const p = parent.value;
@@ -87,9 +89,9 @@ const remove = (doc: unknown, segs: readonly string[]): Result<unknown, string> 
     return ok(doc);
   }
   return err(`remove operation does not apply: doc is missing path: "/${segs.join("/")}"`);
-};
+}
 
-const step = (doc: unknown, op: Operation): Result<unknown, string> => {
+function step(doc: unknown, op: Operation): Result<unknown, string> {
   const at = pointer(op.path);
   if (!at.ok) return at;
   switch (op.op) {
@@ -118,10 +120,10 @@ const step = (doc: unknown, op: Operation): Result<unknown, string> => {
       return put(base.value, at.value, value, true);
     }
   }
-};
+}
 
 /** Applies an RFC 6902 patch document (a JSON array of operations) to a copy of `doc`. */
-export const applyJsonPatch = (doc: unknown, patch: unknown): Result<unknown, JsonPatchError> => {
+export function applyJsonPatch(doc: unknown, patch: unknown): Result<unknown, JsonPatchError> {
   const ops = patchDocument.safeParse(patch);
   if (!ops.success)
     return err({
@@ -135,4 +137,4 @@ export const applyJsonPatch = (doc: unknown, patch: unknown): Result<unknown, Js
     cur = next.value;
   }
   return ok(cur);
-};
+}

@@ -5,12 +5,12 @@ import { stringify } from "yaml";
 export const ENVTEST_TOKEN = "envtest-token";
 
 /**
- * A kubeconfig with one cluster, user and context, all named `envtest`.
- * `insecure-skip-tls-verify` is always set: the certificate is self-signed
- * when serving https, and @kubernetes/client-node refuses plain http without it.
+ * A kubeconfig with one cluster, user and context, all named `envtest`. `insecure-skip-tls-verify`
+ * is always set: the certificate is self-signed when serving https, and @kubernetes/client-node
+ * refuses plain http without it.
  */
-export const kubeconfigYaml = (server: string, namespace = "default"): string =>
-  stringify({
+export function kubeconfigYaml(server: string, namespace = "default"): string {
+  return stringify({
     apiVersion: "v1",
     kind: "Config",
     clusters: [{ name: "envtest", cluster: { server, "insecure-skip-tls-verify": true } }],
@@ -19,3 +19,4 @@ export const kubeconfigYaml = (server: string, namespace = "default"): string =>
     "current-context": "envtest",
     preferences: {},
   });
+}

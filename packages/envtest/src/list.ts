@@ -1,7 +1,7 @@
 /**
- * Lists with the API server's resourceVersion semantics and `limit`/`continue`
- * paging: every page of one list is served from the same resourceVersion,
- * rebuilt from the event history, so writes between pages never show up.
+ * Lists with the API server's resourceVersion semantics and `limit`/`continue` paging: every page
+ * of one list is served from the same resourceVersion, rebuilt from the event history, so writes
+ * between pages never show up.
  */
 import { err, ok, type Result } from "./result.ts";
 import { compareBytes, type StoredSecret } from "./secret.ts";
@@ -13,7 +13,9 @@ import type { EnvtestState, Snapshot } from "./store.ts";
 export interface ListParams {
   readonly namespace?: string | undefined;
   readonly matches: Predicate;
-  /** Whether a label or field selector narrows the list (then remainingItemCount is not reported). */
+  /**
+   * Whether a label or field selector narrows the list (then remainingItemCount is not reported).
+   */
   readonly filtered: boolean;
   readonly limit?: string | undefined;
   readonly continueToken?: string | undefined;
@@ -34,12 +36,13 @@ interface ContinueToken {
   readonly start: string;
 }
 
-const encodeToken = (t: ContinueToken): string =>
-  Buffer.from(JSON.stringify({ v: "meta.k8s.io/v1", rv: t.rv, start: t.start })).toString(
+function encodeToken(t: ContinueToken): string {
+  return Buffer.from(JSON.stringify({ v: "meta.k8s.io/v1", rv: t.rv, start: t.start })).toString(
     "base64url",
   );
+}
 
-const decodeToken = (s: string): ContinueToken | undefined => {
+function decodeToken(s: string): ContinueToken | undefined {
   try {
     const v: unknown = JSON.parse(Buffer.from(s, "base64url").toString("utf8"));
     if (typeof v !== "object" || v === null) return undefined;
@@ -50,17 +53,20 @@ const decodeToken = (s: string): ContinueToken | undefined => {
   } catch {
     return undefined;
   }
-};
+}
 
 const TOKEN_TOO_OLD =
   "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
 
-/** Which resourceVersion a list reads at, per the API concepts' rules for resourceVersion and resourceVersionMatch. */
-const readRv = (
+/**
+ * Which resourceVersion a list reads at, per the API concepts' rules for resourceVersion and
+ * resourceVersionMatch.
+ */
+function readRv(
   state: EnvtestState,
   p: ListParams,
   limited: boolean,
-): Result<{ rv: number; start: string }, ApiError> => {
+): Result<{ rv: number; start: string }, ApiError> {
   const current = state.resourceVersion;
   if (p.continueToken) {
     if (p.resourceVersion && p.resourceVersion !== "0") {
@@ -106,9 +112,9 @@ const readRv = (
   if (n > current) return err(tooLargeResourceVersion(n, current));
   const exact = match === "Exact" || (match === "" && limited);
   return ok({ rv: exact ? n : current, start: "" });
-};
+}
 
-const lowerBound = (keys: readonly string[], key: string): number => {
+function lowerBound(keys: readonly string[], key: string): number {
   let lo = 0;
   let hi = keys.length;
   while (lo < hi) {
@@ -117,10 +123,10 @@ const lowerBound = (keys: readonly string[], key: string): number => {
     else hi = mid;
   }
   return lo;
-};
+}
 
 /** One page of Secrets in key order. */
-export const listSecrets = (state: EnvtestState, p: ListParams): Result<ListPage, ApiError> => {
+export function listSecrets(state: EnvtestState, p: ListParams): Result<ListPage, ApiError> {
   const limit = p.limit !== undefined && /^\d+$/.test(p.limit) ? Number(p.limit) : 0;
   const at = readRv(state, p, limit > 0);
   if (!at.ok) return at;
@@ -135,9 +141,9 @@ export const listSecrets = (state: EnvtestState, p: ListParams): Result<ListPage
     );
   }
   return ok(page(snap.snapshot, p, at.value.start, limit));
-};
+}
 
-const page = (snap: Snapshot, p: ListParams, start: string, limit: number): ListPage => {
+function page(snap: Snapshot, p: ListParams, start: string, limit: number): ListPage {
   const prefix = p.namespace === undefined ? "" : `${p.namespace}/`;
   const keys = snap.keys;
   let i = lowerBound(keys, compareBytes(start, prefix) > 0 ? start : prefix);
@@ -168,14 +174,14 @@ const page = (snap: Snapshot, p: ListParams, start: string, limit: number): List
   return p.filtered
     ? { rv: snap.rv, items, continueToken }
     : { rv: snap.rv, items, continueToken, remainingItemCount: remaining };
-};
+}
 
 /** Serialises a SecretList from the stored strings, without re-serialising any item. */
-export const secretListJson = (pageResult: ListPage): string => {
+export function secretListJson(pageResult: ListPage): string {
   const meta: Record<string, string | number> = { resourceVersion: String(pageResult.rv) };
   if (pageResult.continueToken !== undefined) meta.continue = pageResult.continueToken;
   if (pageResult.remainingItemCount !== undefined)
     meta.remainingItemCount = pageResult.remainingItemCount;
   const items = pageResult.items.map((s) => s.itemJson).join(",");
   return `{"kind":"SecretList","apiVersion":"v1","metadata":${JSON.stringify(meta)},"items":[${items}]}`;
-};
+}

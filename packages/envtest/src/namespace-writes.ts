@@ -1,7 +1,7 @@
 /**
- * Writing Namespaces: create, PUT and every PATCH type, keeping only what a
- * Namespace here has (labels and annotations), so `kubectl create namespace`
- * and `kubectl apply` of a Namespace manifest (client- or server-side) work.
+ * Writing Namespaces: create, PUT and every PATCH type, keeping only what a Namespace here has
+ * (labels and annotations), so `kubectl create namespace` and `kubectl apply` of a Namespace
+ * manifest (client- or server-side) work.
  */
 import { z } from "zod";
 import type { Ctx } from "./context.ts";
@@ -40,7 +40,7 @@ interface NamespaceInput extends NamespaceMeta {
   readonly name: string;
 }
 
-const fromValue = (v: unknown): Result<NamespaceInput, ApiError> => {
+function fromValue(v: unknown): Result<NamespaceInput, ApiError> {
   const p = namespaceSchema.safeParse(v);
   if (!p.success)
     return err(
@@ -60,9 +60,9 @@ const fromValue = (v: unknown): Result<NamespaceInput, ApiError> => {
     labels: m.labels ?? undefined,
     annotations: m.annotations ?? undefined,
   });
-};
+}
 
-const decodeBody = async (ctx: Ctx): Promise<Result<NamespaceInput, ApiError>> => {
+async function decodeBody(ctx: Ctx): Promise<Result<NamespaceInput, ApiError>> {
   const body = await readBody(ctx.req);
   if (!body.ok) return body;
   const media = mediaTypeOf(ctx.req.headers["content-type"]);
@@ -76,9 +76,9 @@ const decodeBody = async (ctx: Ctx): Promise<Result<NamespaceInput, ApiError>> =
   }
   const doc = parseDocument(body.value, media.value);
   return doc.ok ? fromValue(doc.value) : doc;
-};
+}
 
-const validate = (ns: NamespaceInput): FieldError[] => {
+function validate(ns: NamespaceInput): FieldError[] {
   const errs = dns1123LabelErrors(ns.name).map((m) => invalidValue("metadata.name", ns.name, m));
   for (const [k, v] of Object.entries(ns.labels ?? {})) {
     if (!isQualifiedName(k))
@@ -99,9 +99,9 @@ const validate = (ns: NamespaceInput): FieldError[] => {
       );
   }
   return errs;
-};
+}
 
-const store = (ctx: Ctx, ns: NamespaceInput, code: number) => {
+function store(ctx: Ctx, ns: NamespaceInput, code: number) {
   const errors = validate(ns);
   if (errors.length > 0) return sendError(ctx.res, invalid("Namespace", ns.name, errors));
   const current = ctx.state.namespace(ns.name);
@@ -117,19 +117,19 @@ const store = (ctx: Ctx, ns: NamespaceInput, code: number) => {
     JSON.stringify(current.annotations ?? {}) === JSON.stringify(next.annotations ?? {});
   const record = same ? current : ctx.state.putNamespace(ns.name, next);
   sendJson(ctx.res, code, namespaceObject(record));
-};
+}
 
 /** POST /api/v1/namespaces. */
-export const createNamespace = async (ctx: Ctx) => {
+export async function createNamespace(ctx: Ctx) {
   const ns = await decodeBody(ctx);
   if (!ns.ok) return sendError(ctx.res, ns.error);
   if (ctx.state.namespace(ns.value.name) !== undefined)
     return sendError(ctx.res, alreadyExists("namespaces", ns.value.name));
   store(ctx, ns.value, 201);
-};
+}
 
 /** PUT /api/v1/namespaces/{name}. */
-export const updateNamespace = async (ctx: Ctx, name: string) => {
+export async function updateNamespace(ctx: Ctx, name: string) {
   const ns = await decodeBody(ctx);
   if (!ns.ok) return sendError(ctx.res, ns.error);
   if (ctx.state.namespace(name) === undefined)
@@ -142,10 +142,10 @@ export const updateNamespace = async (ctx: Ctx, name: string) => {
       ),
     );
   store(ctx, ns.value, 200);
-};
+}
 
 /** PATCH /api/v1/namespaces/{name}; an apply patch merges like a strategic one and may create. */
-export const patchNamespace = async (ctx: Ctx, name: string) => {
+export async function patchNamespace(ctx: Ctx, name: string) {
   const type = patchTypeOf(ctx.req.headers["content-type"]);
   if (!type.ok) return sendError(ctx.res, type.error);
   const body = await readBody(ctx.req);
@@ -179,4 +179,4 @@ export const patchNamespace = async (ctx: Ctx, name: string) => {
       ),
     );
   store(ctx, ns.value, current === undefined ? 201 : 200);
-};
+}

@@ -30,7 +30,10 @@ interface Pending {
   readonly status: () => number | undefined;
 }
 
-/** The server's log. Control-path requests are not recorded: they are the test talking, not the client. */
+/**
+ * The server's log. Control-path requests are not recorded: they are the test talking, not the
+ * client.
+ */
 export class RequestRecorder implements RequestLog {
   readonly #entries: Pending[] = [];
   readonly #limit: number;

@@ -4,10 +4,14 @@ export type Result<T, E> =
   | { readonly ok: false; readonly error: E };
 
 /** Wraps a value as a success. */
-export const ok = <T>(value: T): { readonly ok: true; readonly value: T } => ({ ok: true, value });
+export function ok<T>(value: T): { readonly ok: true; readonly value: T } {
+  return { ok: true, value };
+}
 
 /** Wraps an error as a failure. */
-export const err = <E>(error: E): { readonly ok: false; readonly error: E } => ({
-  ok: false,
-  error,
-});
+export function err<E>(error: E): { readonly ok: false; readonly error: E } {
+  return {
+    ok: false,
+    error,
+  };
+}

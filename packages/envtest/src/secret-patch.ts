@@ -1,8 +1,7 @@
 /**
- * PATCH of a Secret: picks the patch semantics from the Content-Type, applies
- * the patch to the stored object, and writes the result through the update
- * path (or server-side apply), so patches get the same validation, conflicts
- * and no-op detection as PUT.
+ * PATCH of a Secret: picks the patch semantics from the Content-Type, applies the patch to the
+ * stored object, and writes the result through the update path (or server-side apply), so patches
+ * get the same validation, conflicts and no-op detection as PUT.
  */
 
 import { applySecret } from "./apply.ts";
@@ -33,13 +32,13 @@ const PATCH_TYPES: Readonly<Record<string, PatchType>> = {
 };
 
 /** Classifies a PATCH Content-Type, or the 415 the real server answers for others. */
-export const patchTypeOf = (contentType: string | undefined): Result<PatchType, ApiError> => {
+export function patchTypeOf(contentType: string | undefined): Result<PatchType, ApiError> {
   const base = (contentType ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
   const t = PATCH_TYPES[base];
   return t === undefined
     ? err(unsupportedMediaType(base, Object.keys(PATCH_TYPES).slice(0, 4)))
     : ok(t);
-};
+}
 
 /** Write options plus server-side apply's `force`. */
 export interface PatchOptions extends WriteOptions {
@@ -53,14 +52,14 @@ export interface PatchOutcome {
 }
 
 /** Applies a PATCH request body to `{namespace}/{name}`. */
-export const patchSecret = (
+export function patchSecret(
   state: EnvtestState,
   namespace: string,
   name: string,
   body: Buffer,
   type: PatchType,
   opts: PatchOptions,
-): Result<PatchOutcome, ApiError> => {
+): Result<PatchOutcome, ApiError> {
   const doc = parseDocument(body, type === "apply" ? "yaml" : "json");
   if (!doc.ok) return doc;
   if (type === "apply") {
@@ -106,4 +105,4 @@ export const patchSecret = (
   return written.ok
     ? ok({ result: written.value, unknownFields: unknownSecretFields(patched) })
     : written;
-};
+}

@@ -10,7 +10,7 @@ import { includeObjectOf, SECRET_COLUMNS, secretRow, tableJson } from "./table.t
 import { startWatchResponse } from "./watch.ts";
 
 /** GET /api/v1/namespaces/{ns}/secrets/{name}. */
-export const getSecret = (ctx: Ctx, namespace: string, name: string) => {
+export function getSecret(ctx: Ctx, namespace: string, name: string) {
   const repr = negotiate(ctx.req.headers.accept, true);
   if (repr === "none") return sendError(ctx.res, notAcceptable());
   const s = ctx.state.get(secretKey(namespace, name));
@@ -24,17 +24,17 @@ export const getSecret = (ctx: Ctx, namespace: string, name: string) => {
     );
   }
   sendJson(ctx.res, 200, s.json);
-};
+}
 
-const selection = (ctx: Ctx, namespace: string | undefined, name: string | undefined) => {
+function selection(ctx: Ctx, namespace: string | undefined, name: string | undefined) {
   const byName =
     name === undefined ? "" : `metadata.name=${name.replace(/[\\,=]/g, (c) => `\\${c}`)}`;
   const fields = [ctx.query.fieldSelector ?? "", byName].filter((f) => f !== "").join(",");
   return compileSelection(namespace, ctx.query.labelSelector, fields);
-};
+}
 
 /** GET on a collection: one page of the list. */
-export const listSecretsHandler = (ctx: Ctx, namespace: string | undefined) => {
+export function listSecretsHandler(ctx: Ctx, namespace: string | undefined) {
   const repr = negotiate(ctx.req.headers.accept, true);
   if (repr === "none") return sendError(ctx.res, notAcceptable());
   const sel = selection(ctx, namespace, undefined);
@@ -64,17 +64,18 @@ export const listSecretsHandler = (ctx: Ctx, namespace: string | undefined) => {
     return sendJson(ctx.res, 200, tableJson(SECRET_COLUMNS, rows, meta));
   }
   sendJson(ctx.res, 200, secretListJson(page.value));
-};
+}
 
-const listOptionsInvalid = (field: string, reason: string, message: string) =>
-  invalid("ListOptions", "", [{ field, reason, message }]);
+function listOptionsInvalid(field: string, reason: string, message: string) {
+  return invalid("ListOptions", "", [{ field, reason, message }]);
+}
 
 /** The 422 the real server answers for inconsistent watch-list options, if any. */
-const watchOptionsError = (
+function watchOptionsError(
   match: string | undefined,
   initial: boolean | undefined,
   bookmarks: boolean,
-): ApiError | undefined => {
+): ApiError | undefined {
   if (initial === true && match !== "NotOlderThan") {
     return listOptionsInvalid(
       "resourceVersionMatch",
@@ -97,10 +98,13 @@ const watchOptionsError = (
     );
   }
   return undefined;
-};
+}
 
-/** GET with `watch`: streams events as newline-delimited JSON until the client leaves, a timeout, or a fault. */
-export const watchSecrets = (ctx: Ctx, namespace: string | undefined, name: string | undefined) => {
+/**
+ * GET with `watch`: streams events as newline-delimited JSON until the client leaves, a timeout, or
+ * a fault.
+ */
+export function watchSecrets(ctx: Ctx, namespace: string | undefined, name: string | undefined) {
   const repr = negotiate(ctx.req.headers.accept, true);
   if (repr === "none") return sendError(ctx.res, notAcceptable());
   const sel = selection(ctx, namespace, name);
@@ -146,20 +150,20 @@ export const watchSecrets = (ctx: Ctx, namespace: string | undefined, name: stri
     for (const e of since.events) stream.offer(e);
   }
   if (timeout > 0) stream.endAfter(timeout * 1000, () => state.resourceVersion);
-};
+}
 
-const tableLine = (ctx: Ctx, as: EventType, obj: StoredSecret["obj"]): Buffer => {
+function tableLine(ctx: Ctx, as: EventType, obj: StoredSecret["obj"]): Buffer {
   const row = secretRow(obj, includeObjectOf(ctx.query.includeObject), ctx.state.now());
   return Buffer.from(
     `{"type":"${as}","object":${tableJson(SECRET_COLUMNS, [row], { resourceVersion: obj.metadata.resourceVersion })}}\n`,
   );
-};
+}
 
-const tableEncoder = (ctx: Ctx) => {
+function tableEncoder(ctx: Ctx) {
   const include = includeObjectOf(ctx.query.includeObject);
   return (e: StoreEvent, as: EventType): Buffer =>
     e.cached(`table:${include}:${as}`, () => {
       const obj = as === "DELETED" ? e.deletedObject() : e.current?.obj;
       return obj === undefined ? e.line(as) : tableLine(ctx, as, obj);
     });
-};
+}

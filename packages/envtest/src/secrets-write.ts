@@ -1,7 +1,7 @@
 /**
- * POST, PUT, PATCH and DELETE of Secrets over HTTP: request options
- * (dryRun, fieldManager, fieldValidation, force), body decoding, and the
- * answer codes the real server uses (201 on create, Status on delete).
+ * POST, PUT, PATCH and DELETE of Secrets over HTTP: request options (dryRun, fieldManager,
+ * fieldValidation, force), body decoding, and the answer codes the real server uses (201 on create,
+ * Status on delete).
  */
 import { z } from "zod";
 import type { Ctx } from "./context.ts";
@@ -22,8 +22,11 @@ interface Common {
   readonly validation: "Strict" | "Warn" | "Ignore";
 }
 
-/** The options every write shares, from the query string (and the User-Agent for the default manager). */
-const commonOptions = (ctx: Ctx): Result<Common, ApiError> => {
+/**
+ * The options every write shares, from the query string (and the User-Agent for the default
+ * manager).
+ */
+function commonOptions(ctx: Ctx): Result<Common, ApiError> {
   const q = ctx.query;
   const dryRun = ctx.url.searchParams.getAll("dryRun");
   if (dryRun.some((d) => d !== "All"))
@@ -41,13 +44,13 @@ const commonOptions = (ctx: Ctx): Result<Common, ApiError> => {
   if (manager.length > 128)
     return err(badRequest("fieldManager: Too long: may not be more than 128 bytes"));
   return ok({ dryRun: dryRun.length > 0, manager, validation });
-};
+}
 
 /** Strict refuses unknown fields with 400; Warn answers them in Warning headers. */
-const checkUnknown = (
+function checkUnknown(
   c: Common,
   unknown: readonly string[],
-): Result<Record<string, string[]>, ApiError> => {
+): Result<Record<string, string[]>, ApiError> {
   if (unknown.length === 0 || c.validation === "Ignore") return ok({});
   if (c.validation === "Strict") {
     return err(
@@ -55,22 +58,22 @@ const checkUnknown = (
     );
   }
   return ok({ Warning: unknown.map((f) => `299 - "unknown field \\"${f}\\""`) });
-};
+}
 
-const answer = (ctx: Ctx, code: number, json: string, headers: Record<string, string[]>): void => {
+function answer(ctx: Ctx, code: number, json: string, headers: Record<string, string[]>): void {
   for (const [k, v] of Object.entries(headers)) ctx.res.setHeader(k, v);
   sendJson(ctx.res, code, json);
-};
+}
 
 /**
- * The shared steps of a create and an update: options, body, decoding, field validation, the
- * write itself, then the answer with its warnings.
+ * The shared steps of a create and an update: options, body, decoding, field validation, the write
+ * itself, then the answer with its warnings.
  */
-const writeWholeSecret = async (
+async function writeWholeSecret(
   ctx: Ctx,
   code: number,
   write: (input: SecretInput, options: Common) => ReturnType<typeof createSecret>,
-): Promise<void> => {
+): Promise<void> {
   const c = commonOptions(ctx);
   if (!c.ok) return sendError(ctx.res, c.error);
   const body = await readBody(ctx.req);
@@ -82,26 +85,24 @@ const writeWholeSecret = async (
   const r = write(decoded.value.input, c.value);
   if (!r.ok) return sendError(ctx.res, r.error);
   answer(ctx, code, r.value.stored.json, warn.value);
-};
+}
 
 /** POST /api/v1/namespaces/{ns}/secrets. */
-export const createSecretHandler = (ctx: Ctx, namespace: string): Promise<void> =>
-  writeWholeSecret(ctx, 201, (input, options) =>
+export function createSecretHandler(ctx: Ctx, namespace: string): Promise<void> {
+  return writeWholeSecret(ctx, 201, (input, options) =>
     createSecret(ctx.state, namespace, input, options),
   );
+}
 
 /** PUT /api/v1/namespaces/{ns}/secrets/{name}. */
-export const updateSecretHandler = (ctx: Ctx, namespace: string, name: string): Promise<void> =>
-  writeWholeSecret(ctx, 200, (input, options) =>
+export function updateSecretHandler(ctx: Ctx, namespace: string, name: string): Promise<void> {
+  return writeWholeSecret(ctx, 200, (input, options) =>
     updateSecret(ctx.state, namespace, name, input, options),
   );
+}
 
 /** PATCH /api/v1/namespaces/{ns}/secrets/{name}, every patch type including server-side apply. */
-export const patchSecretHandler = async (
-  ctx: Ctx,
-  namespace: string,
-  name: string,
-): Promise<void> => {
+export async function patchSecretHandler(ctx: Ctx, namespace: string, name: string): Promise<void> {
   const c = commonOptions(ctx);
   if (!c.ok) return sendError(ctx.res, c.error);
   const type = patchTypeOf(ctx.req.headers["content-type"]);
@@ -125,7 +126,7 @@ export const patchSecretHandler = async (
   const warn = checkUnknown(c.value, r.value.unknownFields);
   if (!warn.ok) return sendError(ctx.res, warn.error);
   answer(ctx, r.value.result.created ? 201 : 200, r.value.result.stored.json, warn.value);
-};
+}
 
 const deleteOptionsSchema = z.object({
   preconditions: z
@@ -135,7 +136,7 @@ const deleteOptionsSchema = z.object({
 });
 
 /** DeleteOptions from the body (JSON or protobuf) and the query string. */
-const deleteOptions = async (ctx: Ctx): Promise<Result<DeleteOptions, ApiError>> => {
+async function deleteOptions(ctx: Ctx): Promise<Result<DeleteOptions, ApiError>> {
   const body = await readBody(ctx.req);
   if (!body.ok) return body;
   const queryDryRun = ctx.url.searchParams.getAll("dryRun").includes("All");
@@ -166,26 +167,26 @@ const deleteOptions = async (ctx: Ctx): Promise<Result<DeleteOptions, ApiError>>
       : undefined,
     dryRun: queryDryRun || (parsed.data.dryRun ?? []).includes("All"),
   });
-};
+}
 
 /** DELETE /api/v1/namespaces/{ns}/secrets/{name}: answers the Success Status. */
-export const deleteSecretHandler = async (
+export async function deleteSecretHandler(
   ctx: Ctx,
   namespace: string,
   name: string,
-): Promise<void> => {
+): Promise<void> {
   const o = await deleteOptions(ctx);
   if (!o.ok) return sendError(ctx.res, o.error);
   const r = deleteSecret(ctx.state, namespace, name, o.value);
   if (!r.ok) return sendError(ctx.res, r.error);
   sendJson(ctx.res, 200, r.value.status);
-};
+}
 
 /** DELETE on a collection: deletes every selected Secret, answers the list of what it deleted. */
-export const deleteCollectionHandler = async (
+export async function deleteCollectionHandler(
   ctx: Ctx,
   namespace: string | undefined,
-): Promise<void> => {
+): Promise<void> {
   const o = await deleteOptions(ctx);
   if (!o.ok) return sendError(ctx.res, o.error);
   const sel = compileSelection(namespace, ctx.query.labelSelector, ctx.query.fieldSelector);
@@ -205,4 +206,4 @@ export const deleteCollectionHandler = async (
     200,
     `{"kind":"SecretList","apiVersion":"v1","metadata":{"resourceVersion":"${rv}"},"items":[${items.join(",")}]}`,
   );
-};
+}

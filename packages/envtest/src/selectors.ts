@@ -1,6 +1,6 @@
 /**
- * Label and field selectors with the grammar of apimachinery's `labels.Parse`
- * and `fields.ParseSelector`, compiled once per request into predicates.
+ * Label and field selectors with the grammar of apimachinery's `labels.Parse` and
+ * `fields.ParseSelector`, compiled once per request into predicates.
  */
 import { err, ok, type Result } from "./result.ts";
 import type { SecretJSON } from "./secret.ts";
@@ -17,7 +17,7 @@ type Token =
 
 const OPS = ["!=", "==", "=", "!", ">", "<", "(", ")", ","] as const;
 
-const lex = (s: string): Token[] => {
+function lex(s: string): Token[] {
   const out: Token[] = [];
   let i = 0;
   while (i < s.length) {
@@ -39,16 +39,18 @@ const lex = (s: string): Token[] => {
   }
   out.push({ t: "end" });
   return out;
-};
+}
 
-const describe = (t: Token): string => (t.t === "end" ? "EOS" : `'${t.v}'`);
+function describe(t: Token): string {
+  return t.t === "end" ? "EOS" : `'${t.v}'`;
+}
 
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 const NAME_PART = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 /** Whether `key` is a qualified name (`[prefix/]name`), as label keys must be. */
-export const isQualifiedName = (key: string): boolean => {
+export function isQualifiedName(key: string): boolean {
   const parts = key.split("/");
   if (parts.length > 2) return false;
   const name = parts.at(-1) ?? "";
@@ -58,15 +60,20 @@ export const isQualifiedName = (key: string): boolean => {
     return prefix.length > 0 && prefix.length <= 253 && DNS_SUBDOMAIN.test(prefix);
   }
   return true;
-};
+}
 
 /** Whether `v` is a valid label value (empty allowed, ≤ 63 characters). */
-export const isLabelValue = (v: string): boolean => v.length <= 63 && LABEL_VALUE.test(v);
+export function isLabelValue(v: string): boolean {
+  return v.length <= 63 && LABEL_VALUE.test(v);
+}
 
-/** Parses a label selector (`a=b`, `a!=b`, `a in (x,y)`, `a notin (x)`, `a`, `!a`, `a>1`) into a predicate on labels. */
-export const parseLabelSelector = (
+/**
+ * Parses a label selector (`a=b`, `a!=b`, `a in (x,y)`, `a notin (x)`, `a`, `!a`, `a>1`) into a
+ * predicate on labels.
+ */
+export function parseLabelSelector(
   selector: string | undefined,
-): Result<(labels: Readonly<Record<string, string>> | undefined) => boolean, string> => {
+): Result<(labels: Readonly<Record<string, string>> | undefined) => boolean, string> {
   if (selector === undefined || selector.trim() === "") return ok(() => true);
   const toks = lex(selector);
   let p = 0;
@@ -152,7 +159,7 @@ export const parseLabelSelector = (
     const l = labels ?? {};
     return reqs.every((r) => r(l));
   });
-};
+}
 
 /** The fields a Secret field selector may name, as the real conversion function allows. */
 const SECRET_FIELDS: Readonly<Record<string, (s: SecretJSON) => string>> = {
@@ -161,7 +168,7 @@ const SECRET_FIELDS: Readonly<Record<string, (s: SecretJSON) => string>> = {
   type: (s) => s.type,
 };
 
-const splitUnescaped = (s: string, sep: string): string[] => {
+function splitUnescaped(s: string, sep: string): string[] {
   const parts: string[] = [];
   let cur = "";
   for (let i = 0; i < s.length; i++) {
@@ -176,9 +183,9 @@ const splitUnescaped = (s: string, sep: string): string[] => {
   }
   parts.push(cur);
   return parts;
-};
+}
 
-const unescapeValue = (s: string): Result<string, string> => {
+function unescapeValue(s: string): Result<string, string> {
   let out = "";
   for (let i = 0; i < s.length; i++) {
     const c = s[i] ?? "";
@@ -193,10 +200,10 @@ const unescapeValue = (s: string): Result<string, string> => {
     } else return err(`invalid field selector: invalid escape sequence: \\${n ?? ""}`);
   }
   return ok(out);
-};
+}
 
 /** Parses a Secret field selector; unknown fields are refused with the real server's message. */
-export const parseFieldSelector = (selector: string | undefined): Result<Predicate, string> => {
+export function parseFieldSelector(selector: string | undefined): Result<Predicate, string> {
   if (selector === undefined || selector.trim() === "") return ok(always);
   const terms: Predicate[] = [];
   for (const term of splitUnescaped(selector, ",")) {
@@ -211,14 +218,14 @@ export const parseFieldSelector = (selector: string | undefined): Result<Predica
     terms.push(op === "!=" ? (s) => get(s) !== v : (s) => get(s) === v);
   }
   return ok((s) => terms.every((t) => t(s)));
-};
+}
 
 /** One predicate for a request's namespace scope, label selector and field selector. */
-export const compileSelection = (
+export function compileSelection(
   namespace: string | undefined,
   labelSelector: string | undefined,
   fieldSelector: string | undefined,
-): Result<{ matches: Predicate; filtered: boolean }, string> => {
+): Result<{ matches: Predicate; filtered: boolean }, string> {
   const labels = parseLabelSelector(labelSelector);
   if (!labels.ok) return labels;
   const fields = parseFieldSelector(fieldSelector);
@@ -231,4 +238,4 @@ export const compileSelection = (
       ? (s) => l(s.metadata.labels) && f(s)
       : (s) => s.metadata.namespace === namespace && l(s.metadata.labels) && f(s);
   return ok({ matches, filtered });
-};
+}

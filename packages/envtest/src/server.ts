@@ -1,7 +1,7 @@
 /**
- * The HTTP(S) listener: routes each request, records it, applies injected
- * latency and failures, and dispatches to the handlers. Built on node:http so
- * watch responses control their own chunking and sockets can be destroyed.
+ * The HTTP(S) listener: routes each request, records it, applies injected latency and failures, and
+ * dispatches to the handlers. Built on node:http so watch responses control their own chunking and
+ * sockets can be destroyed.
  */
 import {
   createServer as createHttpServer,
@@ -62,11 +62,11 @@ const API_VERBS = new Set<Verb>([
   "deletecollection",
 ]);
 
-const dispatchSecrets = async (
+async function dispatchSecrets(
   ctx: Ctx,
   r: Extract<Route, { kind: "secrets" }>,
   verb: Verb,
-): Promise<void> => {
+): Promise<void> {
   const { namespace, name } = r;
   if (verb === "watch") return watchSecrets(ctx, namespace, name);
   if (r.watchPath) return sendError(ctx.res, methodNotAllowed());
@@ -92,9 +92,9 @@ const dispatchSecrets = async (
     default:
       return sendError(ctx.res, methodNotAllowed());
   }
-};
+}
 
-const dispatch = async (ctx: Ctx, r: Route, verb: Verb): Promise<void> => {
+async function dispatch(ctx: Ctx, r: Route, verb: Verb): Promise<void> {
   switch (r.kind) {
     case "health":
       return sendText(ctx.res, 200, "ok");
@@ -128,11 +128,10 @@ const dispatch = async (ctx: Ctx, r: Route, verb: Verb): Promise<void> => {
     case "control":
       return;
   }
-};
+}
 
-const handler =
-  (deps: ServerDeps, address: () => string) =>
-  async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+function handler(deps: ServerDeps, address: () => string) {
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? "/", "http://envtest.invalid");
     const query = queryOf(url);
     const r = route(url.pathname);
@@ -185,9 +184,10 @@ const handler =
     }
     await dispatch(ctx, r, verb);
   };
+}
 
 /** Starts listening on host:port (0 for an ephemeral port). */
-export const listen = async (deps: ServerDeps, host: string, port: number): Promise<Listening> => {
+export async function listen(deps: ServerDeps, host: string, port: number): Promise<Listening> {
   let actualPort = port;
   const handle = handler(deps, () => `${host}:${actualPort}`);
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
@@ -225,4 +225,4 @@ export const listen = async (deps: ServerDeps, host: string, port: number): Prom
         for (const s of sockets) s.destroy();
       }),
   };
-};
+}

@@ -1,13 +1,16 @@
 /**
- * The in-memory "etcd": Secrets by key, one global increasing resourceVersion,
- * the implicit namespaces, and the bounded event history. It outlives a server
- * so a restart on the same port can carry it over.
+ * The in-memory "etcd": Secrets by key, one global increasing resourceVersion, the implicit
+ * namespaces, and the bounded event history. It outlives a server so a restart on the same port can
+ * carry it over.
  */
 import { randomUUID } from "node:crypto";
 import { EventHistory, StoreEvent, type TooOld } from "./history.ts";
 import { compareBytes, type SecretJSON, StoredSecret } from "./secret.ts";
 
-/** A namespace as stored; labels exclude the `kubernetes.io/metadata.name` label every namespace gets. */
+/**
+ * A namespace as stored; labels exclude the `kubernetes.io/metadata.name` label every namespace
+ * gets.
+ */
 export interface NamespaceRecord {
   readonly name: string;
   readonly uid: string;
@@ -40,9 +43,14 @@ export interface StateOptions {
 const SYSTEM_NAMESPACES = ["default", "kube-node-lease", "kube-public", "kube-system"];
 
 /** Kubernetes timestamps are RFC 3339 in UTC with whole seconds. */
-export const formatTimestamp = (d: Date): string => d.toISOString().replace(/\.\d{3}Z$/, "Z");
+export function formatTimestamp(d: Date): string {
+  return d.toISOString().replace(/\.\d{3}Z$/, "Z");
+}
 
-/** The store. Contract: every commit gets the next resourceVersion, is recorded in history, then reaches every listener in commit order. */
+/**
+ * The store. Contract: every commit gets the next resourceVersion, is recorded in history, then
+ * reaches every listener in commit order.
+ */
 export class EnvtestState {
   readonly history: EventHistory;
   readonly now: () => Date;
@@ -77,7 +85,9 @@ export class EnvtestState {
     return this.#sorted;
   }
 
-  /** The state as of `rv`, rebuilt by undoing retained events, or why it can no longer be rebuilt. */
+  /**
+   * The state as of `rv`, rebuilt by undoing retained events, or why it can no longer be rebuilt.
+   */
   snapshotAt(rv: number): { ok: true; snapshot: Snapshot } | { ok: false; tooOld: TooOld } {
     if (rv >= this.#rv) {
       const objects = this.#objects;

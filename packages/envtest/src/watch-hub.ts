@@ -1,7 +1,6 @@
 /**
- * The set of open watches: fans each store event out to every stream (the
- * event's lines are serialised once, in StoreEvent), ticks bookmarks, and is
- * what the watch faults act on.
+ * The set of open watches: fans each store event out to every stream (the event's lines are
+ * serialised once, in StoreEvent), ticks bookmarks, and is what the watch faults act on.
  */
 import type { ServerResponse } from "node:http";
 import { garbageBytes, seededRandom } from "./chunking.ts";
@@ -46,8 +45,8 @@ export class WatchHub implements FaultTargets {
   }
 
   /**
-   * Registers a stream for `res`. The caller queues its initial lines before
-   * returning to the event loop, so no commit can fall between them and live events.
+   * Registers a stream for `res`. The caller queues its initial lines before returning to the event
+   * loop, so no commit can fall between them and live events.
    */
   open(
     res: ServerResponse,

@@ -1,8 +1,8 @@
 /**
- * One open watch: a chunked HTTP response fed newline-delimited JSON events in
- * commit order. Events for objects entering or leaving the watcher's selection
- * become ADDED or DELETED, as the real watch cache sends them. Lines are queued
- * and written by a pump, which is where stalls and chunking faults act.
+ * One open watch: a chunked HTTP response fed newline-delimited JSON events in commit order. Events
+ * for objects entering or leaving the watcher's selection become ADDED or DELETED, as the real
+ * watch cache sends them. Lines are queued and written by a pump, which is where stalls and
+ * chunking faults act.
  */
 import type { ServerResponse } from "node:http";
 import { setTimeout as delay } from "node:timers/promises";
@@ -11,26 +11,29 @@ import type { FaultSettings } from "./faults.ts";
 import type { EventType, StoreEvent } from "./history.ts";
 import type { Predicate } from "./selectors.ts";
 
-/** A slow reader whose unsent backlog passes this is disconnected (cleanly), as the cacher drops unresponsive watchers. */
+/**
+ * A slow reader whose unsent backlog passes this is disconnected (cleanly), as the cacher drops
+ * unresponsive watchers.
+ */
 const MAX_BACKLOG_BYTES = 16 * 1024 * 1024;
 
-const bookmarkLine = (rv: number, initialEventsEnd: boolean): Buffer => {
+function bookmarkLine(rv: number, initialEventsEnd: boolean): Buffer {
   const end = initialEventsEnd ? `,"annotations":{"k8s.io/initial-events-end":"true"}` : "";
   const meta = `{"resourceVersion":"${rv}","creationTimestamp":null${end}}`;
   return Buffer.from(
     `{"type":"BOOKMARK","object":{"kind":"Secret","apiVersion":"v1","metadata":${meta}}}\n`,
   );
-};
+}
 
 /** Starts a watch response: 200, chunked, headers flushed before any event. */
-export const startWatchResponse = (res: ServerResponse): void => {
+export function startWatchResponse(res: ServerResponse): void {
   res.writeHead(200, {
     "Content-Type": "application/json",
     "Cache-Control": "no-cache, private",
     "Transfer-Encoding": "chunked",
   });
   res.flushHeaders();
-};
+}
 
 /** Encodes a store event as the line a watcher sees; the default is `e.line(as)`. */
 export type EventEncoder = (e: StoreEvent, as: EventType) => Buffer;
@@ -48,7 +51,10 @@ export interface WatchStreamOptions {
   readonly onClose: (s: WatchStream) => void;
 }
 
-/** One watch connection. Contract: lines are written in the order they were queued, or not at all (drop). */
+/**
+ * One watch connection. Contract: lines are written in the order they were queued, or not at all
+ * (drop).
+ */
 export class WatchStream {
   readonly bookmarks: boolean;
   readonly #res: ServerResponse;
@@ -88,7 +94,10 @@ export class WatchStream {
     return this.#closed;
   }
 
-  /** Events at or below `rv` are not sent: a watch from a future resourceVersion waits for it, as the watch cache does. */
+  /**
+   * Events at or below `rv` are not sent: a watch from a future resourceVersion waits for it, as
+   * the watch cache does.
+   */
   startAfter(rv: number): void {
     this.#startRv = rv;
   }
@@ -124,7 +133,10 @@ export class WatchStream {
     this.end();
   }
 
-  /** Ends the watch cleanly once queued lines are written; `timeoutSeconds` sends a last bookmark first. */
+  /**
+   * Ends the watch cleanly once queued lines are written; `timeoutSeconds` sends a last bookmark
+   * first.
+   */
   endAfter(ms: number, currentRv: () => number): void {
     const t = setTimeout(() => {
       this.bookmark(currentRv());

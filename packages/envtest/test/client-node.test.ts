@@ -23,10 +23,12 @@ afterEach(async () => {
   await env.close();
 });
 
-const secret = (name: string, value: string, resourceVersion?: string): V1Secret => ({
-  metadata: { name, ...(resourceVersion ? { resourceVersion } : {}) },
-  stringData: { value },
-});
+function secret(name: string, value: string, resourceVersion?: string): V1Secret {
+  return {
+    metadata: { name, ...(resourceVersion ? { resourceVersion } : {}) },
+    stringData: { value },
+  };
+}
 
 describe("@kubernetes/client-node against envtest", () => {
   it("creates, reads, lists, conflicts on a stale update, and deletes through CoreV1Api", async () => {

@@ -11,8 +11,9 @@ afterEach(async () => {
 });
 
 const W = "/api/v1/namespaces/default/secrets?watch=true";
-const put = (name: string, v = String(Math.random())) =>
-  env.apply({ namespace: "default", name, data: { v } });
+function put(name: string, v = String(Math.random())) {
+  return env.apply({ namespace: "default", name, data: { v } });
+}
 
 describe("watch faults", () => {
   it("drops every watch abruptly", async () => {

@@ -19,17 +19,20 @@ afterEach(async () => {
   await ws?.cleanup();
 });
 
-const ok = async (args: string[]) => {
+async function ok(args: string[]) {
   const r = await ws.run(args);
   if (r.code !== 0) throw new Error(`kubectl ${args.join(" ")} exited ${r.code}: ${r.stderr}`);
   return r.stdout;
-};
-const text = (s: string | undefined) => Buffer.from(s ?? "", "base64").toString("utf8");
-const table = (out: string) =>
-  out
+}
+function text(s: string | undefined) {
+  return Buffer.from(s ?? "", "base64").toString("utf8");
+}
+function table(out: string) {
+  return out
     .trim()
     .split("\n")
     .map((l) => l.trim().split(/\s+/));
+}
 
 describe("kubectl 1.32 against envtest", () => {
   it("creates a generic secret from literals (a protobuf body) and reads it back", async () => {
@@ -126,8 +129,8 @@ describe("kubectl 1.32 against envtest", () => {
     await writeFile(file, manifest("two"));
     expect(await ok(["apply", "-f", file])).toBe("secret/app configured\n");
     const rv = env.get("default", "app")?.metadata.resourceVersion;
-    // stringData never comes back, so kubectl always sends it again (and says "configured", as against
-    // a real cluster); the write changes nothing, so the resourceVersion stays.
+    // stringData never comes back, so kubectl always sends it again (and says "configured", as
+    // against a real cluster); the write changes nothing, so the resourceVersion stays.
     await ok(["apply", "-f", file]);
     const s = env.get("default", "app");
     expect(s?.metadata.resourceVersion).toBe(rv);

@@ -8,7 +8,9 @@ interface List {
   metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number };
   items: { kind?: string; metadata: { name: string; namespace: string } }[];
 }
-const names = (l: List) => l.items.map((i) => `${i.metadata.namespace}/${i.metadata.name}`);
+function names(l: List) {
+  return l.items.map((i) => `${i.metadata.namespace}/${i.metadata.name}`);
+}
 
 describe("selectors", () => {
   const match = (sel: string, labels: Record<string, string>) => {

@@ -4,7 +4,9 @@ import { applyJsonPatch } from "../src/json-patch.ts";
 import { mergePatch, strategicMergePatch } from "../src/patch.ts";
 import { call } from "./helpers.ts";
 
-const B64 = (s: string) => Buffer.from(s).toString("base64");
+function B64(s: string) {
+  return Buffer.from(s).toString("base64");
+}
 const PATH = "/api/v1/namespaces/default/secrets/p";
 
 describe("patch algorithms", () => {

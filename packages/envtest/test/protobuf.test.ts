@@ -4,7 +4,9 @@ import { decodeDeleteOptions, decodeEnvelope, decodeSecret } from "../src/protob
 import { call } from "./helpers.ts";
 import { encode, protobufSecret } from "./protobuf-encode.ts";
 
-const B64 = (s: string) => Buffer.from(s).toString("base64");
+function B64(s: string) {
+  return Buffer.from(s).toString("base64");
+}
 
 describe("protobuf decoder", () => {
   it("decodes the runtime.Unknown envelope and the Secret inside, skipping unknown fields of every wire type", () => {

@@ -10,8 +10,9 @@ afterAll(async () => {
   await env.close();
 });
 
-const create = (namespace: string, body: object) =>
-  call(env, "POST", `/api/v1/namespaces/${namespace}/secrets`, body);
+function create(namespace: string, body: object) {
+  return call(env, "POST", `/api/v1/namespaces/${namespace}/secrets`, body);
+}
 
 const SUBDOMAIN =
   "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
