@@ -16,9 +16,8 @@ import {
   secretLeaves,
   segments,
 } from "./managed-fields.ts";
-import { err, ok, type Result } from "./result.ts";
-import { type ManagedFieldsEntry, type SecretJSON, secretKey, toBase64 } from "./secret.ts";
-import { type ApiError, applyConflict, conflict } from "./status.ts";
+import { type ManagedFieldsEntry, type SecretJSON, storeKey, toBase64 } from "./secret.ts";
+import { applyConflict, conflict, failWith, type OrStatus, ok } from "./status.ts";
 import { type EnvtestState, formatTimestamp } from "./store.ts";
 import {
   checkNamespace,
@@ -71,7 +70,7 @@ function setLeaf(l: MutableLeaves, p: FieldPath, value: string | undefined): voi
 /**
  * What an apply produces: the Secret's new leaves and the managedFields recording who owns them.
  */
-export interface Applied {
+export interface ApplyOutcome {
   readonly leaves: Leaves;
   readonly managedFields: ManagedFieldsEntry[];
 }
@@ -86,7 +85,7 @@ export function serverSideApply(
   manager: string,
   force: boolean,
   time: string,
-): Result<Applied, ApiError> {
+): OrStatus<ApplyOutcome> {
   const applied = fieldsOf(appliedLeaves(input));
   const prior = ownershipOf(current?.metadata.managedFields);
   const owners: Ownership[] = prior.map((o) => ({ ...o, fields: new Set(o.fields) }));
@@ -103,7 +102,7 @@ export function serverSideApply(
       else conflicts.push({ manager: o.manager, field: displayPath(p) });
     }
   }
-  if (conflicts.length > 0) return err(applyConflict(conflicts));
+  if (conflicts.length > 0) return failWith(applyConflict(conflicts));
 
   const l: MutableLeaves = {
     data: { ...current?.data },
@@ -141,11 +140,12 @@ export function applySecret(
   name: string,
   input: SecretInput,
   opts: WriteOptions & { force: boolean },
-): Result<WriteResult, ApiError> {
-  if ((input.metadata.name ?? "") !== name) return err(nameMismatch(input.metadata.name, name));
+): OrStatus<WriteResult> {
+  if ((input.metadata.name ?? "") !== name)
+    return failWith(nameMismatch(input.metadata.name, name));
   const nsError = checkNamespace(input, namespace);
-  if (nsError !== undefined) return err(nsError);
-  const existing = state.get(secretKey(namespace, name));
+  if (nsError !== undefined) return failWith(nsError);
+  const existing = state.get(storeKey(namespace, name));
   const time = formatTimestamp(state.now());
   const merged = serverSideApply(existing?.obj, input, opts.manager, opts.force, time);
   if (!merged.ok) return merged;
@@ -172,7 +172,7 @@ export function applySecret(
   const cur = existing.obj;
   const rv = input.metadata.resourceVersion;
   if (rv !== undefined && rv !== "" && rv !== cur.metadata.resourceVersion)
-    return err(conflict("secrets", name));
+    return failWith(conflict("secrets", name));
   return commitUpdate(
     state,
     cur,

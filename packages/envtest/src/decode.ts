@@ -4,10 +4,16 @@
  */
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { decodeEnvelope, decodeSecret } from "./protobuf.ts";
-import { err, ok, type Result } from "./result.ts";
+import { decodeEnvelope, decodeSecretProto } from "./protobuf.ts";
 import type { FieldsV1, ManagedFieldsEntry } from "./secret.ts";
-import { type ApiError, badRequest, unsupportedMediaType } from "./status.ts";
+import {
+  badRequest,
+  cannotHandle,
+  failWith,
+  type OrStatus,
+  ok,
+  unsupportedMediaType,
+} from "./status.ts";
 
 /** The ObjectMeta fields a client may send; the server decides the rest (uid, timestamps). */
 export interface MetaInput {
@@ -40,22 +46,22 @@ export type MediaType = "json" | "yaml" | "protobuf";
 const ACCEPTED = ["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"];
 
 /** Classifies a write's Content-Type; a missing one is read as JSON. */
-export function mediaTypeOf(contentType: string | undefined): Result<MediaType, ApiError> {
+export function mediaTypeOf(contentType: string | undefined): OrStatus<MediaType> {
   const base = (contentType ?? "application/json").split(";")[0]?.trim().toLowerCase() ?? "";
   if (base === "" || base === "application/json") return ok("json");
   if (base === "application/yaml") return ok("yaml");
   if (base === "application/vnd.kubernetes.protobuf") return ok("protobuf");
-  return err(unsupportedMediaType(base, ACCEPTED));
+  return failWith(unsupportedMediaType(base, ACCEPTED));
 }
 
 /** Parses a JSON or YAML document into a plain value. */
-export function parseDocument(body: Buffer, media: "json" | "yaml"): Result<unknown, ApiError> {
+export function parseDocument(body: Buffer, media: "json" | "yaml"): OrStatus<unknown> {
   const text = body.toString("utf8");
   try {
     return ok(media === "json" ? JSON.parse(text) : parseYaml(text));
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
-    return err(badRequest(`couldn't get version/kind; json parse error: ${why}`));
+    return failWith(badRequest(`couldn't get version/kind; json parse error: ${why}`));
   }
 }
 
@@ -155,35 +161,32 @@ export function base64ErrorOffset(v: string): number | undefined {
   return bad >= 0 ? bad : clean.length - (clean.length % 4);
 }
 
-function cannotHandle(why: string): ApiError {
-  return badRequest(`Secret in version "v1" cannot be handled as a Secret: ${why}`);
-}
-
 function undef<T>(v: T | null | undefined): T | undefined {
   return v === null ? undefined : v;
 }
 
 /** Checks a decoded JSON/YAML value is a v1 Secret and normalises it to a SecretInput. */
-export function secretFromValue(value: unknown): Result<SecretInput, ApiError> {
+export function secretFromValue(value: unknown): OrStatus<SecretInput> {
   const parsed = secretSchema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const path = issue?.path ?? [];
     const want = issue?.code === "invalid_type" ? issue.expected : "valid value";
-    return err(
+    return failWith(
       cannotHandle(
+        "Secret",
         `json: cannot unmarshal ${jsonTypeAt(value, path)} into Go struct field Secret.${path.join(".")} of type ${want}`,
       ),
     );
   }
   const s = parsed.data;
   if (s.kind && s.kind !== "Secret") {
-    return err(
+    return failWith(
       badRequest(`the object provided is unrecognized (must be of type Secret): kind ${s.kind}`),
     );
   }
   if (s.apiVersion && s.apiVersion !== "v1") {
-    return err(
+    return failWith(
       badRequest(
         `the API version in the data (${s.apiVersion}) does not match the expected API version (v1)`,
       ),
@@ -191,7 +194,8 @@ export function secretFromValue(value: unknown): Result<SecretInput, ApiError> {
   }
   for (const v of Object.values(s.data ?? {})) {
     const at = base64ErrorOffset(v);
-    if (at !== undefined) return err(cannotHandle(`illegal base64 data at input byte ${at}`));
+    if (at !== undefined)
+      return failWith(cannotHandle("Secret", `illegal base64 data at input byte ${at}`));
   }
   const m = s.metadata ?? {};
   const managedFields = m.managedFields?.map(
@@ -232,21 +236,21 @@ export function secretFromValue(value: unknown): Result<SecretInput, ApiError> {
 export function decodeSecretBody(
   body: Buffer,
   contentType: string | undefined,
-): Result<{ input: SecretInput; unknownFields: string[] }, ApiError> {
+): OrStatus<{ input: SecretInput; unknownFields: string[] }> {
   const media = mediaTypeOf(contentType);
   if (!media.ok) return media;
   if (media.value === "protobuf") {
     const env = decodeEnvelope(body);
-    if (!env.ok) return err(badRequest(env.error));
+    if (!env.ok) return env;
     if (env.value.kind !== "" && env.value.kind !== "Secret") {
-      return err(
+      return failWith(
         badRequest(
           `the object provided is unrecognized (must be of type Secret): kind ${env.value.kind}`,
         ),
       );
     }
-    const s = decodeSecret(env.value.raw);
-    if (!s.ok) return err(cannotHandle(s.error));
+    const s = decodeSecretProto(env.value.raw);
+    if (!s.ok) return s;
     return ok({
       input: { ...s.value, apiVersion: env.value.apiVersion, kind: env.value.kind },
       unknownFields: [],

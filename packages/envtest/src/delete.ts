@@ -1,7 +1,7 @@
 /** DELETE of a Secret: preconditions, dry run, and the Success Status the real store answers. */
-import { err, ok, type Result } from "./result.ts";
-import { type SecretJSON, secretKey } from "./secret.ts";
-import { type ApiError, conflict, deleted, notFound, type Status } from "./status.ts";
+
+import { type SecretJSON, storeKey } from "./secret.ts";
+import { conflict, deleted, failWith, notFound, type OrStatus, ok, type Status } from "./status.ts";
 import type { EnvtestState } from "./store.ts";
 
 /**
@@ -24,14 +24,14 @@ export function deleteSecret(
   namespace: string,
   name: string,
   opts: DeleteOptions,
-): Result<{ status: Omit<Status, "code">; obj: SecretJSON }, ApiError> {
-  const key = secretKey(namespace, name);
+): OrStatus<{ status: Omit<Status, "code">; obj: SecretJSON }> {
+  const key = storeKey(namespace, name);
   const existing = state.get(key);
-  if (existing === undefined) return err(notFound("secrets", name));
+  if (existing === undefined) return failWith(notFound("secrets", name));
   const m = existing.obj.metadata;
   const pre = opts.preconditions;
   if (pre?.uid && pre.uid !== m.uid) {
-    return err(
+    return failWith(
       conflict(
         "secrets",
         name,
@@ -40,7 +40,7 @@ export function deleteSecret(
     );
   }
   if (pre?.resourceVersion && pre.resourceVersion !== m.resourceVersion) {
-    return err(
+    return failWith(
       conflict(
         "secrets",
         name,

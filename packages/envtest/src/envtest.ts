@@ -8,7 +8,7 @@ import { deleteSecret } from "./delete.ts";
 import { createFaults, FaultSettings, type Faults } from "./faults.ts";
 import { kubeconfigYaml } from "./kubeconfig.ts";
 import { type RequestLog, RequestRecorder } from "./request-log.ts";
-import { type SecretJSON, secretKey } from "./secret.ts";
+import { type SecretJSON, storeKey } from "./secret.ts";
 import { listen } from "./server.ts";
 import { EnvtestState } from "./store.ts";
 import { selfSignedCertificate } from "./tls.ts";
@@ -117,7 +117,7 @@ export async function startEnvtest(opts: EnvtestOptions = {}): Promise<Envtest> 
     kubeconfig,
     writeKubeconfig: (path) => writeFile(path, kubeconfig(), { mode: 0o600 }),
     apply: (s) => {
-      const existing = state.get(secretKey(s.namespace, s.name))?.obj;
+      const existing = state.get(storeKey(s.namespace, s.name))?.obj;
       const input = {
         metadata: {
           name: s.name,
@@ -134,11 +134,11 @@ export async function startEnvtest(opts: EnvtestOptions = {}): Promise<Envtest> 
       const r = existing
         ? updateSecret(state, s.namespace, s.name, input, { manager: MANAGER })
         : createSecret(state, s.namespace, input, { manager: MANAGER });
-      if (!r.ok) throw new Error(r.error.status.message);
+      if (!r.ok) throw new Error(r.failure.status.message);
       return r.value.obj;
     },
     delete: (namespace, name) => deleteSecret(state, namespace, name, {}).ok,
-    get: (namespace, name) => state.get(secretKey(namespace, name))?.obj,
+    get: (namespace, name) => state.get(storeKey(namespace, name))?.obj,
     faults,
     requests: log,
     get openWatches() {

@@ -3,7 +3,7 @@
  * `Faults` API tests (and the HTTP control path) drive.
  */
 import type { Verb } from "./routes.ts";
-import { type ApiError, injected } from "./status.ts";
+import { injected, type StatusFailure } from "./status.ts";
 
 /**
  * The API verbs a failure rule can target; `any` matches every API request (not discovery or
@@ -69,7 +69,7 @@ export interface Faults {
   reset(): void;
 }
 
-/** The mutable switches, read by the server and the watch streams. */
+/** The mutable switches, read by the server and the watch connections. */
 export class FaultSettings {
   stalled = false;
   /** Watches with a serial below this are the ones a stall holds. */
@@ -99,7 +99,7 @@ export class FaultSettings {
   }
 
   /** Consumes one failure for a request of `verb`, if a rule matches. */
-  takeFailure(verb: Verb): ApiError | undefined {
+  takeFailure(verb: Verb): StatusFailure | undefined {
     const i = this.#rules.findIndex((r) => r.rule.verb === "any" || r.rule.verb === verb);
     const r = this.#rules[i];
     if (r === undefined) return undefined;

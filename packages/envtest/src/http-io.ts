@@ -3,17 +3,13 @@
  * strings.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { err, ok, type Result } from "./result.ts";
-import { type ApiError, entityTooLarge } from "./status.ts";
+import { entityTooLarge, failWith, type OrStatus, ok, type StatusFailure } from "./status.ts";
 
 /** kube-apiserver refuses request bodies over 3 MiB before decoding them. */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
 /** Reads the whole request body, or the 413 Status when it exceeds the limit. */
-export function readBody(
-  req: IncomingMessage,
-  limit = MAX_BODY_BYTES,
-): Promise<Result<Buffer, ApiError>> {
+export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<OrStatus<Buffer>> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -23,7 +19,9 @@ export function readBody(
       if (size > limit) over = true;
       else chunks.push(c);
     });
-    req.on("end", () => resolve(over ? err(entityTooLarge(limit)) : ok(Buffer.concat(chunks))));
+    req.on("end", () =>
+      resolve(over ? failWith(entityTooLarge(limit)) : ok(Buffer.concat(chunks))),
+    );
     req.on("error", () => resolve(ok(Buffer.concat(chunks))));
   });
 }
@@ -46,7 +44,7 @@ export function sendJson(
 /** Answers a Status error with its code and any headers it carries (Retry-After). */
 export function sendError(
   res: ServerResponse,
-  e: ApiError,
+  e: StatusFailure,
   headers: Readonly<Record<string, string>> = {},
 ): void {
   sendJson(res, e.status.code, e.status, { ...headers, ...e.headers });

@@ -3,11 +3,19 @@
  * of one list is served from the same resourceVersion, rebuilt from the event history, so writes
  * between pages never show up.
  */
-import { err, ok, type Result } from "./result.ts";
+
 import { compareBytes, type StoredSecret } from "./secret.ts";
 import type { Predicate } from "./selectors.ts";
-import { type ApiError, badRequest, expired, invalid, tooLargeResourceVersion } from "./status.ts";
-import type { EnvtestState, Snapshot } from "./store.ts";
+import {
+  badRequest,
+  expired,
+  failWith,
+  invalid,
+  type OrStatus,
+  ok,
+  tooLargeResourceVersion,
+} from "./status.ts";
+import type { EnvtestState, StoreView } from "./store.ts";
 
 /** A list request: scope, selection, paging and resourceVersion parameters as received. */
 export interface ListParams {
@@ -24,7 +32,7 @@ export interface ListParams {
 }
 
 /** One page, all of it read at `rv`. */
-export interface ListPage {
+export interface ListResult {
   readonly rv: number;
   readonly items: readonly StoredSecret[];
   readonly continueToken?: string;
@@ -66,15 +74,15 @@ function readRv(
   state: EnvtestState,
   p: ListParams,
   limited: boolean,
-): Result<{ rv: number; start: string }, ApiError> {
+): OrStatus<{ rv: number; start: string }> {
   const current = state.resourceVersion;
   if (p.continueToken) {
     if (p.resourceVersion && p.resourceVersion !== "0") {
-      return err(badRequest("specifying resource version is not allowed when using continue"));
+      return failWith(badRequest("specifying resource version is not allowed when using continue"));
     }
     const t = decodeToken(p.continueToken);
     if (t === undefined)
-      return err(
+      return failWith(
         badRequest(
           "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
         ),
@@ -83,7 +91,7 @@ function readRv(
   }
   const match = p.resourceVersionMatch ?? "";
   if (match !== "" && !p.resourceVersion) {
-    return err(
+    return failWith(
       invalid("ListOptions", "", [
         {
           field: "resourceVersionMatch",
@@ -95,7 +103,7 @@ function readRv(
     );
   }
   if (match !== "" && match !== "Exact" && match !== "NotOlderThan") {
-    return err(
+    return failWith(
       invalid("ListOptions", "", [
         {
           field: "resourceVersionMatch",
@@ -107,9 +115,9 @@ function readRv(
   }
   if (!p.resourceVersion || p.resourceVersion === "0") return ok({ rv: current, start: "" });
   if (!/^\d+$/.test(p.resourceVersion))
-    return err(badRequest(`invalid resource version: ${p.resourceVersion}`));
+    return failWith(badRequest(`invalid resource version: ${p.resourceVersion}`));
   const n = Number(p.resourceVersion);
-  if (n > current) return err(tooLargeResourceVersion(n, current));
+  if (n > current) return failWith(tooLargeResourceVersion(n, current));
   const exact = match === "Exact" || (match === "" && limited);
   return ok({ rv: exact ? n : current, start: "" });
 }
@@ -126,58 +134,58 @@ function lowerBound(keys: readonly string[], key: string): number {
 }
 
 /** One page of Secrets in key order. */
-export function listSecrets(state: EnvtestState, p: ListParams): Result<ListPage, ApiError> {
+export function listSecrets(state: EnvtestState, p: ListParams): OrStatus<ListResult> {
   const limit = p.limit !== undefined && /^\d+$/.test(p.limit) ? Number(p.limit) : 0;
   const at = readRv(state, p, limit > 0);
   if (!at.ok) return at;
-  const snap = state.snapshotAt(at.value.rv);
-  if (!snap.ok) {
-    return err(
+  const read = state.viewAt(at.value.rv);
+  if (!read.ok) {
+    return failWith(
       p.continueToken
         ? expired(TOKEN_TOO_OLD)
         : expired(
-            `too old resource version: ${snap.tooOld.requested} (${snap.tooOld.compactedRv})`,
+            `too old resource version: ${read.tooOld.requested} (${read.tooOld.compactedRv})`,
           ),
     );
   }
-  return ok(page(snap.snapshot, p, at.value.start, limit));
+  return ok(page(read.view, p, at.value.start, limit));
 }
 
-function page(snap: Snapshot, p: ListParams, start: string, limit: number): ListPage {
+function page(view: StoreView, p: ListParams, start: string, limit: number): ListResult {
   const prefix = p.namespace === undefined ? "" : `${p.namespace}/`;
-  const keys = snap.keys;
+  const keys = view.keys;
   let i = lowerBound(keys, compareBytes(start, prefix) > 0 ? start : prefix);
   const items: StoredSecret[] = [];
   let last = "";
   for (; i < keys.length; i++) {
     const key = keys[i] ?? "";
     if (!key.startsWith(prefix)) break;
-    const s = snap.get(key);
+    const s = view.get(key);
     if (s === undefined || !p.matches(s.obj)) continue;
     if (limit > 0 && items.length === limit) break;
     items.push(s);
     last = key;
   }
-  if (limit === 0 || items.length < limit) return { rv: snap.rv, items };
+  if (limit === 0 || items.length < limit) return { rv: view.rv, items };
   let remaining = 0;
   for (; i < keys.length; i++) {
     const key = keys[i] ?? "";
     if (!key.startsWith(prefix)) break;
-    const s = snap.get(key);
+    const s = view.get(key);
     if (s !== undefined && p.matches(s.obj)) {
       remaining++;
       if (p.filtered) break;
     }
   }
-  if (remaining === 0) return { rv: snap.rv, items };
-  const continueToken = encodeToken({ rv: snap.rv, start: `${last}\u0000` });
+  if (remaining === 0) return { rv: view.rv, items };
+  const continueToken = encodeToken({ rv: view.rv, start: `${last}\u0000` });
   return p.filtered
-    ? { rv: snap.rv, items, continueToken }
-    : { rv: snap.rv, items, continueToken, remainingItemCount: remaining };
+    ? { rv: view.rv, items, continueToken }
+    : { rv: view.rv, items, continueToken, remainingItemCount: remaining };
 }
 
 /** Serialises a SecretList from the stored strings, without re-serialising any item. */
-export function secretListJson(pageResult: ListPage): string {
+export function secretListJson(pageResult: ListResult): string {
   const meta: Record<string, string | number> = { resourceVersion: String(pageResult.rv) };
   if (pageResult.continueToken !== undefined) meta.continue = pageResult.continueToken;
   if (pageResult.remainingItemCount !== undefined)

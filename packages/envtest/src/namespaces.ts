@@ -9,7 +9,7 @@ import { sortedMap } from "./secret.ts";
 import { notAcceptable, notFound } from "./status.ts";
 import type { NamespaceRecord } from "./store.ts";
 import { includeObjectOf, NAMESPACE_COLUMNS, namespaceRow, tableJson } from "./table.ts";
-import { startWatchResponse } from "./watch.ts";
+import { startWatchResponse } from "./watch-connection.ts";
 
 /** A Namespace object as the real server returns it. */
 export function namespaceObject(ns: NamespaceRecord) {
@@ -75,13 +75,13 @@ export function listNamespaces(ctx: Ctx) {
 /** A watch that reports the current namespaces, then stays open without further events. */
 export function watchNamespaces(ctx: Ctx) {
   startWatchResponse(ctx.res);
-  const stream = ctx.hub.open(
+  const watch = ctx.hub.open(
     ctx.res,
     () => false,
     false,
     (e, as) => e.line(as),
   );
   for (const ns of ctx.state.namespaces()) {
-    stream.push(Buffer.from(`{"type":"ADDED","object":${JSON.stringify(namespaceObject(ns))}}\n`));
+    watch.push(Buffer.from(`{"type":"ADDED","object":${JSON.stringify(namespaceObject(ns))}}\n`));
   }
 }

@@ -6,16 +6,30 @@
  */
 
 import { readMapEntry, readMessage, type WireReader } from "./protobuf-wire.ts";
-import { err, ok, type Result } from "./result.ts";
+import {
+  badRequest,
+  cannotHandle,
+  failWith,
+  type OrStatus,
+  ok,
+  type StatusFailure,
+} from "./status.ts";
 
 /** The four bytes every Kubernetes protobuf body starts with. */
 export const PROTOBUF_MAGIC = Uint8Array.from([0x6b, 0x38, 0x73, 0x00]);
 
-function guard<T>(what: string, f: () => T): Result<T, string> {
+/** Runs a decoder; a malformed message becomes the 400 `refuse` words (default: BadRequest). */
+function guard<T>(
+  what: string,
+  f: () => T,
+  refuse: (why: string) => StatusFailure = badRequest,
+): OrStatus<T> {
   try {
     return ok(f());
   } catch (e) {
-    return err(`unable to decode ${what}: ${e instanceof Error ? e.message : String(e)}`);
+    return failWith(
+      refuse(`unable to decode ${what}: ${e instanceof Error ? e.message : String(e)}`),
+    );
   }
 }
 
@@ -36,10 +50,12 @@ export interface UnknownEnvelope {
  * Strips the magic and decodes runtime.Unknown { typeMeta = 1 {apiVersion = 1, kind = 2}, raw = 2,
  * contentEncoding = 3, contentType = 4 }.
  */
-export function decodeEnvelope(body: Uint8Array): Result<UnknownEnvelope, string> {
+export function decodeEnvelope(body: Uint8Array): OrStatus<UnknownEnvelope> {
   if (body.length < 4 || !PROTOBUF_MAGIC.every((b, i) => body[i] === b)) {
-    return err(
-      "provided data does not appear to be a protobuf message, expected prefix [107 56 115 0]",
+    return failWith(
+      badRequest(
+        "provided data does not appear to be a protobuf message, expected prefix [107 56 115 0]",
+      ),
     );
   }
   return guard("runtime.Unknown", () => {
@@ -135,38 +151,42 @@ export interface ProtoSecret {
  * Secret: metadata 1, data 2 (map<string, bytes>), type 3, stringData 4 (map<string, string>),
  * immutable 5.
  */
-export function decodeSecret(raw: Uint8Array): Result<ProtoSecret, string> {
-  return guard("v1.Secret", () => {
-    const s: ProtoSecret = { metadata: {} };
-    readMessage(raw, {
-      bytes: {
-        1: (r) => {
-          s.metadata = readObjectMeta(r.bytes());
+export function decodeSecretProto(raw: Uint8Array): OrStatus<ProtoSecret> {
+  return guard(
+    "v1.Secret",
+    () => {
+      const s: ProtoSecret = { metadata: {} };
+      readMessage(raw, {
+        bytes: {
+          1: (r) => {
+            s.metadata = readObjectMeta(r.bytes());
+          },
+          2: (r) => {
+            const [k, v] = readMapEntry(r);
+            s.data = { ...s.data, [k]: Buffer.from(v).toString("base64") };
+          },
+          3: (r) => {
+            s.type = r.string();
+          },
+          4: (r) => {
+            const [k, v] = readMapEntry(r);
+            s.stringData = { ...s.stringData, [k]: utf8(v) };
+          },
         },
-        2: (r) => {
-          const [k, v] = readMapEntry(r);
-          s.data = { ...s.data, [k]: Buffer.from(v).toString("base64") };
+        varint: {
+          5: (v) => {
+            s.immutable = v !== 0;
+          },
         },
-        3: (r) => {
-          s.type = r.string();
-        },
-        4: (r) => {
-          const [k, v] = readMapEntry(r);
-          s.stringData = { ...s.stringData, [k]: utf8(v) };
-        },
-      },
-      varint: {
-        5: (v) => {
-          s.immutable = v !== 0;
-        },
-      },
-    });
-    return s;
-  });
+      });
+      return s;
+    },
+    (why) => cannotHandle("Secret", why),
+  );
 }
 
 /** Namespace: metadata 1 (spec and status are not needed). */
-export function decodeNamespace(raw: Uint8Array): Result<{ metadata: ProtoObjectMeta }, string> {
+export function decodeNamespaceProto(raw: Uint8Array): OrStatus<{ metadata: ProtoObjectMeta }> {
   return guard("v1.Namespace", () => {
     let metadata: ProtoObjectMeta = {};
     readMessage(raw, {
@@ -188,7 +208,7 @@ export interface ProtoDeleteOptions {
 }
 
 /** DeleteOptions: preconditions 2 {uid 1, resourceVersion 2}, propagationPolicy 4, dryRun 5. */
-export function decodeDeleteOptions(raw: Uint8Array): Result<ProtoDeleteOptions, string> {
+export function decodeDeleteOptionsProto(raw: Uint8Array): OrStatus<ProtoDeleteOptions> {
   return guard("DeleteOptions", () => {
     const o: ProtoDeleteOptions = {};
     readMessage(raw, {

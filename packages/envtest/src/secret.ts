@@ -127,7 +127,7 @@ export function withResourceVersion(s: SecretJSON, rv: number): SecretJSON {
 }
 
 /** The store key, which is also the list order: etcd sorts `/registry/secrets/{ns}/{name}`. */
-export function secretKey(namespace: string, name: string): string {
+export function storeKey(namespace: string, name: string): string {
   return `${namespace}/${name}`;
 }
 
@@ -166,7 +166,7 @@ export class StoredSecret {
 
   constructor(obj: SecretJSON) {
     this.obj = obj;
-    this.key = secretKey(obj.metadata.namespace, obj.metadata.name);
+    this.key = storeKey(obj.metadata.namespace, obj.metadata.name);
   }
 
   /** JSON with kind and apiVersion, as a GET returns it. */

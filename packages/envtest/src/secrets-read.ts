@@ -3,17 +3,24 @@ import type { Ctx } from "./context.ts";
 import type { EventType, StoreEvent } from "./history.ts";
 import { negotiate, parseBool, sendError, sendJson } from "./http-io.ts";
 import { listSecrets, secretListJson } from "./list.ts";
-import { type StoredSecret, secretKey } from "./secret.ts";
+import { type StoredSecret, storeKey } from "./secret.ts";
 import { compileSelection } from "./selectors.ts";
-import { type ApiError, badRequest, expired, invalid, notAcceptable, notFound } from "./status.ts";
+import {
+  badRequest,
+  expired,
+  invalid,
+  notAcceptable,
+  notFound,
+  type StatusFailure,
+} from "./status.ts";
 import { includeObjectOf, SECRET_COLUMNS, secretRow, tableJson } from "./table.ts";
-import { startWatchResponse } from "./watch.ts";
+import { startWatchResponse } from "./watch-connection.ts";
 
 /** GET /api/v1/namespaces/{ns}/secrets/{name}. */
 export function getSecret(ctx: Ctx, namespace: string, name: string) {
   const repr = negotiate(ctx.req.headers.accept, true);
   if (repr === "none") return sendError(ctx.res, notAcceptable());
-  const s = ctx.state.get(secretKey(namespace, name));
+  const s = ctx.state.get(storeKey(namespace, name));
   if (s === undefined) return sendError(ctx.res, notFound("secrets", name));
   if (repr === "table") {
     const row = secretRow(s.obj, includeObjectOf(ctx.query.includeObject), ctx.state.now());
@@ -38,7 +45,7 @@ export function listSecretsHandler(ctx: Ctx, namespace: string | undefined) {
   const repr = negotiate(ctx.req.headers.accept, true);
   if (repr === "none") return sendError(ctx.res, notAcceptable());
   const sel = selection(ctx, namespace, undefined);
-  if (!sel.ok) return sendError(ctx.res, badRequest(sel.error));
+  if (!sel.ok) return sendError(ctx.res, sel.failure);
   const q = ctx.query;
   const page = listSecrets(ctx.state, {
     namespace,
@@ -49,7 +56,7 @@ export function listSecretsHandler(ctx: Ctx, namespace: string | undefined) {
     resourceVersion: q.resourceVersion,
     resourceVersionMatch: q.resourceVersionMatch,
   });
-  if (!page.ok) return sendError(ctx.res, page.error);
+  if (!page.ok) return sendError(ctx.res, page.failure);
   if (repr === "table") {
     const include = includeObjectOf(q.includeObject);
     const now = ctx.state.now();
@@ -75,7 +82,7 @@ function watchOptionsError(
   match: string | undefined,
   initial: boolean | undefined,
   bookmarks: boolean,
-): ApiError | undefined {
+): StatusFailure | undefined {
   if (initial === true && match !== "NotOlderThan") {
     return listOptionsInvalid(
       "resourceVersionMatch",
@@ -108,7 +115,7 @@ export function watchSecrets(ctx: Ctx, namespace: string | undefined, name: stri
   const repr = negotiate(ctx.req.headers.accept, true);
   if (repr === "none") return sendError(ctx.res, notAcceptable());
   const sel = selection(ctx, namespace, name);
-  if (!sel.ok) return sendError(ctx.res, badRequest(sel.error));
+  if (!sel.ok) return sendError(ctx.res, sel.failure);
   const q = ctx.query;
   const bookmarks = parseBool(q.allowWatchBookmarks) === true;
   const initial = parseBool(q.sendInitialEvents);
@@ -127,29 +134,29 @@ export function watchSecrets(ctx: Ctx, namespace: string | undefined, name: stri
       : (s: StoredSecret) => s.addedLine;
 
   startWatchResponse(ctx.res);
-  const stream = ctx.hub.open(ctx.res, sel.value.matches, bookmarks, encode);
+  const watch = ctx.hub.open(ctx.res, sel.value.matches, bookmarks, encode);
   const state = ctx.state;
   const fromState =
     initial === true || (initial === undefined && (rvParam === "" || rvParam === "0"));
   if (fromState) {
     for (const key of state.sortedKeys()) {
       const s = state.get(key);
-      if (s !== undefined && sel.value.matches(s.obj)) stream.push(addedLine(s));
+      if (s !== undefined && sel.value.matches(s.obj)) watch.push(addedLine(s));
     }
-    if (initial === true) stream.bookmark(state.resourceVersion, true);
+    if (initial === true) watch.bookmark(state.resourceVersion, true);
   } else if (rvParam !== "" && rvParam !== "0") {
     const since = state.history.since(Number(rvParam));
     if (!since.ok) {
-      stream.fail(
+      watch.fail(
         expired(`too old resource version: ${since.tooOld.requested} (${since.tooOld.compactedRv})`)
           .status,
       );
       return;
     }
-    stream.startAfter(Number(rvParam));
-    for (const e of since.events) stream.offer(e);
+    watch.startAfter(Number(rvParam));
+    for (const e of since.events) watch.offer(e);
   }
-  if (timeout > 0) stream.endAfter(timeout * 1000, () => state.resourceVersion);
+  if (timeout > 0) watch.endAfter(timeout * 1000, () => state.resourceVersion);
 }
 
 function tableLine(ctx: Ctx, as: EventType, obj: StoredSecret["obj"]): Buffer {

@@ -9,11 +9,10 @@ import { decodeSecretBody, mediaTypeOf, parseDocument, type SecretInput } from "
 import { type DeleteOptions, deleteSecret } from "./delete.ts";
 import { parseBool, readBody, sendError, sendJson } from "./http-io.ts";
 import { listSecrets } from "./list.ts";
-import { decodeDeleteOptions, decodeEnvelope } from "./protobuf.ts";
-import { err, ok, type Result } from "./result.ts";
+import { decodeDeleteOptionsProto, decodeEnvelope } from "./protobuf.ts";
 import { patchSecret, patchTypeOf } from "./secret-patch.ts";
 import { compileSelection } from "./selectors.ts";
-import { type ApiError, badRequest } from "./status.ts";
+import { badRequest, failWith, type OrStatus, ok } from "./status.ts";
 import { createSecret, updateSecret } from "./writes.ts";
 
 interface Common {
@@ -26,14 +25,14 @@ interface Common {
  * The options every write shares, from the query string (and the User-Agent for the default
  * manager).
  */
-function commonOptions(ctx: Ctx): Result<Common, ApiError> {
+function commonOptions(ctx: Ctx): OrStatus<Common> {
   const q = ctx.query;
   const dryRun = ctx.url.searchParams.getAll("dryRun");
   if (dryRun.some((d) => d !== "All"))
-    return err(badRequest(`Invalid dry run value: ${dryRun.join(",")}`));
+    return failWith(badRequest(`Invalid dry run value: ${dryRun.join(",")}`));
   const validation = q.fieldValidation ?? "Warn";
   if (validation !== "Strict" && validation !== "Warn" && validation !== "Ignore") {
-    return err(
+    return failWith(
       badRequest(
         `fieldValidation: Unsupported value: "${validation}": supported values: "Ignore", "Strict", "Warn"`,
       ),
@@ -42,18 +41,15 @@ function commonOptions(ctx: Ctx): Result<Common, ApiError> {
   const agent = ctx.req.headers["user-agent"] ?? "";
   const manager = q.fieldManager ?? (agent.split("/")[0] || "unknown");
   if (manager.length > 128)
-    return err(badRequest("fieldManager: Too long: may not be more than 128 bytes"));
+    return failWith(badRequest("fieldManager: Too long: may not be more than 128 bytes"));
   return ok({ dryRun: dryRun.length > 0, manager, validation });
 }
 
 /** Strict refuses unknown fields with 400; Warn answers them in Warning headers. */
-function checkUnknown(
-  c: Common,
-  unknown: readonly string[],
-): Result<Record<string, string[]>, ApiError> {
+function checkUnknown(c: Common, unknown: readonly string[]): OrStatus<Record<string, string[]>> {
   if (unknown.length === 0 || c.validation === "Ignore") return ok({});
   if (c.validation === "Strict") {
-    return err(
+    return failWith(
       badRequest(`strict decoding error: ${unknown.map((f) => `unknown field "${f}"`).join(", ")}`),
     );
   }
@@ -75,15 +71,15 @@ async function writeWholeSecret(
   write: (input: SecretInput, options: Common) => ReturnType<typeof createSecret>,
 ): Promise<void> {
   const c = commonOptions(ctx);
-  if (!c.ok) return sendError(ctx.res, c.error);
+  if (!c.ok) return sendError(ctx.res, c.failure);
   const body = await readBody(ctx.req);
-  if (!body.ok) return sendError(ctx.res, body.error);
+  if (!body.ok) return sendError(ctx.res, body.failure);
   const decoded = decodeSecretBody(body.value, ctx.req.headers["content-type"]);
-  if (!decoded.ok) return sendError(ctx.res, decoded.error);
+  if (!decoded.ok) return sendError(ctx.res, decoded.failure);
   const warn = checkUnknown(c.value, decoded.value.unknownFields);
-  if (!warn.ok) return sendError(ctx.res, warn.error);
+  if (!warn.ok) return sendError(ctx.res, warn.failure);
   const r = write(decoded.value.input, c.value);
-  if (!r.ok) return sendError(ctx.res, r.error);
+  if (!r.ok) return sendError(ctx.res, r.failure);
   answer(ctx, code, r.value.stored.json, warn.value);
 }
 
@@ -104,9 +100,9 @@ export function updateSecretHandler(ctx: Ctx, namespace: string, name: string): 
 /** PATCH /api/v1/namespaces/{ns}/secrets/{name}, every patch type including server-side apply. */
 export async function patchSecretHandler(ctx: Ctx, namespace: string, name: string): Promise<void> {
   const c = commonOptions(ctx);
-  if (!c.ok) return sendError(ctx.res, c.error);
+  if (!c.ok) return sendError(ctx.res, c.failure);
   const type = patchTypeOf(ctx.req.headers["content-type"]);
-  if (!type.ok) return sendError(ctx.res, type.error);
+  if (!type.ok) return sendError(ctx.res, type.failure);
   if (type.value === "apply" && ctx.query.fieldManager === undefined) {
     return sendError(
       ctx.res,
@@ -120,11 +116,11 @@ export async function patchSecretHandler(ctx: Ctx, namespace: string, name: stri
       badRequest("force: Forbidden: may not be specified for non-apply patch"),
     );
   const body = await readBody(ctx.req);
-  if (!body.ok) return sendError(ctx.res, body.error);
+  if (!body.ok) return sendError(ctx.res, body.failure);
   const r = patchSecret(ctx.state, namespace, name, body.value, type.value, { ...c.value, force });
-  if (!r.ok) return sendError(ctx.res, r.error);
+  if (!r.ok) return sendError(ctx.res, r.failure);
   const warn = checkUnknown(c.value, r.value.unknownFields);
-  if (!warn.ok) return sendError(ctx.res, warn.error);
+  if (!warn.ok) return sendError(ctx.res, warn.failure);
   answer(ctx, r.value.result.created ? 201 : 200, r.value.result.stored.json, warn.value);
 }
 
@@ -136,7 +132,7 @@ const deleteOptionsSchema = z.object({
 });
 
 /** DeleteOptions from the body (JSON or protobuf) and the query string. */
-async function deleteOptions(ctx: Ctx): Promise<Result<DeleteOptions, ApiError>> {
+async function deleteOptions(ctx: Ctx): Promise<OrStatus<DeleteOptions>> {
   const body = await readBody(ctx.req);
   if (!body.ok) return body;
   const queryDryRun = ctx.url.searchParams.getAll("dryRun").includes("All");
@@ -145,9 +141,9 @@ async function deleteOptions(ctx: Ctx): Promise<Result<DeleteOptions, ApiError>>
   if (!media.ok) return media;
   if (media.value === "protobuf") {
     const env = decodeEnvelope(body.value);
-    if (!env.ok) return err(badRequest(env.error));
-    const o = decodeDeleteOptions(env.value.raw);
-    if (!o.ok) return err(badRequest(o.error));
+    if (!env.ok) return env;
+    const o = decodeDeleteOptionsProto(env.value.raw);
+    if (!o.ok) return o;
     return ok({
       preconditions: o.value.preconditions,
       dryRun: queryDryRun || (o.value.dryRun ?? []).includes("All"),
@@ -157,7 +153,7 @@ async function deleteOptions(ctx: Ctx): Promise<Result<DeleteOptions, ApiError>>
   if (!doc.ok) return doc;
   const parsed = deleteOptionsSchema.safeParse(doc.value);
   if (!parsed.success)
-    return err(
+    return failWith(
       badRequest(`DeleteOptions could not be decoded: ${parsed.error.issues[0]?.message ?? ""}`),
     );
   const pre = parsed.data.preconditions;
@@ -176,9 +172,9 @@ export async function deleteSecretHandler(
   name: string,
 ): Promise<void> {
   const o = await deleteOptions(ctx);
-  if (!o.ok) return sendError(ctx.res, o.error);
+  if (!o.ok) return sendError(ctx.res, o.failure);
   const r = deleteSecret(ctx.state, namespace, name, o.value);
-  if (!r.ok) return sendError(ctx.res, r.error);
+  if (!r.ok) return sendError(ctx.res, r.failure);
   sendJson(ctx.res, 200, r.value.status);
 }
 
@@ -188,11 +184,11 @@ export async function deleteCollectionHandler(
   namespace: string | undefined,
 ): Promise<void> {
   const o = await deleteOptions(ctx);
-  if (!o.ok) return sendError(ctx.res, o.error);
+  if (!o.ok) return sendError(ctx.res, o.failure);
   const sel = compileSelection(namespace, ctx.query.labelSelector, ctx.query.fieldSelector);
-  if (!sel.ok) return sendError(ctx.res, badRequest(sel.error));
+  if (!sel.ok) return sendError(ctx.res, sel.failure);
   const page = listSecrets(ctx.state, { namespace, matches: sel.value.matches, filtered: true });
-  if (!page.ok) return sendError(ctx.res, page.error);
+  if (!page.ok) return sendError(ctx.res, page.failure);
   const items: string[] = [];
   for (const s of page.value.items) {
     const r = deleteSecret(ctx.state, s.obj.metadata.namespace, s.obj.metadata.name, {

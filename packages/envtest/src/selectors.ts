@@ -2,8 +2,9 @@
  * Label and field selectors with the grammar of apimachinery's `labels.Parse` and
  * `fields.ParseSelector`, compiled once per request into predicates.
  */
-import { err, ok, type Result } from "./result.ts";
+
 import type { SecretJSON } from "./secret.ts";
+import { badRequest, failWith, type OrStatus, ok } from "./status.ts";
 
 /** Whether a Secret is in a request's selection. */
 export type Predicate = (s: SecretJSON) => boolean;
@@ -73,13 +74,13 @@ export function isLabelValue(v: string): boolean {
  */
 export function parseLabelSelector(
   selector: string | undefined,
-): Result<(labels: Readonly<Record<string, string>> | undefined) => boolean, string> {
+): OrStatus<(labels: Readonly<Record<string, string>> | undefined) => boolean> {
   if (selector === undefined || selector.trim() === "") return ok(() => true);
   const toks = lex(selector);
   let p = 0;
   const peek = (): Token => toks[p] ?? { t: "end" };
   const next = (): Token => toks[p++] ?? { t: "end" };
-  const fail = (msg: string) => err(`unable to parse requirement: ${msg}`);
+  const fail = (msg: string) => failWith(badRequest(`unable to parse requirement: ${msg}`));
   const reqs: ((l: Readonly<Record<string, string>>) => boolean)[] = [];
   for (;;) {
     let negate = false;
@@ -185,7 +186,7 @@ function splitUnescaped(s: string, sep: string): string[] {
   return parts;
 }
 
-function unescapeValue(s: string): Result<string, string> {
+function unescapeValue(s: string): OrStatus<string> {
   let out = "";
   for (let i = 0; i < s.length; i++) {
     const c = s[i] ?? "";
@@ -197,23 +198,26 @@ function unescapeValue(s: string): Result<string, string> {
     if (n === "\\" || n === "," || n === "=") {
       out += n;
       i++;
-    } else return err(`invalid field selector: invalid escape sequence: \\${n ?? ""}`);
+    } else
+      return failWith(badRequest(`invalid field selector: invalid escape sequence: \\${n ?? ""}`));
   }
   return ok(out);
 }
 
 /** Parses a Secret field selector; unknown fields are refused with the real server's message. */
-export function parseFieldSelector(selector: string | undefined): Result<Predicate, string> {
+export function parseFieldSelector(selector: string | undefined): OrStatus<Predicate> {
   if (selector === undefined || selector.trim() === "") return ok(always);
   const terms: Predicate[] = [];
   for (const term of splitUnescaped(selector, ",")) {
     const m = /^(.*?)(!=|==|=)(.*)$/s.exec(term);
-    if (m === null) return err(`invalid selector: '${selector}'; can't understand '${term}'`);
+    if (m === null)
+      return failWith(badRequest(`invalid selector: '${selector}'; can't understand '${term}'`));
     const [, field = "", op, raw = ""] = m;
     const value = unescapeValue(raw);
     if (!value.ok) return value;
     const get = SECRET_FIELDS[field.trim()];
-    if (get === undefined) return err(`field label not supported: ${field.trim()}`);
+    if (get === undefined)
+      return failWith(badRequest(`field label not supported: ${field.trim()}`));
     const v = value.value;
     terms.push(op === "!=" ? (s) => get(s) !== v : (s) => get(s) === v);
   }
@@ -225,7 +229,7 @@ export function compileSelection(
   namespace: string | undefined,
   labelSelector: string | undefined,
   fieldSelector: string | undefined,
-): Result<{ matches: Predicate; filtered: boolean }, string> {
+): OrStatus<{ matches: Predicate; filtered: boolean }> {
   const labels = parseLabelSelector(labelSelector);
   if (!labels.ok) return labels;
   const fields = parseFieldSelector(fieldSelector);

@@ -1,7 +1,8 @@
 /**
  * The apimachinery `Status` error catalogue: every failure the fake API server returns is built
  * here, shaped and worded as kube-apiserver 1.32 shapes it, because clients branch on `reason` and
- * `code` and humans read `message`.
+ * `code` and humans read `message`. An expected failure is a value (`OrStatus`), never an
+ * exception: whatever step refuses a request already holds the Status the server answers with.
  */
 
 export interface StatusCause {
@@ -33,12 +34,35 @@ export interface Status {
 }
 
 /** A failed request: the Status body plus any extra response headers (Retry-After). */
-export interface ApiError {
+export interface StatusFailure {
   readonly status: Status;
   readonly headers?: Readonly<Record<string, string>>;
 }
 
-function failure(code: number, reason: string, message: string, details?: StatusDetails): ApiError {
+/** What a step of serving a request yields: its value, or the Status failure to answer instead. */
+export type OrStatus<T> =
+  | { readonly ok: true; readonly value: T }
+  | { readonly ok: false; readonly failure: StatusFailure };
+
+/** A step that succeeded with `value`. */
+export function ok<T>(value: T): { readonly ok: true; readonly value: T } {
+  return { ok: true, value };
+}
+
+/** A step that refuses the request with `failure`. */
+export function failWith(failure: StatusFailure): {
+  readonly ok: false;
+  readonly failure: StatusFailure;
+} {
+  return { ok: false, failure };
+}
+
+function failure(
+  code: number,
+  reason: string,
+  message: string,
+  details?: StatusDetails,
+): StatusFailure {
   return {
     status: {
       kind: "Status",
@@ -54,17 +78,17 @@ function failure(code: number, reason: string, message: string, details?: Status
 }
 
 /** 404 for a named object: `secrets "x" not found`. */
-export function notFound(resource: string, name: string): ApiError {
+export function notFound(resource: string, name: string): StatusFailure {
   return failure(404, "NotFound", `${resource} "${name}" not found`, { name, kind: resource });
 }
 
 /** 404 for a URL the server does not serve. */
-export function pathNotFound(): ApiError {
+export function pathNotFound(): StatusFailure {
   return failure(404, "NotFound", "the server could not find the requested resource", {});
 }
 
 /** 409 on create when the name is taken. */
-export function alreadyExists(resource: string, name: string): ApiError {
+export function alreadyExists(resource: string, name: string): StatusFailure {
   return failure(409, "AlreadyExists", `${resource} "${name}" already exists`, {
     name,
     kind: resource,
@@ -76,7 +100,7 @@ export function conflict(
   resource: string,
   name: string,
   why = "the object has been modified; please apply your changes to the latest version and try again",
-): ApiError {
+): StatusFailure {
   return failure(
     409,
     "Conflict",
@@ -89,7 +113,9 @@ export function conflict(
 }
 
 /** 409 from server-side apply when fields owned by other managers would change. */
-export function applyConflict(conflicts: readonly { manager: string; field: string }[]): ApiError {
+export function applyConflict(
+  conflicts: readonly { manager: string; field: string }[],
+): StatusFailure {
   const n = conflicts.length;
   const head = `Apply failed with ${n} conflict${n === 1 ? "" : "s"}`;
   const message =
@@ -110,7 +136,7 @@ export function invalid(
   kind: string,
   name: string,
   errors: readonly { field: string; message: string; reason: string }[],
-): ApiError {
+): StatusFailure {
   const rendered = errors.map((e) => `${e.field}: ${e.message}`);
   const list = rendered.length === 1 ? rendered[0] : `[${rendered.join(", ")}]`;
   return failure(422, "Invalid", `${kind} "${name}" is invalid: ${list}`, {
@@ -121,17 +147,22 @@ export function invalid(
 }
 
 /** 422 without field causes, as a failed JSON patch operation gets. */
-export function unprocessable(message: string): ApiError {
+export function unprocessable(message: string): StatusFailure {
   return failure(422, "Invalid", message);
 }
 
+/** 400 for a body that does not decode as the `kind` the URL names. */
+export function cannotHandle(kind: string, why: string): StatusFailure {
+  return badRequest(`${kind} in version "v1" cannot be handled as a ${kind}: ${why}`);
+}
+
 /** 400 for malformed requests: bad selectors, undecodable bodies, mismatched names. */
-export function badRequest(message: string): ApiError {
+export function badRequest(message: string): StatusFailure {
   return failure(400, "BadRequest", message);
 }
 
 /** 405 for a verb the resource does not support. */
-export function methodNotAllowed(): ApiError {
+export function methodNotAllowed(): StatusFailure {
   return failure(
     405,
     "MethodNotAllowed",
@@ -141,7 +172,7 @@ export function methodNotAllowed(): ApiError {
 }
 
 /** 406 when the Accept header admits no JSON. */
-export function notAcceptable(): ApiError {
+export function notAcceptable(): StatusFailure {
   return failure(
     406,
     "NotAcceptable",
@@ -150,12 +181,15 @@ export function notAcceptable(): ApiError {
 }
 
 /** 413 for a request body over the server's 3 MiB limit. */
-export function entityTooLarge(limit: number): ApiError {
+export function entityTooLarge(limit: number): StatusFailure {
   return failure(413, "RequestEntityTooLarge", `Request entity too large: limit is ${limit}`);
 }
 
 /** 415 for a PATCH or write body in a format the server does not decode. */
-export function unsupportedMediaType(contentType: string, accepted: readonly string[]): ApiError {
+export function unsupportedMediaType(
+  contentType: string,
+  accepted: readonly string[],
+): StatusFailure {
   return failure(
     415,
     "UnsupportedMediaType",
@@ -165,12 +199,12 @@ export function unsupportedMediaType(contentType: string, accepted: readonly str
 }
 
 /** 410 for a resourceVersion older than the retained history. */
-export function expired(message: string): ApiError {
+export function expired(message: string): StatusFailure {
   return failure(410, "Expired", message);
 }
 
 /** 504 for a resourceVersion newer than any the server has produced. */
-export function tooLargeResourceVersion(requested: number, current: number): ApiError {
+export function tooLargeResourceVersion(requested: number, current: number): StatusFailure {
   return failure(504, "Timeout", `Too large resource version: ${requested}, current: ${current}`, {
     causes: [
       {
@@ -183,11 +217,11 @@ export function tooLargeResourceVersion(requested: number, current: number): Api
 }
 
 /** An injected failure with the given HTTP code, worded as the real server words that code. */
-export function injected(code: number, retryAfterSeconds?: number): ApiError {
+export function injected(code: number, retryAfterSeconds?: number): StatusFailure {
   const retry = retryAfterSeconds === undefined ? {} : { retryAfterSeconds };
   const headers =
     retryAfterSeconds === undefined ? undefined : { "Retry-After": String(retryAfterSeconds) };
-  const base = ((): ApiError => {
+  const base = ((): StatusFailure => {
     switch (code) {
       case 401:
         return failure(401, "Unauthorized", "Unauthorized");

@@ -27,7 +27,7 @@ export interface NamespaceMeta {
 }
 
 /** A consistent view of every Secret at one resourceVersion, in list (key) order. */
-export interface Snapshot {
+export interface StoreView {
   readonly rv: number;
   readonly keys: readonly string[];
   get(key: string): StoredSecret | undefined;
@@ -88,12 +88,12 @@ export class EnvtestState {
   /**
    * The state as of `rv`, rebuilt by undoing retained events, or why it can no longer be rebuilt.
    */
-  snapshotAt(rv: number): { ok: true; snapshot: Snapshot } | { ok: false; tooOld: TooOld } {
+  viewAt(rv: number): { ok: true; view: StoreView } | { ok: false; tooOld: TooOld } {
     if (rv >= this.#rv) {
       const objects = this.#objects;
       return {
         ok: true,
-        snapshot: { rv: this.#rv, keys: this.sortedKeys(), get: (k) => objects.get(k) },
+        view: { rv: this.#rv, keys: this.sortedKeys(), get: (k) => objects.get(k) },
       };
     }
     const since = this.history.since(rv);
@@ -106,7 +106,7 @@ export class EnvtestState {
       else view.set(e.key, e.prev);
     }
     const keys = [...view.keys()].sort(compareBytes);
-    return { ok: true, snapshot: { rv, keys, get: (k) => view.get(k) } };
+    return { ok: true, view: { rv, keys, get: (k) => view.get(k) } };
   }
 
   /** Stores the Secret `build` returns for the next resourceVersion and announces it. */

@@ -6,7 +6,7 @@
 
 import { dataByteSize, type SecretJSON } from "./secret.ts";
 import { isLabelValue, isQualifiedName } from "./selectors.ts";
-import { type ApiError, invalid } from "./status.ts";
+import { invalid, type StatusFailure } from "./status.ts";
 
 export interface FieldError {
   readonly field: string;
@@ -235,6 +235,6 @@ export function validateSecretUpdate(next: SecretJSON, old: SecretJSON): FieldEr
 }
 
 /** The 422 Status for a Secret's field errors. */
-export function invalidSecret(name: string, errors: readonly FieldError[]): ApiError {
+export function invalidSecret(name: string, errors: readonly FieldError[]): StatusFailure {
   return invalid("Secret", name, errors);
 }

@@ -1,5 +1,5 @@
 /**
- * The set of open watches: fans each store event out to every stream (the event's lines are
+ * The set of open watches: fans each store event out to every watch (the event's lines are
  * serialised once, in StoreEvent), ticks bookmarks, and is what the watch faults act on.
  */
 import type { ServerResponse } from "node:http";
@@ -8,17 +8,17 @@ import type { FaultSettings, FaultTargets, GarbageKind } from "./faults.ts";
 import { FlushScheduler } from "./flush.ts";
 import type { Predicate } from "./selectors.ts";
 import type { EnvtestState } from "./store.ts";
-import { type EventEncoder, WatchStream } from "./watch.ts";
+import { type EventEncoder, WatchConnection } from "./watch-connection.ts";
 
 /** Quiet time earned per socket written in a flush pass, and its cap (see FlushScheduler). */
-const FLUSH_MS_PER_STREAM = 0.25;
+const FLUSH_MS_PER_WATCH = 0.25;
 const FLUSH_MAX_DELAY_MS = 25;
 
-/** The open watches. Contract: every stream sees every commit after it opened, in commit order. */
+/** The open watches. Contract: every watch sees every commit after it opened, in commit order. */
 export class WatchHub implements FaultTargets {
   readonly #state: EnvtestState;
   readonly #settings: FaultSettings;
-  readonly #streams = new Set<WatchStream>();
+  readonly #watches = new Set<WatchConnection>();
   readonly #unsubscribe: () => void;
   readonly #ticker: NodeJS.Timeout;
   readonly #flushes: FlushScheduler;
@@ -28,24 +28,24 @@ export class WatchHub implements FaultTargets {
   constructor(state: EnvtestState, settings: FaultSettings, bookmarkIntervalMs: number) {
     this.#state = state;
     this.#settings = settings;
-    this.#flushes = new FlushScheduler(FLUSH_MS_PER_STREAM, FLUSH_MAX_DELAY_MS);
+    this.#flushes = new FlushScheduler(FLUSH_MS_PER_WATCH, FLUSH_MAX_DELAY_MS);
     this.#unsubscribe = state.subscribe((e) => {
-      for (const s of this.#streams) s.offer(e);
+      for (const s of this.#watches) s.offer(e);
     });
     this.#ticker = setInterval(() => {
       const rv = state.resourceVersion;
-      for (const s of this.#streams) s.bookmark(rv);
+      for (const s of this.#watches) s.bookmark(rv);
     }, bookmarkIntervalMs);
     this.#ticker.unref();
   }
 
   /** How many watches are open. */
   get size(): number {
-    return this.#streams.size;
+    return this.#watches.size;
   }
 
   /**
-   * Registers a stream for `res`. The caller queues its initial lines before returning to the event
+   * Registers a watch connection for `res`. The caller queues its initial lines before returning to the event
    * loop, so no commit can fall between them and live events.
    */
   open(
@@ -53,8 +53,8 @@ export class WatchHub implements FaultTargets {
     matches: Predicate,
     bookmarks: boolean,
     encode: EventEncoder,
-  ): WatchStream {
-    const stream = new WatchStream({
+  ): WatchConnection {
+    const watch = new WatchConnection({
       res,
       encode,
       matches,
@@ -62,27 +62,27 @@ export class WatchHub implements FaultTargets {
       faults: this.#settings,
       random: seededRandom(this.#settings.chunkingSeed + this.#opened++),
       schedule: (flush) => this.#flushes.request(flush),
-      onClose: (s) => this.#streams.delete(s),
+      onClose: (s) => this.#watches.delete(s),
     });
-    this.#streams.add(stream);
-    return stream;
+    this.#watches.add(watch);
+    return watch;
   }
 
   dropAll(): number {
-    const n = this.#streams.size;
-    for (const s of [...this.#streams]) s.destroy();
-    this.#streams.clear();
+    const n = this.#watches.size;
+    for (const s of [...this.#watches]) s.destroy();
+    this.#watches.clear();
     return n;
   }
 
   endAll(): number {
-    const n = this.#streams.size;
-    for (const s of this.#streams) s.end();
+    const n = this.#watches.size;
+    for (const s of this.#watches) s.end();
     return n;
   }
 
   release(): void {
-    for (const s of this.#streams) s.kick();
+    for (const s of this.#watches) s.kick();
   }
 
   injectGarbage(kind: GarbageKind): number {
@@ -99,15 +99,15 @@ export class WatchHub implements FaultTargets {
         }
       }
     };
-    for (const s of this.#streams) s.push(line());
-    return this.#streams.size;
+    for (const s of this.#watches) s.push(line());
+    return this.#watches.size;
   }
 
   compact(): void {
     this.#state.compact();
   }
 
-  /** Stops listening to the store and destroys every stream. */
+  /** Stops listening to the store and destroys every watch connection. */
   close(): void {
     this.#unsubscribe();
     clearInterval(this.#ticker);

@@ -7,16 +7,24 @@
 import { randomUUID } from "node:crypto";
 import type { SecretInput } from "./decode.ts";
 import { type Leaves, secretLeaves, trackUpdate } from "./managed-fields.ts";
-import { err, ok, type Result } from "./result.ts";
 import {
   buildSecret,
   type ManagedFieldsEntry,
   type SecretJSON,
   StoredSecret,
-  secretKey,
+  storeKey,
   toBase64,
 } from "./secret.ts";
-import { type ApiError, alreadyExists, badRequest, conflict, notFound } from "./status.ts";
+import {
+  alreadyExists,
+  badRequest,
+  conflict,
+  failWith,
+  notFound,
+  type OrStatus,
+  ok,
+  type StatusFailure,
+} from "./status.ts";
 import { type EnvtestState, formatTimestamp } from "./store.ts";
 import { invalidSecret, validateSecret, validateSecretUpdate } from "./validation.ts";
 
@@ -64,7 +72,7 @@ function inputLeaves(input: SecretInput): Leaves {
 }
 
 /** The 400 for a body whose namespace is not the URL's (an empty one is filled in). */
-export function checkNamespace(input: SecretInput, namespace: string): ApiError | undefined {
+export function checkNamespace(input: SecretInput, namespace: string): StatusFailure | undefined {
   return input.metadata.namespace && input.metadata.namespace !== namespace
     ? badRequest(
         "the namespace of the provided object does not match the namespace sent on the request",
@@ -124,14 +132,14 @@ export function createSecret(
   namespace: string,
   input: SecretInput,
   opts: WriteOptions,
-): Result<WriteResult, ApiError> {
+): OrStatus<WriteResult> {
   const nsError = checkNamespace(input, namespace);
-  if (nsError !== undefined) return err(nsError);
+  if (nsError !== undefined) return failWith(nsError);
   const generate = input.metadata.generateName;
   let name = input.metadata.name ?? "";
   if (name === "" && generate) {
     do name = `${generate}${generatedSuffix()}`;
-    while (state.get(secretKey(namespace, name)) !== undefined);
+    while (state.get(storeKey(namespace, name)) !== undefined);
   }
   const time = formatTimestamp(state.now());
   const leaves = inputLeaves(input);
@@ -153,9 +161,9 @@ export function createSecret(
     });
   const candidate = draft(state.resourceVersion + 1);
   const errors = validateSecret(candidate);
-  if (errors.length > 0) return err(invalidSecret(name, errors));
-  const key = secretKey(namespace, name);
-  if (state.get(key) !== undefined) return err(alreadyExists("secrets", name));
+  if (errors.length > 0) return failWith(invalidSecret(name, errors));
+  const key = storeKey(namespace, name);
+  if (state.get(key) !== undefined) return failWith(alreadyExists("secrets", name));
   if (opts.dryRun)
     return ok({ obj: candidate, created: true, stored: new StoredSecret(candidate) });
   return ok(commit(state, key, candidate, draft, true));
@@ -175,7 +183,7 @@ export function commitUpdate(
   },
   managedFields: readonly ManagedFieldsEntry[] | undefined,
   opts: WriteOptions,
-): Result<WriteResult, ApiError> {
+): OrStatus<WriteResult> {
   const time = formatTimestamp(state.now());
   const m = current.metadata;
   const draft = (rv: number) =>
@@ -194,8 +202,8 @@ export function commitUpdate(
     });
   const candidate = draft(state.resourceVersion + 1);
   const errors = validateSecretUpdate(candidate, current);
-  if (errors.length > 0) return err(invalidSecret(m.name, errors));
-  const key = secretKey(m.namespace, m.name);
+  if (errors.length > 0) return failWith(invalidSecret(m.name, errors));
+  const key = storeKey(m.namespace, m.name);
   if (unchanged(candidate, current)) {
     const stored = state.get(key) ?? new StoredSecret(current);
     return ok({ obj: stored.obj, created: false, stored });
@@ -206,7 +214,7 @@ export function commitUpdate(
 }
 
 /** The 400 for a body whose name is not the URL's. */
-export function nameMismatch(given: string | undefined, name: string): ApiError {
+export function nameMismatch(given: string | undefined, name: string): StatusFailure {
   return badRequest(
     `the name of the object (${given ?? ""}) does not match the name on the URL (${name})`,
   );
@@ -222,16 +230,17 @@ export function updateSecret(
   name: string,
   input: SecretInput,
   opts: WriteOptions,
-): Result<WriteResult, ApiError> {
-  const existing = state.get(secretKey(namespace, name));
-  if (existing === undefined) return err(notFound("secrets", name));
+): OrStatus<WriteResult> {
+  const existing = state.get(storeKey(namespace, name));
+  if (existing === undefined) return failWith(notFound("secrets", name));
   const nsError = checkNamespace(input, namespace);
-  if (nsError !== undefined) return err(nsError);
-  if ((input.metadata.name ?? "") !== name) return err(nameMismatch(input.metadata.name, name));
+  if (nsError !== undefined) return failWith(nsError);
+  if ((input.metadata.name ?? "") !== name)
+    return failWith(nameMismatch(input.metadata.name, name));
   const current = existing.obj;
   const rv = input.metadata.resourceVersion;
   if (rv !== undefined && rv !== "" && rv !== current.metadata.resourceVersion)
-    return err(conflict("secrets", name));
+    return failWith(conflict("secrets", name));
   const given = input.metadata.managedFields;
   const reset = given !== undefined && !sameManagedFields(given, current.metadata.managedFields);
   return commitUpdate(

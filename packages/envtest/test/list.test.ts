@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type Envtest, startEnvtest } from "../src/index.ts";
 import { parseFieldSelector, parseLabelSelector } from "../src/selectors.ts";
+import { badRequest } from "../src/status.ts";
 import { call } from "./helpers.ts";
 
 interface List {
@@ -15,7 +16,7 @@ function names(l: List) {
 describe("selectors", () => {
   const match = (sel: string, labels: Record<string, string>) => {
     const p = parseLabelSelector(sel);
-    if (!p.ok) throw new Error(p.error);
+    if (!p.ok) throw new Error(p.failure.status.message);
     return p.value(labels);
   };
 
@@ -43,7 +44,7 @@ describe("selectors", () => {
     expect(parseFieldSelector("metadata.name=a,type!=Opaque").ok).toBe(true);
     expect(parseFieldSelector("spec.foo=bar")).toEqual({
       ok: false,
-      error: "field label not supported: spec.foo",
+      failure: badRequest("field label not supported: spec.foo"),
     });
     expect(parseFieldSelector("garbage")).toMatchObject({ ok: false });
   });

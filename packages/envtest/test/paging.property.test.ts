@@ -19,7 +19,7 @@ function keysOf(
   },
 ) {
   const r = listSecrets(state, { matches: () => true, filtered: false, ...p });
-  if (!r.ok) throw new Error(r.error.status.message);
+  if (!r.ok) throw new Error(r.failure.status.message);
   return r.value;
 }
 
@@ -81,16 +81,14 @@ describe("paging (property)", () => {
             );
           }
           for (const [rv, keys] of seen) {
-            const snap = state.snapshotAt(rv);
+            const snap = state.viewAt(rv);
             if (rv < state.history.compactedRv) {
               expect(snap.ok).toBe(false);
               continue;
             }
             if (!snap.ok) throw new Error(`rv ${rv} should be retained`);
             expect(
-              snap.snapshot.keys.map(
-                (k) => `${k}@${snap.snapshot.get(k)?.obj.metadata.resourceVersion}`,
-              ),
+              snap.view.keys.map((k) => `${k}@${snap.view.get(k)?.obj.metadata.resourceVersion}`),
             ).toEqual(keys);
           }
         },

@@ -59,7 +59,7 @@ describe("patch algorithms", () => {
     expect(applyJsonPatch({ a: 1 }, [{ op: "test", path: "/a", value: 2 }]).ok).toBe(false);
     expect(applyJsonPatch({}, { not: "a patch" })).toMatchObject({
       ok: false,
-      error: { kind: "malformed" },
+      failure: { status: { code: 400, reason: "BadRequest" } },
     });
   });
 });

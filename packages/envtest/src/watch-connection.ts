@@ -38,8 +38,8 @@ export function startWatchResponse(res: ServerResponse): void {
 /** Encodes a store event as the line a watcher sees; the default is `e.line(as)`. */
 export type EventEncoder = (e: StoreEvent, as: EventType) => Buffer;
 
-/** What a stream needs: its response, its selection and encoding, and the shared fault switches. */
-export interface WatchStreamOptions {
+/** What a watch connection needs: its response, its selection and encoding, and the shared fault switches. */
+export interface WatchConnectionOptions {
   readonly res: ServerResponse;
   readonly encode: EventEncoder;
   readonly matches: Predicate;
@@ -48,14 +48,14 @@ export interface WatchStreamOptions {
   readonly random: () => number;
   /** Runs a flush in the hub's next write batch. */
   readonly schedule: (flush: () => void) => void;
-  readonly onClose: (s: WatchStream) => void;
+  readonly onClose: (s: WatchConnection) => void;
 }
 
 /**
  * One watch connection. Contract: lines are written in the order they were queued, or not at all
  * (drop).
  */
-export class WatchStream {
+export class WatchConnection {
   readonly bookmarks: boolean;
   readonly #res: ServerResponse;
   readonly #matches: Predicate;
@@ -73,7 +73,7 @@ export class WatchStream {
   #startRv = 0;
   readonly #timers: NodeJS.Timeout[] = [];
 
-  constructor(o: WatchStreamOptions) {
+  constructor(o: WatchConnectionOptions) {
     this.#res = o.res;
     this.#matches = o.matches;
     this.#encode = o.encode;
@@ -127,7 +127,7 @@ export class WatchStream {
     this.push(bookmarkLine(Math.max(rv, this.#lastRv), initialEventsEnd));
   }
 
-  /** Writes the ERROR event carrying `status` and ends the stream. */
+  /** Writes the ERROR event carrying `status` and ends the watch. */
   fail(status: object): void {
     this.push(Buffer.from(`{"type":"ERROR","object":${JSON.stringify(status)}}\n`));
     this.end();
