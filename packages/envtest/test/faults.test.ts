@@ -1,6 +1,6 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { type Envtest, startEnvtest } from "../src/index.ts";
-import { call, eventually, openWatch } from "./helpers.ts";
+import { call, openWatch, SETTLE } from "./helpers.ts";
 
 let env: Envtest;
 beforeEach(async () => {
@@ -19,7 +19,7 @@ describe("watch faults", () => {
   it("drops every watch abruptly", async () => {
     const a = await openWatch(env, W);
     const b = await openWatch(env, "/api/v1/secrets?watch=true");
-    await eventually(() => env.openWatches === 2);
+    await vi.waitFor(() => expect(env.openWatches).toBe(2), SETTLE);
     expect(env.faults.dropWatches()).toBe(2);
     expect(await a.ended).toBe("error");
     expect(await b.ended).toBe("error");
@@ -28,7 +28,7 @@ describe("watch faults", () => {
 
   it("ends every watch cleanly", async () => {
     const a = await openWatch(env, W);
-    await eventually(() => env.openWatches === 1);
+    await vi.waitFor(() => expect(env.openWatches).toBe(1), SETTLE);
     env.faults.endWatches();
     expect(await a.ended).toBe("end");
   });
@@ -85,7 +85,7 @@ describe("watch faults", () => {
     "writes a %s garbage line into open watches and keeps them open",
     async (kind) => {
       const w = await openWatch(env, W);
-      await eventually(() => env.openWatches === 1);
+      await vi.waitFor(() => expect(env.openWatches).toBe(1), SETTLE);
       expect(env.faults.injectGarbage(kind)).toBe(1);
       const bad = await w.nextLine();
       expect(() => JSON.parse(bad)).toThrow();
@@ -149,7 +149,7 @@ describe("request log", () => {
     });
     await call(env, "DELETE", "/api/v1/namespaces/default/secrets/x");
     const w = await openWatch(env, `${W}&resourceVersion=0`);
-    await eventually(() => env.requests.entries().length === 5);
+    await vi.waitFor(() => expect(env.requests.entries()).toHaveLength(5), SETTLE);
     const entries = env.requests.entries().map(({ time, userAgent, contentType, ...rest }) => {
       expect(time).toBeGreaterThan(0);
       return rest;
@@ -220,7 +220,7 @@ describe("control path over HTTP", () => {
     expect(fail.json).toEqual({ ok: true });
     expect((await call(env, "GET", "/api/v1/namespaces/default/secrets/x")).status).toBe(503);
     const w = await openWatch(env, W);
-    await eventually(() => env.openWatches === 1);
+    await vi.waitFor(() => expect(env.openWatches).toBe(1), SETTLE);
     expect((await call(env, "POST", "/__envtest/faults/drop-watches")).json).toEqual({
       ok: true,
       watches: 1,

@@ -42,6 +42,13 @@ export async function call(
   return { status: res.status, headers: res.headers, text, json };
 }
 
+const FAILURE = { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure" } as const;
+
+/** The Failure Status a refused request answers, for comparing whole bodies. */
+export function failureStatus(code: number, reason: string, message: string, details?: object) {
+  return { ...FAILURE, code, reason, message, ...(details === undefined ? {} : { details }) };
+}
+
 /** A Secret manifest for POST/PUT bodies. */
 export function secretBody(
   name: string,
@@ -172,18 +179,8 @@ export function openWatch(
   });
 }
 
-/** Resolves once `cond` holds, polling every 10 ms; rejects after `timeoutMs`. */
-export async function eventually(
-  cond: () => boolean,
-  timeoutMs = 5000,
-  what = "condition",
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+/** vi.waitFor options for a server or client catching up; its 1 s default is tight under load. */
+export const SETTLE = { timeout: 5_000, interval: 10 } as const;
 
 function onPath(cmd: string): string | undefined {
   return (process.env.PATH ?? "")

@@ -2,9 +2,9 @@ import { spawn } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { type Envtest, startEnvtest } from "../src/index.ts";
-import { eventually, KUBECTL, kubectlWorkspace, requireKubectl } from "./helpers.ts";
+import { KUBECTL, kubectlWorkspace, requireKubectl, SETTLE } from "./helpers.ts";
 
 let env: Envtest;
 let ws: Awaited<ReturnType<typeof kubectlWorkspace>>;
@@ -94,19 +94,23 @@ describe("kubectl 1.32 against envtest", () => {
     const lines: string[] = [];
     createInterface({ input: child.stdout }).on("line", (l) => lines.push(l));
     try {
-      await eventually(
-        () => lines.some((l) => /^ADDED\s+before\b/.test(l)),
-        10_000,
-        "the initial ADDED line",
+      await vi.waitFor(
+        () => expect(lines).toContainEqual(expect.stringMatching(/^ADDED\s+before\b/)),
+        {
+          ...SETTLE,
+          timeout: 10_000,
+        },
       );
-      await eventually(() => env.openWatches === 1, 5000, "kubectl's watch");
+      await vi.waitFor(() => expect(env.openWatches).toBe(1), SETTLE);
       env.apply({ namespace: "default", name: "live", data: { v: "1" } });
       env.apply({ namespace: "default", name: "live", data: { v: "2" } });
       env.delete("default", "live");
-      await eventually(
-        () => lines.some((l) => /^DELETED\s+live\b/.test(l)),
-        10_000,
-        "the DELETED line",
+      await vi.waitFor(
+        () => expect(lines).toContainEqual(expect.stringMatching(/^DELETED\s+live\b/)),
+        {
+          ...SETTLE,
+          timeout: 10_000,
+        },
       );
       expect(lines.map((l) => l.split(/\s+/).slice(0, 2).join(" "))).toEqual([
         "EVENT NAME",
