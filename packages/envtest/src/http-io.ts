@@ -26,6 +26,11 @@ export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<
   });
 }
 
+/** Set apart from writeHead's headers so that the request log can read it back (getHeader). */
+function setContentLength(res: ServerResponse, length: number): void {
+  res.setHeader("Content-Length", length);
+}
+
 const JSON_HEADERS = { "Content-Type": "application/json", "Cache-Control": "no-cache, private" };
 
 /** Answers `body` (already serialised, or a value to serialise) as application/json. */
@@ -37,8 +42,25 @@ export function sendJson(
 ): void {
   if (res.headersSent || res.destroyed) return;
   const text = typeof body === "string" ? body : JSON.stringify(body);
-  res.writeHead(code, { ...JSON_HEADERS, ...headers, "Content-Length": Buffer.byteLength(text) });
+  setContentLength(res, Buffer.byteLength(text));
+  res.writeHead(code, { ...JSON_HEADERS, ...headers });
   res.end(text);
+}
+
+/**
+ * Answers a JSON body given as pieces, written in order under one Content-Length: large bodies are
+ * never joined into one string or buffer.
+ */
+export function sendJsonParts(res: ServerResponse, code: number, parts: readonly Buffer[]): void {
+  if (res.headersSent || res.destroyed) return;
+  let length = 0;
+  for (const p of parts) length += p.length;
+  setContentLength(res, length);
+  res.writeHead(code, JSON_HEADERS);
+  res.cork();
+  for (const p of parts) res.write(p);
+  res.uncork();
+  res.end();
 }
 
 /** Answers a Status error with its code and any headers it carries (Retry-After). */
@@ -53,19 +75,22 @@ export function sendError(
 /** Answers plain text, as the health endpoints and unknown non-API paths do. */
 export function sendText(res: ServerResponse, code: number, text: string): void {
   if (res.headersSent || res.destroyed) return;
+  setContentLength(res, Buffer.byteLength(text));
   res.writeHead(code, {
     "Content-Type": "text/plain; charset=utf-8",
     "X-Content-Type-Options": "nosniff",
-    "Content-Length": Buffer.byteLength(text),
   });
   res.end(text);
 }
+
+/** A request's query parameters. */
+export type Query = Readonly<Record<string, string>>;
 
 /**
  * The query string as a map; a repeated parameter keeps its first value, as Go's url.Values.Get
  * does.
  */
-export function queryOf(url: URL): Readonly<Record<string, string>> {
+export function queryOf(url: URL): Query {
   const out: Record<string, string> = {};
   for (const [k, v] of url.searchParams) if (!(k in out)) out[k] = v;
   return out;

@@ -13,6 +13,7 @@ import {
   invalid,
   type OrStatus,
   ok,
+  type StatusFailure,
   tooLargeResourceVersion,
 } from "./status.ts";
 import type { EnvtestState, StoreView } from "./store.ts";
@@ -31,10 +32,19 @@ export interface ListParams {
   readonly resourceVersionMatch?: string | undefined;
 }
 
+/**
+ * How a list was read: `cache`, the watch cache's current state (resourceVersion "0", or
+ * NotOlderThan without a limit); `consistent`, a quorum read of the latest state, paged; `exact`,
+ * a read at a past resourceVersion from the history (Exact, a limit with a resourceVersion, or a
+ * continue token).
+ */
+export type ListRead = "cache" | "consistent" | "exact";
+
 /** One page, all of it read at `rv`. */
 export interface ListResult {
   readonly rv: number;
   readonly items: readonly StoredSecret[];
+  readonly read: ListRead;
   readonly continueToken?: string;
   readonly remainingItemCount?: number;
 }
@@ -67,15 +77,25 @@ const TOKEN_TOO_OLD =
   "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
 
 /**
- * Which resourceVersion a list reads at, per the API concepts' rules for resourceVersion and
- * resourceVersionMatch.
+ * Where a list is read, per the API concepts' rules for resourceVersion, resourceVersionMatch and
+ * limit, with the watch cache of kube-apiserver 1.32 in front of etcd.
  */
-function readRv(
-  state: EnvtestState,
-  p: ListParams,
-  limited: boolean,
-): OrStatus<{ rv: number; start: string }> {
+interface ListPlan {
+  readonly rv: number;
+  /** The first key to return (a continue token's position), "" for the beginning. */
+  readonly start: string;
+  /** 0: everything. */
+  readonly limit: number;
+  readonly read: ListRead;
+}
+
+function listOptionsForbidden(reason: string, message: string): StatusFailure {
+  return invalid("ListOptions", "", [{ field: "resourceVersionMatch", reason, message }]);
+}
+
+function planList(state: EnvtestState, p: ListParams): OrStatus<ListPlan> {
   const current = state.resourceVersion;
+  const limit = p.limit !== undefined && /^\d+$/.test(p.limit) ? Number(p.limit) : 0;
   if (p.continueToken) {
     if (p.resourceVersion && p.resourceVersion !== "0") {
       return failWith(badRequest("specifying resource version is not allowed when using continue"));
@@ -87,39 +107,36 @@ function readRv(
           "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
         ),
       );
-    return ok({ rv: t.rv, start: t.start });
+    return ok({ rv: t.rv, start: t.start, limit, read: "exact" });
   }
   const match = p.resourceVersionMatch ?? "";
   if (match !== "" && !p.resourceVersion) {
     return failWith(
-      invalid("ListOptions", "", [
-        {
-          field: "resourceVersionMatch",
-          reason: "FieldValueForbidden",
-          message:
-            "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
-        },
-      ]),
+      listOptionsForbidden(
+        "FieldValueForbidden",
+        "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
+      ),
     );
   }
   if (match !== "" && match !== "Exact" && match !== "NotOlderThan") {
     return failWith(
-      invalid("ListOptions", "", [
-        {
-          field: "resourceVersionMatch",
-          reason: "FieldValueNotSupported",
-          message: `Unsupported value: "${match}": supported values: "Exact", "NotOlderThan"`,
-        },
-      ]),
+      listOptionsForbidden(
+        "FieldValueNotSupported",
+        `Unsupported value: "${match}": supported values: "Exact", "NotOlderThan"`,
+      ),
     );
   }
-  if (!p.resourceVersion || p.resourceVersion === "0") return ok({ rv: current, start: "" });
+  if (!p.resourceVersion) return ok({ rv: current, start: "", limit, read: "consistent" });
+  // The watch cache serves "0" whole: it cannot page, and paging there would defeat its purpose of
+  // sparing etcd (kube-apiserver's shouldDelegateList).
+  if (p.resourceVersion === "0") return ok({ rv: current, start: "", limit: 0, read: "cache" });
   if (!/^\d+$/.test(p.resourceVersion))
     return failWith(badRequest(`invalid resource version: ${p.resourceVersion}`));
   const n = Number(p.resourceVersion);
   if (n > current) return failWith(tooLargeResourceVersion(n, current));
-  const exact = match === "Exact" || (match === "" && limited);
-  return ok({ rv: exact ? n : current, start: "" });
+  if (match === "Exact" || (match === "" && limit > 0))
+    return ok({ rv: n, start: "", limit, read: "exact" });
+  return ok({ rv: current, start: "", limit, read: limit > 0 ? "consistent" : "cache" });
 }
 
 function lowerBound(keys: readonly string[], key: string): number {
@@ -133,12 +150,11 @@ function lowerBound(keys: readonly string[], key: string): number {
   return lo;
 }
 
-/** One page of Secrets in key order. */
+/** One page of Secrets in key order (the whole list when served from the watch cache). */
 export function listSecrets(state: EnvtestState, p: ListParams): OrStatus<ListResult> {
-  const limit = p.limit !== undefined && /^\d+$/.test(p.limit) ? Number(p.limit) : 0;
-  const at = readRv(state, p, limit > 0);
-  if (!at.ok) return at;
-  const read = state.viewAt(at.value.rv);
+  const plan = planList(state, p);
+  if (!plan.ok) return plan;
+  const read = state.viewAt(plan.value.rv);
   if (!read.ok) {
     return failWith(
       p.continueToken
@@ -148,10 +164,11 @@ export function listSecrets(state: EnvtestState, p: ListParams): OrStatus<ListRe
           ),
     );
   }
-  return ok(page(read.view, p, at.value.start, limit));
+  return ok(page(read.view, p, plan.value));
 }
 
-function page(view: StoreView, p: ListParams, start: string, limit: number): ListResult {
+function page(view: StoreView, p: ListParams, plan: ListPlan): ListResult {
+  const { start, limit, read } = plan;
   const prefix = p.namespace === undefined ? "" : `${p.namespace}/`;
   const keys = view.keys;
   let i = lowerBound(keys, compareBytes(start, prefix) > 0 ? start : prefix);
@@ -166,7 +183,7 @@ function page(view: StoreView, p: ListParams, start: string, limit: number): Lis
     items.push(s);
     last = key;
   }
-  if (limit === 0 || items.length < limit) return { rv: view.rv, items };
+  if (limit === 0 || items.length < limit) return { rv: view.rv, items, read };
   let remaining = 0;
   for (; i < keys.length; i++) {
     const key = keys[i] ?? "";
@@ -177,19 +194,37 @@ function page(view: StoreView, p: ListParams, start: string, limit: number): Lis
       if (p.filtered) break;
     }
   }
-  if (remaining === 0) return { rv: view.rv, items };
+  if (remaining === 0) return { rv: view.rv, items, read };
   const continueToken = encodeToken({ rv: view.rv, start: `${last}\u0000` });
   return p.filtered
-    ? { rv: view.rv, items, continueToken }
-    : { rv: view.rv, items, continueToken, remainingItemCount: remaining };
+    ? { rv: view.rv, items, read, continueToken }
+    : { rv: view.rv, items, read, continueToken, remainingItemCount: remaining };
 }
 
-/** Serialises a SecretList from the stored strings, without re-serialising any item. */
-export function secretListJson(pageResult: ListResult): string {
-  const meta: Record<string, string | number> = { resourceVersion: String(pageResult.rv) };
-  if (pageResult.continueToken !== undefined) meta.continue = pageResult.continueToken;
-  if (pageResult.remainingItemCount !== undefined)
-    meta.remainingItemCount = pageResult.remainingItemCount;
-  const items = pageResult.items.map((s) => s.itemJson).join(",");
-  return `{"kind":"SecretList","apiVersion":"v1","metadata":${JSON.stringify(meta)},"items":[${items}]}`;
+const COMMA = Buffer.from(",");
+const ITEMS_END = Buffer.from("]}");
+
+/**
+ * A SecretList body as the pieces to write: the stored items' cached bytes are shared, never copied
+ * or re-serialised, so concurrent lists of the same objects cost no memory per object.
+ */
+export function secretListBody(
+  meta: {
+    readonly rv: number;
+    readonly continueToken?: string;
+    readonly remainingItemCount?: number;
+  },
+  items: readonly Buffer[],
+): Buffer[] {
+  const m: Record<string, string | number> = { resourceVersion: String(meta.rv) };
+  if (meta.continueToken !== undefined) m.continue = meta.continueToken;
+  if (meta.remainingItemCount !== undefined) m.remainingItemCount = meta.remainingItemCount;
+  const head = `{"kind":"SecretList","apiVersion":"v1","metadata":${JSON.stringify(m)},"items":[`;
+  const parts: Buffer[] = [Buffer.from(head)];
+  items.forEach((item, i) => {
+    if (i > 0) parts.push(COMMA);
+    parts.push(item);
+  });
+  parts.push(ITEMS_END);
+  return parts;
 }

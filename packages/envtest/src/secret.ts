@@ -153,15 +153,18 @@ export function dataByteSize(data: Readonly<Record<string, string>> | undefined)
   return total;
 }
 
+/** How every Secret's JSON starts, since buildSecret puts kind and apiVersion first. */
+const TYPE_META = '{"kind":"Secret","apiVersion":"v1",';
+
 /**
- * An immutable stored Secret with its serialisations computed at most once: every reader and every
- * watcher shares these strings.
+ * An immutable stored Secret (one resourceVersion of it) with its serialisations computed at most
+ * once: every reader, every list and every watcher shares these bytes.
  */
 export class StoredSecret {
   readonly obj: SecretJSON;
   readonly key: string;
   #full: string | undefined;
-  #item: string | undefined;
+  #item: Buffer | undefined;
   #added: Buffer | undefined;
 
   constructor(obj: SecretJSON) {
@@ -175,11 +178,16 @@ export class StoredSecret {
     return this.#full;
   }
 
-  /** JSON without kind and apiVersion, as a list item (the real server omits them there). */
-  get itemJson(): string {
+  /**
+   * UTF-8 JSON without kind and apiVersion, as a list item (the real server omits them there): the
+   * GET JSON minus its first two keys, so an object is stringified once for every use.
+   */
+  get item(): Buffer {
     if (this.#item === undefined) {
-      const { kind: _k, apiVersion: _a, ...rest } = this.obj;
-      this.#item = JSON.stringify(rest);
+      const json = this.json;
+      this.#item = json.startsWith(TYPE_META)
+        ? Buffer.from(`{${json.slice(TYPE_META.length)}`)
+        : Buffer.from(JSON.stringify({ ...this.obj, kind: undefined, apiVersion: undefined }));
     }
     return this.#item;
   }

@@ -1,8 +1,8 @@
 /** GET, list and watch of Secrets over HTTP, as JSON or as a Table for kubectl. */
 import type { Ctx } from "./context.ts";
 import type { EventType, StoreEvent } from "./history.ts";
-import { negotiate, parseBool, sendError, sendJson } from "./http-io.ts";
-import { listSecrets, secretListJson } from "./list.ts";
+import { negotiate, parseBool, sendError, sendJson, sendJsonParts } from "./http-io.ts";
+import { listSecrets, secretListBody } from "./list.ts";
 import { type StoredSecret, storeKey } from "./secret.ts";
 import { compileSelection } from "./selectors.ts";
 import {
@@ -70,7 +70,14 @@ export function listSecretsHandler(ctx: Ctx, namespace: string | undefined) {
     const rows = page.value.items.map((s) => secretRow(s.obj, include, now));
     return sendJson(ctx.res, 200, tableJson(SECRET_COLUMNS, rows, meta));
   }
-  sendJson(ctx.res, 200, secretListJson(page.value));
+  sendJsonParts(
+    ctx.res,
+    200,
+    secretListBody(
+      page.value,
+      page.value.items.map((s) => s.item),
+    ),
+  );
 }
 
 function listOptionsInvalid(field: string, reason: string, message: string) {

@@ -7,8 +7,8 @@ import { z } from "zod";
 import type { Ctx } from "./context.ts";
 import { decodeSecretBody, mediaTypeOf, parseDocument, type SecretInput } from "./decode.ts";
 import { type DeleteOptions, deleteSecret } from "./delete.ts";
-import { parseBool, readBody, sendError, sendJson } from "./http-io.ts";
-import { listSecrets } from "./list.ts";
+import { parseBool, readBody, sendError, sendJson, sendJsonParts } from "./http-io.ts";
+import { listSecrets, secretListBody } from "./list.ts";
 import { decodeDeleteOptionsProto, decodeEnvelope } from "./protobuf.ts";
 import { patchSecret, patchTypeOf } from "./secret-patch.ts";
 import { compileSelection } from "./selectors.ts";
@@ -189,17 +189,12 @@ export async function deleteCollectionHandler(
   if (!sel.ok) return sendError(ctx.res, sel.failure);
   const page = listSecrets(ctx.state, { namespace, matches: sel.value.matches, filtered: true });
   if (!page.ok) return sendError(ctx.res, page.failure);
-  const items: string[] = [];
+  const items: Buffer[] = [];
   for (const s of page.value.items) {
     const r = deleteSecret(ctx.state, s.obj.metadata.namespace, s.obj.metadata.name, {
       dryRun: o.value.dryRun ?? false,
     });
-    if (r.ok) items.push(s.itemJson);
+    if (r.ok) items.push(s.item);
   }
-  const rv = String(ctx.state.resourceVersion);
-  sendJson(
-    ctx.res,
-    200,
-    `{"kind":"SecretList","apiVersion":"v1","metadata":{"resourceVersion":"${rv}"},"items":[${items.join(",")}]}`,
-  );
+  sendJsonParts(ctx.res, 200, secretListBody({ rv: ctx.state.resourceVersion }, items));
 }

@@ -84,6 +84,21 @@ describe("list", () => {
     expect(names(await list("/api/v1/namespaces/b/secrets"))).toEqual(["b/s1", "b/s3"]);
   });
 
+  it("writes each item from its stored object's bytes, serialised once, under one Content-Length", async () => {
+    const res = await call(env, "GET", "/api/v1/secrets");
+    expect(Number(res.headers.get("content-length"))).toBe(Buffer.byteLength(res.text));
+    const stored = env.state.sortedKeys().map((k) => env.state.get(k)!);
+    expect((res.json as List).items).toEqual(
+      stored.map((s) => {
+        const { kind: _k, apiVersion: _a, ...item } = s.obj;
+        return item;
+      }),
+    );
+    const first = stored.map((s) => s.item);
+    await call(env, "GET", "/api/v1/secrets?resourceVersion=0");
+    expect(stored.map((s) => s.item).every((b, i) => b === first[i])).toBe(true);
+  });
+
   it("filters by label and field selectors", async () => {
     expect(names(await list("/api/v1/secrets?labelSelector=team%3Dx"))).toEqual([
       "a/s1",
