@@ -58,6 +58,7 @@ export function listNamespaces(ctx: Ctx) {
   if (repr === "none") return sendError(ctx.res, notAcceptable());
   const all = ctx.state.namespaces();
   const rv = String(ctx.state.resourceVersion);
+  ctx.record.sent(all.length, 0);
   if (repr === "table") {
     const include = includeObjectOf(ctx.query.includeObject);
     const now = ctx.state.now();
@@ -77,6 +78,7 @@ export function watchNamespaces(ctx: Ctx) {
   startWatchResponse(ctx.res);
   const watch = ctx.hub.open(
     ctx.res,
+    ctx.record,
     () => false,
     false,
     (e, as) => e.line(as),

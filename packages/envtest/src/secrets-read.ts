@@ -57,6 +57,8 @@ export function listSecretsHandler(ctx: Ctx, namespace: string | undefined) {
     resourceVersionMatch: q.resourceVersionMatch,
   });
   if (!page.ok) return sendError(ctx.res, page.failure);
+  ctx.record.listed(page.value.read);
+  ctx.record.sent(page.value.items.length, 0);
   if (repr === "table") {
     const include = includeObjectOf(q.includeObject);
     const now = ctx.state.now();
@@ -141,7 +143,7 @@ export function watchSecrets(ctx: Ctx, namespace: string | undefined, name: stri
       : (s: StoredSecret) => s.addedLine;
 
   startWatchResponse(ctx.res);
-  const watch = ctx.hub.open(ctx.res, sel.value.matches, bookmarks, encode);
+  const watch = ctx.hub.open(ctx.res, ctx.record, sel.value.matches, bookmarks, encode);
   const state = ctx.state;
   const fromState =
     initial === true || (initial === undefined && (rvParam === "" || rvParam === "0"));

@@ -196,5 +196,6 @@ export async function deleteCollectionHandler(
     });
     if (r.ok) items.push(s.item);
   }
+  ctx.record.sent(items.length, 0);
   sendJsonParts(ctx.res, 200, secretListBody({ rv: ctx.state.resourceVersion }, items));
 }

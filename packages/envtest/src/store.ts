@@ -139,6 +139,14 @@ export class EnvtestState {
     this.history.compact(this.#rv);
   }
 
+  /**
+   * Takes the next resourceVersion without changing a Secret, as writes to other resources move
+   * etcd's revision on (an API server's own leases and endpoints when it starts, for one).
+   */
+  advance(): void {
+    this.#rv += 1;
+  }
+
   /** Registers a listener for every later commit; returns its removal. */
   subscribe(listener: (e: StoreEvent) => void): () => void {
     this.#listeners.add(listener);

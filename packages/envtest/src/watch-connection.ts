@@ -9,6 +9,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { coalesceCount, splitRandomly } from "./chunking.ts";
 import type { FaultSettings } from "./faults.ts";
 import type { EventType, StoreEvent } from "./history.ts";
+import type { RequestRecord } from "./request-log.ts";
 import type { Predicate } from "./selectors.ts";
 
 /**
@@ -25,6 +26,25 @@ function bookmarkLine(rv: number, initialEventsEnd: boolean): Buffer {
   );
 }
 
+const TYPE_KEY = Buffer.from('{"type":"');
+const EVENT_INITIALS = new Set(["A", "M", "D"].map((c) => c.charCodeAt(0)));
+
+/**
+ * How many of `lines` are events carrying an object (ADDED, MODIFIED, DELETED), as opposed to
+ * BOOKMARK, ERROR or injected garbage: read from the line itself, so the queue stays plain buffers.
+ */
+function eventsIn(lines: readonly Buffer[]): number {
+  let n = 0;
+  for (const l of lines) {
+    if (
+      EVENT_INITIALS.has(l[TYPE_KEY.length] ?? 0) &&
+      l.subarray(0, TYPE_KEY.length).equals(TYPE_KEY)
+    )
+      n++;
+  }
+  return n;
+}
+
 /** Starts a watch response: 200, chunked, headers flushed before any event. */
 export function startWatchResponse(res: ServerResponse): void {
   res.writeHead(200, {
@@ -38,9 +58,13 @@ export function startWatchResponse(res: ServerResponse): void {
 /** Encodes a store event as the line a watcher sees; the default is `e.line(as)`. */
 export type EventEncoder = (e: StoreEvent, as: EventType) => Buffer;
 
-/** What a watch connection needs: its response, its selection and encoding, and the shared fault switches. */
+/**
+ * What a watch connection needs: its response and request record, its selection and encoding, and
+ * the shared fault switches.
+ */
 export interface WatchConnectionOptions {
   readonly res: ServerResponse;
+  readonly record: RequestRecord;
   readonly encode: EventEncoder;
   readonly matches: Predicate;
   readonly bookmarks: boolean;
@@ -58,6 +82,7 @@ export interface WatchConnectionOptions {
 export class WatchConnection {
   readonly bookmarks: boolean;
   readonly #res: ServerResponse;
+  readonly #record: RequestRecord;
   readonly #matches: Predicate;
   readonly #encode: EventEncoder;
   readonly #faults: FaultSettings;
@@ -75,6 +100,7 @@ export class WatchConnection {
 
   constructor(o: WatchConnectionOptions) {
     this.#res = o.res;
+    this.#record = o.record;
     this.#matches = o.matches;
     this.#encode = o.encode;
     this.bookmarks = o.bookmarks;
@@ -171,8 +197,10 @@ export class WatchConnection {
     void this.#pump();
   };
 
-  #write(buf: Buffer): void {
+  /** Writes `buf`, accounting its bytes and the `objects` (events) it completes. */
+  #write(buf: Buffer, objects: number): void {
     if (this.#closed) return;
+    this.#record.sent(objects, buf.length);
     this.#res.write(buf);
     if (this.#res.writableLength > MAX_BACKLOG_BYTES) {
       this.#queue = [];
@@ -195,19 +223,22 @@ export class WatchConnection {
         const mode = this.#faults.chunkingMode;
         if (mode === "split") {
           const line = this.#queue.shift() ?? Buffer.alloc(0);
-          for (const piece of splitRandomly(line, this.#random)) {
+          const pieces = splitRandomly(line, this.#random);
+          for (const [i, piece] of pieces.entries()) {
             if (this.#closed) return;
-            this.#write(piece);
+            this.#write(piece, i === pieces.length - 1 ? eventsIn([line]) : 0);
             await delay(1);
           }
         } else if (mode === "coalesce") {
           const n = coalesceCount(this.#random);
           if (this.#queue.length < n && !this.#ending) await delay(5);
-          this.#write(Buffer.concat(this.#queue.splice(0, n)));
+          const lines = this.#queue.splice(0, n);
+          this.#write(Buffer.concat(lines), eventsIn(lines));
         } else {
           const lines = this.#queue;
           this.#queue = [];
-          this.#write(lines.length === 1 ? (lines[0] ?? Buffer.alloc(0)) : Buffer.concat(lines));
+          const buf = lines.length === 1 ? (lines[0] ?? Buffer.alloc(0)) : Buffer.concat(lines);
+          this.#write(buf, eventsIn(lines));
         }
       }
     } finally {

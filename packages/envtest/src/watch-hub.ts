@@ -6,6 +6,7 @@ import type { ServerResponse } from "node:http";
 import { garbageBytes, seededRandom } from "./chunking.ts";
 import type { FaultSettings, FaultTargets, GarbageKind } from "./faults.ts";
 import { FlushScheduler } from "./flush.ts";
+import type { RequestRecord } from "./request-log.ts";
 import type { Predicate } from "./selectors.ts";
 import type { EnvtestState } from "./store.ts";
 import { type EventEncoder, WatchConnection } from "./watch-connection.ts";
@@ -50,12 +51,14 @@ export class WatchHub implements FaultTargets {
    */
   open(
     res: ServerResponse,
+    record: RequestRecord,
     matches: Predicate,
     bookmarks: boolean,
     encode: EventEncoder,
   ): WatchConnection {
     const watch = new WatchConnection({
       res,
+      record,
       encode,
       matches,
       bookmarks,

@@ -139,76 +139,6 @@ describe("request faults", () => {
   });
 });
 
-describe("request log", () => {
-  it("records method, path, query, verb and status, and can be cleared", async () => {
-    env.requests.clear();
-    await call(env, "GET", "/api/v1/namespaces/default/secrets?limit=5");
-    await call(env, "POST", "/api/v1/namespaces/default/secrets", { metadata: { name: "x" } });
-    await call(env, "PATCH", "/api/v1/namespaces/default/secrets/x", "{}", {
-      "content-type": "application/merge-patch+json",
-    });
-    await call(env, "DELETE", "/api/v1/namespaces/default/secrets/x");
-    const w = await openWatch(env, `${W}&resourceVersion=0`);
-    await vi.waitFor(() => expect(env.requests.entries()).toHaveLength(5), SETTLE);
-    const entries = env.requests.entries().map(({ time, userAgent, contentType, ...rest }) => {
-      expect(time).toBeGreaterThan(0);
-      return rest;
-    });
-    expect(entries).toEqual([
-      {
-        method: "GET",
-        path: "/api/v1/namespaces/default/secrets",
-        query: { limit: "5" },
-        verb: "list",
-        resource: "secrets",
-        namespace: "default",
-        status: 200,
-      },
-      {
-        method: "POST",
-        path: "/api/v1/namespaces/default/secrets",
-        query: {},
-        verb: "create",
-        resource: "secrets",
-        namespace: "default",
-        status: 201,
-      },
-      {
-        method: "PATCH",
-        path: "/api/v1/namespaces/default/secrets/x",
-        query: {},
-        verb: "patch",
-        resource: "secrets",
-        namespace: "default",
-        name: "x",
-        status: 200,
-      },
-      {
-        method: "DELETE",
-        path: "/api/v1/namespaces/default/secrets/x",
-        query: {},
-        verb: "delete",
-        resource: "secrets",
-        namespace: "default",
-        name: "x",
-        status: 200,
-      },
-      {
-        method: "GET",
-        path: "/api/v1/namespaces/default/secrets",
-        query: { watch: "true", resourceVersion: "0" },
-        verb: "watch",
-        resource: "secrets",
-        namespace: "default",
-        status: 200,
-      },
-    ]);
-    w.close();
-    env.requests.clear();
-    expect(env.requests.entries()).toEqual([]);
-  });
-});
-
 describe("control path over HTTP", () => {
   it("drives the same faults and reads the request log", async () => {
     const fail = await call(env, "POST", "/__envtest/faults/fail", {
@@ -237,24 +167,5 @@ describe("control path over HTTP", () => {
     await call(env, "POST", "/__envtest/faults/compact");
     const old = await openWatch(env, `${W}&resourceVersion=1`);
     expect((await old.next()).object.code).toBe(410);
-  });
-});
-
-describe("restart", () => {
-  it("carries objects, resourceVersion and history over a restart on the same port", async () => {
-    const a = env.apply({ namespace: "default", name: "a", data: { v: "1" } });
-    put("b");
-    const { port, state } = env;
-    await env.close();
-    env = await startEnvtest({ port, state });
-    expect(env.port).toBe(port);
-    const got = await call(env, "GET", "/api/v1/namespaces/default/secrets/a");
-    expect(got.json).toEqual(a);
-    const w = await openWatch(env, `${W}&resourceVersion=${a.metadata.resourceVersion}`);
-    expect((await w.next()).object.metadata.name).toBe("b");
-    const c = put("c");
-    expect(Number(c.metadata.resourceVersion)).toBe(state.resourceVersion);
-    expect((await w.next()).object.metadata.name).toBe("c");
-    w.close();
   });
 });

@@ -202,10 +202,10 @@ export function requireKubectl(): void {
 }
 
 /** A kubeconfig file and a fresh kubectl cache dir, removed by `cleanup`. */
-export async function kubectlWorkspace(env: Envtest) {
+export async function kubectlWorkspace(env: Envtest, client?: string) {
   const dir = await mkdtemp(join(tmpdir(), "envtest-kubectl-"));
   const kubeconfig = join(dir, "kubeconfig");
-  await env.writeKubeconfig(kubeconfig);
+  await env.writeKubeconfig(kubeconfig, client === undefined ? {} : { client });
   const base = ["--kubeconfig", kubeconfig, "--cache-dir", join(dir, "cache")];
   return {
     dir,

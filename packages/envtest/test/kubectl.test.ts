@@ -57,6 +57,23 @@ describe("kubectl 1.32 against envtest", () => {
     expect(text(json.data.password)).toBe("s3cret");
   });
 
+  it("is told apart by the client its kubeconfig's token names (client-go sends it over https)", async () => {
+    const tls = await startEnvtest({ https: true });
+    const fleet = await kubectlWorkspace(tls, "replica-3");
+    try {
+      expect(tls.https).toBe(true);
+      expect((await fleet.run(["get", "secrets", "-n", "default"])).code).toBe(0);
+      const lists = tls.requests.entries().filter((e) => e.verb === "list");
+      expect(lists.map((e) => e.client)).toEqual(["replica-3"]);
+    } finally {
+      await fleet.cleanup();
+      await tls.close();
+    }
+    await ok(["get", "secrets", "-n", "default"]);
+    const plain = env.requests.entries().filter((e) => e.verb === "list");
+    expect(plain.map((e) => e.client)).toEqual([expect.stringMatching(/^kubectl\/v1\.32/)]);
+  });
+
   it("lists secrets in every namespace as a table", async () => {
     env.apply({ namespace: "tenant-a", name: "one", data: { k: "v" } });
     env.apply({ namespace: "tenant-b", name: "two", type: "example.com/custom" });
