@@ -8,6 +8,7 @@
  *   POST   /__envtest/faults/unstall
  *   POST   /__envtest/faults/compact
  *   POST   /__envtest/faults/fail      {"verb","count","status","retryAfterSeconds"?}
+ *   POST   /__envtest/faults/throttle  {"verbs","share","retryAfterSeconds"?,"forMs"?,"seed"?}
  *   POST   /__envtest/faults/latency   {"ms"}
  *   POST   /__envtest/faults/chunking  {"mode","seed"?}
  *   POST   /__envtest/faults/garbage   {"kind"}      → {"watches": n}
@@ -42,6 +43,13 @@ const failBody = z.object({
   count: z.number().int().min(1).default(1),
   status: z.number().int().min(400).max(599),
   retryAfterSeconds: z.number().int().min(0).optional(),
+});
+const throttleBody = z.object({
+  verbs: z.array(faultVerb),
+  share: z.number().min(0).max(1),
+  retryAfterSeconds: z.number().int().min(0).optional(),
+  forMs: z.number().min(0).optional(),
+  seed: z.number().int().optional(),
 });
 const restartBody = z.object({
   downMs: z.number().min(0).optional(),
@@ -121,6 +129,12 @@ export async function handleControl(
       const b = parse(failBody);
       if (b === undefined) return;
       faults.failNext(b);
+      return done();
+    }
+    case "faults/throttle": {
+      const b = parse(throttleBody);
+      if (b === undefined) return;
+      faults.throttle(b);
       return done();
     }
     case "faults/latency": {

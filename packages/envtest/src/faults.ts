@@ -2,6 +2,7 @@
  * Fault injection: the switches the server consults on every request and watch write, and the
  * `Faults` API tests (and the HTTP control path) drive.
  */
+import { seededRandom } from "./chunking.ts";
 import type { Verb } from "./routes.ts";
 import { injected, type StatusFailure } from "./status.ts";
 
@@ -29,6 +30,22 @@ export interface FailRule {
   readonly retryAfterSeconds?: number;
 }
 
+/**
+ * API Priority and Fairness shedding load: a seeded share of the requests of `verbs` is answered
+ * 429 TooManyRequests with `Retry-After`, as an overloaded API server answers.
+ */
+export interface ThrottleRule {
+  readonly verbs: readonly FaultVerb[];
+  /** The share of matching requests refused, 0 to 1 (0 ends the throttling). */
+  readonly share: number;
+  /** `Retry-After` and `details.retryAfterSeconds` (default 1). */
+  readonly retryAfterSeconds?: number;
+  /** How long it lasts from now (default: until replaced or reset). */
+  readonly forMs?: number;
+  /** Which requests are refused is reproducible for a seed (default 1). */
+  readonly seed?: number;
+}
+
 /** The fault-injection API. Every switch is off at start; `reset()` turns them all off again. */
 export interface Faults {
   /** Destroys every open watch connection's socket mid-stream; returns how many. */
@@ -51,6 +68,11 @@ export interface Faults {
    * most one.
    */
   failNext(rule: FailRule): void;
+  /**
+   * Answers a share of requests 429 for a while (see ThrottleRule), replacing any earlier
+   * throttling. Consulted after `failNext` rules, which take precedence.
+   */
+  throttle(rule: ThrottleRule): void;
   /** Delays every Kubernetes API response (not the control path) by `ms`. */
   setLatency(ms: number): void;
   /**
@@ -65,7 +87,7 @@ export interface Faults {
    * text. Returns how many streams received it.
    */
   injectGarbage(kind: GarbageKind): number;
-  /** Clears stall, failures, latency and chunking. */
+  /** Clears stall, failures, throttling, latency and chunking. */
   reset(): void;
 }
 
@@ -79,12 +101,28 @@ export class FaultSettings {
   chunkingMode: ChunkingMode = "normal";
   chunkingSeed = 1;
   readonly #rules: { rule: FailRule; left: number }[] = [];
+  readonly #now: () => number;
+  #throttle:
+    | {
+        readonly verbs: ReadonlySet<string>;
+        readonly share: number;
+        readonly failure: StatusFailure;
+        readonly until: number;
+        readonly random: () => number;
+      }
+    | undefined;
+
+  /** `now` is a monotonic clock in milliseconds (throttling's `forMs` is measured on it). */
+  constructor(now: () => number = () => performance.now()) {
+    this.#now = now;
+  }
 
   /** A serial for a new watch connection. */
   nextWatchSerial(): number {
     return this.#serials++;
   }
 
+  /** The serial the next watch connection will get. */
   peekWatchSerial(): number {
     return this.#serials;
   }
@@ -94,22 +132,49 @@ export class FaultSettings {
     return this.stalled && serial < this.stalledBelow;
   }
 
+  /** Queues a failure rule; a count of 0 adds nothing. */
   addRule(rule: FailRule): void {
     if (rule.count > 0) this.#rules.push({ rule, left: rule.count });
   }
 
-  /** Consumes one failure for a request of `verb`, if a rule matches. */
+  /** Replaces the throttling; a share of 0 ends it. */
+  setThrottle(rule: ThrottleRule): void {
+    if (rule.share <= 0 || rule.verbs.length === 0) {
+      this.#throttle = undefined;
+      return;
+    }
+    this.#throttle = {
+      verbs: new Set(rule.verbs),
+      share: Math.min(1, rule.share),
+      failure: injected(429, rule.retryAfterSeconds ?? 1),
+      until: rule.forMs === undefined ? Number.POSITIVE_INFINITY : this.#now() + rule.forMs,
+      random: seededRandom(rule.seed ?? 1),
+    };
+  }
+
+  /** The failure to answer a request of `verb` with, if a rule or the throttling picks it. */
   takeFailure(verb: Verb): StatusFailure | undefined {
     const i = this.#rules.findIndex((r) => r.rule.verb === "any" || r.rule.verb === verb);
     const r = this.#rules[i];
-    if (r === undefined) return undefined;
-    r.left -= 1;
-    if (r.left <= 0) this.#rules.splice(i, 1);
-    return injected(r.rule.status, r.rule.retryAfterSeconds);
+    if (r !== undefined) {
+      r.left -= 1;
+      if (r.left <= 0) this.#rules.splice(i, 1);
+      return injected(r.rule.status, r.rule.retryAfterSeconds);
+    }
+    const t = this.#throttle;
+    if (t === undefined) return undefined;
+    if (this.#now() >= t.until) {
+      this.#throttle = undefined;
+      return undefined;
+    }
+    if (!t.verbs.has("any") && !t.verbs.has(verb)) return undefined;
+    return t.random() < t.share ? t.failure : undefined;
   }
 
+  /** Turns off every failure rule and the throttling. */
   clearRules(): void {
     this.#rules.length = 0;
+    this.#throttle = undefined;
   }
 }
 
@@ -134,6 +199,7 @@ export function createFaults(settings: FaultSettings, targets: FaultTargets): Fa
     },
     compact: () => targets.compact(),
     failNext: (rule) => settings.addRule(rule),
+    throttle: (rule) => settings.setThrottle(rule),
     setLatency: (ms) => {
       settings.latencyMs = Math.max(0, ms);
     },

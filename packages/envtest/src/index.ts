@@ -10,6 +10,7 @@ export type {
   Faults,
   FaultVerb,
   GarbageKind,
+  ThrottleRule,
 } from "./faults.ts";
 export {
   clientToken,
