@@ -72,7 +72,7 @@ const fmt = (n: number) => n.toFixed(0);
 console.log(
   [
     `envtest list throughput: ${secrets} Secrets of 1 KiB (seeded in ${fmt(seeded)} ms), RSS ${fmt(rssBefore)} MiB`,
-    `  one list, first:  ${fmt(first.value[0]?.ms ?? 0)} ms, ${(first.value[0]?.bytes ?? 0 / MiB).toFixed(1)} bytes = ${((first.value[0]?.bytes ?? 0) / MiB).toFixed(1)} MiB, peak RSS ${fmt(first.peakMiB)} MiB`,
+    `  one list, first:  ${fmt(first.value[0]?.ms ?? 0)} ms, ${((first.value[0]?.bytes ?? 0) / MiB).toFixed(1)} MiB, peak RSS ${fmt(first.peakMiB)} MiB`,
     `  one list, again:  ${fmt(second.value[0]?.ms ?? 0)} ms, peak RSS ${fmt(second.peakMiB)} MiB`,
     `  ${clients} clients at once: slowest ${fmt(slowest)} ms, ${(total / MiB).toFixed(0)} MiB sent (${((total / MiB / slowest) * 1000).toFixed(0)} MiB/s), peak RSS ${fmt(cold.peakMiB)} MiB, server event loop ${(elu.utilization * 100).toFixed(0)}% busy, statuses ${[...new Set(all.map((t) => t.status))].join(",")}`,
   ].join("\n"),

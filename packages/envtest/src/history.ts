@@ -99,14 +99,17 @@ export class EventHistory {
     this.#compactedRv = compactedRv;
   }
 
+  /** The highest resourceVersion whose successors may have been discarded. */
   get compactedRv(): number {
     return this.#compactedRv;
   }
 
+  /** How many events are retained. */
   get size(): number {
     return this.#size;
   }
 
+  /** Retains `e`, discarding the oldest event when full. */
   push(e: StoreEvent): void {
     if (this.#size === this.capacity) {
       const evicted = this.#ring[this.#start];

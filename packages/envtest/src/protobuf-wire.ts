@@ -11,6 +11,7 @@ export class WireReader {
     this.#buf = buf;
   }
 
+  /** Whether every byte has been read. */
   get done(): boolean {
     return this.#pos >= this.#buf.length;
   }
@@ -29,6 +30,7 @@ export class WireReader {
     throw new Error("varint longer than 10 bytes");
   }
 
+  /** A length-delimited field's bytes (a view, not a copy). */
   bytes(): Uint8Array {
     const len = this.varint();
     if (this.#pos + len > this.#buf.length)
@@ -38,6 +40,7 @@ export class WireReader {
     return out;
   }
 
+  /** A length-delimited field as UTF-8 text. */
   string(): string {
     return Buffer.from(this.bytes()).toString("utf8");
   }

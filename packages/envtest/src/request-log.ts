@@ -218,15 +218,18 @@ export class RequestRecorder implements RequestLog {
     if (record.verb === "list") this.#listsInFlight = Math.max(0, this.#listsInFlight - 1);
   }
 
+  /** See RequestLog.entries. */
   entries(): readonly RequestLogEntry[] {
     const ordered = [...this.#ring.slice(this.#next), ...this.#ring.slice(0, this.#next)];
     return ordered.flatMap((r) => (r === undefined ? [] : [r.entry()]));
   }
 
+  /** See RequestLog.summary. */
   summary(): RequestSummary {
     return this.#totals.summary(this.#listsInFlight, this.#dropped);
   }
 
+  /** See RequestLog.clear. */
   clear(): void {
     this.#ring = [];
     this.#next = 0;

@@ -34,7 +34,7 @@ export interface ServerDeps {
   readonly settings: FaultSettings;
   readonly log: RequestRecorder;
   readonly control: ControlTargets;
-  /** While true (a restart's down time), every API request is answered 503. */
+  /** While true (a restart's down time), every request but the control path's is answered 503. */
   readonly unavailable: () => boolean;
 }
 

@@ -71,10 +71,12 @@ export class EnvtestState {
     return this.#rv;
   }
 
+  /** How many Secrets are stored. */
   get size(): number {
     return this.#objects.size;
   }
 
+  /** The Secret at `key` (see storeKey), or undefined. */
   get(key: string): StoredSecret | undefined {
     return this.#objects.get(key);
   }
@@ -187,10 +189,12 @@ export class EnvtestState {
     return ns;
   }
 
+  /** The namespace called `name`, if it exists. */
   namespace(name: string): NamespaceRecord | undefined {
     return this.#namespaces.get(name);
   }
 
+  /** Every namespace, in name order. */
   namespaces(): readonly NamespaceRecord[] {
     return [...this.#namespaces.values()].sort((a, b) => compareBytes(a.name, b.name));
   }

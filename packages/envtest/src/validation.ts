@@ -8,6 +8,7 @@ import { dataByteSize, type SecretJSON } from "./secret.ts";
 import { isLabelValue, isQualifiedName } from "./selectors.ts";
 import { invalid, type StatusFailure } from "./status.ts";
 
+/** One field's validation error, as apimachinery's field.Error renders it. */
 export interface FieldError {
   readonly field: string;
   /**

@@ -116,6 +116,7 @@ export class WatchConnection {
     });
   }
 
+  /** Whether the connection is gone (ended, dropped or closed by the client). */
   get closed(): boolean {
     return this.#closed;
   }
@@ -171,6 +172,7 @@ export class WatchConnection {
     this.#timers.push(t);
   }
 
+  /** Ends the watch cleanly once the queued lines are written. */
   end(): void {
     if (this.#closed) return;
     this.#ending = true;

@@ -71,6 +71,7 @@ export class WatchHub implements FaultTargets {
     return watch;
   }
 
+  /** Destroys every watch connection mid-stream; returns how many there were. */
   dropAll(): number {
     const n = this.#watches.size;
     for (const s of [...this.#watches]) s.destroy();
@@ -78,16 +79,19 @@ export class WatchHub implements FaultTargets {
     return n;
   }
 
+  /** Ends every watch cleanly; returns how many there were. */
   endAll(): number {
     const n = this.#watches.size;
     for (const s of this.#watches) s.end();
     return n;
   }
 
+  /** Restarts every pump (after an unstall or a chunking change). */
   release(): void {
     for (const s of this.#watches) s.kick();
   }
 
+  /** Queues one bad line of `kind` into every watch; returns how many got it. */
   injectGarbage(kind: GarbageKind): number {
     const random = seededRandom(this.#settings.chunkingSeed * 7919 + this.#garbageCount++);
     const line = (): Buffer => {
@@ -106,6 +110,7 @@ export class WatchHub implements FaultTargets {
     return this.#watches.size;
   }
 
+  /** Discards the store's event history. */
   compact(): void {
     this.#state.compact();
   }

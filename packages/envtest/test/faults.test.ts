@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { type Envtest, startEnvtest } from "../src/index.ts";
-import { call, openWatch, SETTLE } from "./helpers.ts";
+import { call, openWatch, putSecret, SETTLE, DEFAULT_WATCH as W } from "./helpers.ts";
 
 let env: Envtest;
 beforeEach(async () => {
@@ -9,11 +9,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await env.close();
 });
-
-const W = "/api/v1/namespaces/default/secrets?watch=true";
-function put(name: string, v = String(Math.random())) {
-  return env.apply({ namespace: "default", name, data: { v } });
-}
 
 describe("watch faults", () => {
   it("drops every watch abruptly", async () => {
@@ -36,9 +31,9 @@ describe("watch faults", () => {
   it("holds events while stalled, keeps the connection open, and releases them in order", async () => {
     const w = await openWatch(env, W);
     env.faults.stall(true);
-    put("a");
-    put("b");
-    put("a");
+    putSecret(env, "a");
+    putSecret(env, "b");
+    putSecret(env, "a");
     await new Promise((r) => setTimeout(r, 100));
     expect(w.lines).toEqual([]);
     expect(env.openWatches).toBe(1);
@@ -54,7 +49,7 @@ describe("watch faults", () => {
   it("loses held events when a stalled watch is dropped", async () => {
     const w = await openWatch(env, W);
     env.faults.stall(true);
-    put("a");
+    putSecret(env, "a");
     env.faults.dropWatches();
     env.faults.stall(false);
     expect(await w.ended).toBe("error");
@@ -64,7 +59,7 @@ describe("watch faults", () => {
   it("splits event lines across chunk boundaries in split mode, reproducibly", async () => {
     env.faults.chunking({ mode: "split", seed: 7 });
     const w = await openWatch(env, W);
-    for (let i = 0; i < 5; i++) put(`s${i}`);
+    for (let i = 0; i < 5; i++) putSecret(env, `s${i}`);
     const events = await w.take(5);
     expect(events.map((e) => e.object.metadata.name)).toEqual(["s0", "s1", "s2", "s3", "s4"]);
     expect(w.chunks.length).toBeGreaterThan(5);
@@ -75,7 +70,7 @@ describe("watch faults", () => {
   it("coalesces several events into one write in coalesce mode", async () => {
     env.faults.chunking({ mode: "coalesce", seed: 3 });
     const w = await openWatch(env, W);
-    for (let i = 0; i < 12; i++) put(`s${i}`);
+    for (let i = 0; i < 12; i++) putSecret(env, `s${i}`);
     await w.take(12);
     expect(w.chunks.some((c) => c.toString().split("\n").length > 2)).toBe(true);
     w.close();
@@ -89,7 +84,7 @@ describe("watch faults", () => {
       expect(env.faults.injectGarbage(kind)).toBe(1);
       const bad = await w.nextLine();
       expect(() => JSON.parse(bad)).toThrow();
-      put("after");
+      putSecret(env, "after");
       expect((await w.next()).object.metadata.name).toBe("after");
       w.close();
     },
@@ -163,7 +158,7 @@ describe("control path over HTTP", () => {
     expect(log.items.map((e) => e.verb)).toEqual(["get", "watch"]);
     await call(env, "DELETE", "/__envtest/requests");
     expect(env.requests.entries()).toEqual([]);
-    put("a");
+    putSecret(env, "a");
     await call(env, "POST", "/__envtest/faults/compact");
     const old = await openWatch(env, `${W}&resourceVersion=1`);
     expect((await old.next()).object.code).toBe(410);

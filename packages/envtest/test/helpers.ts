@@ -49,6 +49,14 @@ export function failureStatus(code: number, reason: string, message: string, det
   return { ...FAILURE, code, reason, message, ...(details === undefined ? {} : { details }) };
 }
 
+/** The watch of the default namespace's Secrets. */
+export const DEFAULT_WATCH = "/api/v1/namespaces/default/secrets?watch=true";
+
+/** Writes default/{name} directly; the default value is fresh, so every call is a change. */
+export function putSecret(env: Envtest, name: string, v = String(Math.random())) {
+  return env.apply({ namespace: "default", name, data: { v } });
+}
+
 /** A Secret manifest for POST/PUT bodies. */
 export function secretBody(
   name: string,

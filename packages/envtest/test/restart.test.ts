@@ -1,7 +1,14 @@
 import { CoreV1Api, KubeConfig, makeInformer, type V1Secret } from "@kubernetes/client-node";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { type Envtest, startEnvtest } from "../src/index.ts";
-import { call, failureStatus, openWatch, SETTLE } from "./helpers.ts";
+import {
+  call,
+  failureStatus,
+  openWatch,
+  putSecret,
+  SETTLE,
+  DEFAULT_WATCH as W,
+} from "./helpers.ts";
 
 let env: Envtest;
 beforeEach(async () => {
@@ -11,18 +18,14 @@ afterEach(async () => {
   await env.close();
 });
 
-const W = "/api/v1/namespaces/default/secrets?watch=true";
-function put(name: string, v = String(Math.random())) {
-  return env.apply({ namespace: "default", name, data: { v } });
-}
 const tooOld = (requested: string, restartRv: number) =>
   failureStatus(410, "Expired", `too old resource version: ${requested} (${restartRv})`);
 
 describe("restart in place, losing the watch history", () => {
   it("cuts every connection, refuses new ones while down, then answers 410 to resumes from before", async () => {
-    const a = put("a");
+    const a = putSecret(env, "a");
     const w = await openWatch(env, `${W}&resourceVersion=${a.metadata.resourceVersion}`);
-    put("b");
+    putSecret(env, "b");
     expect((await w.next()).object.metadata.name).toBe("b");
     const restarted = env.restart({ downMs: 300 });
     expect(await w.ended).toBe("error");
@@ -39,7 +42,7 @@ describe("restart in place, losing the watch history", () => {
     });
     expect(await resumed.ended).toBe("end");
     const fresh = await openWatch(env, `${W}&resourceVersion=${restartRv}`);
-    put("c");
+    putSecret(env, "c");
     expect((await fresh.next()).object.metadata.name).toBe("c");
     fresh.close();
   });
@@ -66,7 +69,7 @@ describe("restart in place, losing the watch history", () => {
   });
 
   it("makes a client-node informer relist and carry on from the new history", async () => {
-    const rv = put("a").metadata.resourceVersion;
+    const rv = putSecret(env, "a").metadata.resourceVersion;
     const kc = new KubeConfig();
     kc.loadFromString(env.kubeconfig());
     const path = "/api/v1/namespaces/default/secrets";
@@ -78,7 +81,7 @@ describe("restart in place, losing the watch history", () => {
     await informer.start();
     await vi.waitFor(() => expect(env.openWatches).toBe(1), SETTLE);
     await env.restart({ downMs: 100 });
-    put("b");
+    putSecret(env, "b");
     const names = () =>
       informer
         .list()
@@ -99,7 +102,7 @@ describe("restart in place, losing the watch history", () => {
   });
 
   it("restarts from the control path after answering", async () => {
-    const a = put("a");
+    const a = putSecret(env, "a");
     expect((await call(env, "POST", "/__envtest/restart", { downMs: 50 })).json).toEqual({
       ok: true,
     });
@@ -111,7 +114,7 @@ describe("restart in place, losing the watch history", () => {
 describe("restart with the state carried over", () => {
   it("carries objects, resourceVersion and history over a restart on the same port", async () => {
     const a = env.apply({ namespace: "default", name: "a", data: { v: "1" } });
-    put("b");
+    putSecret(env, "b");
     const { port, state } = env;
     await env.close();
     env = await startEnvtest({ port, state });
@@ -120,7 +123,7 @@ describe("restart with the state carried over", () => {
     expect(got.json).toEqual(a);
     const w = await openWatch(env, `${W}&resourceVersion=${a.metadata.resourceVersion}`);
     expect((await w.next()).object.metadata.name).toBe("b");
-    const c = put("c");
+    const c = putSecret(env, "c");
     expect(Number(c.metadata.resourceVersion)).toBe(state.resourceVersion);
     expect((await w.next()).object.metadata.name).toBe("c");
     w.close();
