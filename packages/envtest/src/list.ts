@@ -206,7 +206,7 @@ const ITEMS_END = Buffer.from("]}");
 
 /**
  * A SecretList body as the pieces to write: the stored items' cached bytes are shared, never copied
- * or re-serialised, so concurrent lists of the same objects cost no memory per object.
+ * or re-serialised, so concurrent lists of the same objects hold no copy of any of them.
  */
 export function secretListBody(
   meta: {

@@ -72,14 +72,8 @@ export function listSecretsHandler(ctx: Ctx, namespace: string | undefined) {
     const rows = page.value.items.map((s) => secretRow(s.obj, include, now));
     return sendJson(ctx.res, 200, tableJson(SECRET_COLUMNS, rows, meta));
   }
-  sendJsonParts(
-    ctx.res,
-    200,
-    secretListBody(
-      page.value,
-      page.value.items.map((s) => s.item),
-    ),
-  );
+  const items = page.value.items.map((s) => s.item);
+  sendJsonParts(ctx.res, 200, secretListBody(page.value, items));
 }
 
 function listOptionsInvalid(field: string, reason: string, message: string) {
