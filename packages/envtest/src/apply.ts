@@ -1,8 +1,7 @@
 /**
- * Server-side apply for Secrets: the applied configuration's leaves become
- * the manager's, leaves it applied before and no longer lists are removed
- * unless someone else owns them, and changing a leaf another manager owns is
- * a conflict unless `force`.
+ * Server-side apply for Secrets: the applied configuration's leaves become the manager's, leaves it
+ * applied before and no longer lists are removed unless someone else owns them, and changing a leaf
+ * another manager owns is a conflict unless `force`.
  */
 
 import type { SecretInput } from "./decode.ts";
@@ -17,9 +16,8 @@ import {
   secretLeaves,
   segments,
 } from "./managed-fields.ts";
-import { err, ok, type Result } from "./result.ts";
-import { type ManagedFieldsEntry, type SecretJSON, secretKey, toBase64 } from "./secret.ts";
-import { type ApiError, applyConflict, conflict } from "./status.ts";
+import { type ManagedFieldsEntry, type SecretJSON, storeKey, toBase64 } from "./secret.ts";
+import { applyConflict, conflict, failWith, type OrStatus, ok } from "./status.ts";
 import { type EnvtestState, formatTimestamp } from "./store.ts";
 import {
   checkNamespace,
@@ -30,15 +28,19 @@ import {
   type WriteResult,
 } from "./writes.ts";
 
-/** The leaves an applied configuration sets; `stringData` keys count as the `data` keys they become. */
-export const appliedLeaves = (input: SecretInput): Leaves => ({
-  data: { ...input.data, ...toBase64(input.stringData) },
-  labels: input.metadata.labels,
-  annotations: input.metadata.annotations,
-  finalizers: input.metadata.finalizers,
-  type: input.type,
-  immutable: input.immutable,
-});
+/**
+ * The leaves an applied configuration sets; `stringData` keys count as the `data` keys they become.
+ */
+export function appliedLeaves(input: SecretInput): Leaves {
+  return {
+    data: { ...input.data, ...toBase64(input.stringData) },
+    labels: input.metadata.labels,
+    annotations: input.metadata.annotations,
+    finalizers: input.metadata.finalizers,
+    type: input.type,
+    immutable: input.immutable,
+  };
+}
 
 interface MutableLeaves {
   data: Record<string, string>;
@@ -49,7 +51,7 @@ interface MutableLeaves {
   immutable: boolean | undefined;
 }
 
-const setLeaf = (l: MutableLeaves, p: FieldPath, value: string | undefined): void => {
+function setLeaf(l: MutableLeaves, p: FieldPath, value: string | undefined): void {
   const [a, b, c] = segments(p);
   if (a === "data" && b !== undefined) {
     if (value === undefined) delete l.data[b];
@@ -63,25 +65,27 @@ const setLeaf = (l: MutableLeaves, p: FieldPath, value: string | undefined): voi
     if (value !== undefined) l.finalizers.push(f);
   } else if (a === "type") l.type = value;
   else if (a === "immutable") l.immutable = value === undefined ? undefined : value === "true";
-};
+}
 
-/** What an apply produces: the Secret's new leaves and the managedFields recording who owns them. */
-export interface Applied {
+/**
+ * What an apply produces: the Secret's new leaves and the managedFields recording who owns them.
+ */
+export interface ApplyOutcome {
   readonly leaves: Leaves;
   readonly managedFields: ManagedFieldsEntry[];
 }
 
 /**
- * Merges `input` applied by `manager` into `current` (undefined: the apply creates).
- * Returns the resulting leaves and managedFields, or the 409 listing every conflict.
+ * Merges `input` applied by `manager` into `current` (undefined: the apply creates). Returns the
+ * resulting leaves and managedFields, or the 409 listing every conflict.
  */
-export const serverSideApply = (
+export function serverSideApply(
   current: SecretJSON | undefined,
   input: SecretInput,
   manager: string,
   force: boolean,
   time: string,
-): Result<Applied, ApiError> => {
+): OrStatus<ApplyOutcome> {
   const applied = fieldsOf(appliedLeaves(input));
   const prior = ownershipOf(current?.metadata.managedFields);
   const owners: Ownership[] = prior.map((o) => ({ ...o, fields: new Set(o.fields) }));
@@ -98,7 +102,7 @@ export const serverSideApply = (
       else conflicts.push({ manager: o.manager, field: displayPath(p) });
     }
   }
-  if (conflicts.length > 0) return err(applyConflict(conflicts));
+  if (conflicts.length > 0) return failWith(applyConflict(conflicts));
 
   const l: MutableLeaves = {
     data: { ...current?.data },
@@ -124,20 +128,24 @@ export const serverSideApply = (
     leaves: { ...l, type: l.type },
     managedFields: renderOwnership(owners, prior, time),
   });
-};
+}
 
-/** PATCH with `application/apply-patch+yaml`: creates or merges `input` as `opts.manager`'s applied configuration. */
-export const applySecret = (
+/**
+ * PATCH with `application/apply-patch+yaml`: creates or merges `input` as `opts.manager`'s applied
+ * configuration.
+ */
+export function applySecret(
   state: EnvtestState,
   namespace: string,
   name: string,
   input: SecretInput,
   opts: WriteOptions & { force: boolean },
-): Result<WriteResult, ApiError> => {
-  if ((input.metadata.name ?? "") !== name) return err(nameMismatch(input.metadata.name, name));
+): OrStatus<WriteResult> {
+  if ((input.metadata.name ?? "") !== name)
+    return failWith(nameMismatch(input.metadata.name, name));
   const nsError = checkNamespace(input, namespace);
-  if (nsError !== undefined) return err(nsError);
-  const existing = state.get(secretKey(namespace, name));
+  if (nsError !== undefined) return failWith(nsError);
+  const existing = state.get(storeKey(namespace, name));
   const time = formatTimestamp(state.now());
   const merged = serverSideApply(existing?.obj, input, opts.manager, opts.force, time);
   if (!merged.ok) return merged;
@@ -164,7 +172,7 @@ export const applySecret = (
   const cur = existing.obj;
   const rv = input.metadata.resourceVersion;
   if (rv !== undefined && rv !== "" && rv !== cur.metadata.resourceVersion)
-    return err(conflict("secrets", name));
+    return failWith(conflict("secrets", name));
   return commitUpdate(
     state,
     cur,
@@ -176,4 +184,4 @@ export const applySecret = (
     merged.value.managedFields,
     opts,
   );
-};
+}

@@ -1,14 +1,19 @@
 /**
- * Request bodies to typed inputs: JSON, YAML or protobuf Secrets, plus the
- * unknown fields `fieldValidation` reports. Failures are the 400/415 Status
- * the real decoder produces.
+ * Request bodies to typed inputs: JSON, YAML or protobuf Secrets, plus the unknown fields
+ * `fieldValidation` reports. Failures are the 400/415 Status the real decoder produces.
  */
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { decodeEnvelope, decodeSecret } from "./protobuf.ts";
-import { err, ok, type Result } from "./result.ts";
+import { decodeEnvelope, decodeSecretProto } from "./protobuf.ts";
 import type { FieldsV1, ManagedFieldsEntry } from "./secret.ts";
-import { type ApiError, badRequest, unsupportedMediaType } from "./status.ts";
+import {
+  badRequest,
+  cannotHandle,
+  failWith,
+  type OrStatus,
+  ok,
+  unsupportedMediaType,
+} from "./status.ts";
 
 /** The ObjectMeta fields a client may send; the server decides the rest (uid, timestamps). */
 export interface MetaInput {
@@ -41,27 +46,30 @@ export type MediaType = "json" | "yaml" | "protobuf";
 const ACCEPTED = ["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"];
 
 /** Classifies a write's Content-Type; a missing one is read as JSON. */
-export const mediaTypeOf = (contentType: string | undefined): Result<MediaType, ApiError> => {
+export function mediaTypeOf(contentType: string | undefined): OrStatus<MediaType> {
   const base = (contentType ?? "application/json").split(";")[0]?.trim().toLowerCase() ?? "";
   if (base === "" || base === "application/json") return ok("json");
   if (base === "application/yaml") return ok("yaml");
   if (base === "application/vnd.kubernetes.protobuf") return ok("protobuf");
-  return err(unsupportedMediaType(base, ACCEPTED));
-};
+  return failWith(unsupportedMediaType(base, ACCEPTED));
+}
 
 /** Parses a JSON or YAML document into a plain value. */
-export const parseDocument = (body: Buffer, media: "json" | "yaml"): Result<unknown, ApiError> => {
+export function parseDocument(body: Buffer, media: "json" | "yaml"): OrStatus<unknown> {
   const text = body.toString("utf8");
   try {
     return ok(media === "json" ? JSON.parse(text) : parseYaml(text));
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
-    return err(badRequest(`couldn't get version/kind; json parse error: ${why}`));
+    return failWith(badRequest(`couldn't get version/kind; json parse error: ${why}`));
   }
-};
+}
 
-const isFieldsV1 = (v: unknown): v is FieldsV1 =>
-  typeof v === "object" && v !== null && !Array.isArray(v) && Object.values(v).every(isFieldsV1);
+function isFieldsV1(v: unknown): v is FieldsV1 {
+  return (
+    typeof v === "object" && v !== null && !Array.isArray(v) && Object.values(v).every(isFieldsV1)
+  );
+}
 
 const stringMap = z.record(z.string(), z.string()).nullish();
 const managedFieldsEntry = z.object({
@@ -122,7 +130,7 @@ const META_FIELDS = new Set([
 ]);
 
 /** The dotted paths of fields a v1.Secret does not have, as strict decoding names them. */
-export const unknownSecretFields = (value: unknown): string[] => {
+export function unknownSecretFields(value: unknown): string[] {
   if (typeof value !== "object" || value === null) return [];
   const out: string[] = [];
   for (const [k, v] of Object.entries(value)) {
@@ -132,53 +140,53 @@ export const unknownSecretFields = (value: unknown): string[] => {
     }
   }
   return out;
-};
+}
 
-const jsonTypeAt = (value: unknown, path: readonly PropertyKey[]): string => {
+function jsonTypeAt(value: unknown, path: readonly PropertyKey[]): string {
   let v: unknown = value;
   for (const p of path)
     v = typeof v === "object" && v !== null ? (v as Record<PropertyKey, unknown>)[p] : undefined;
   if (Array.isArray(v)) return "array";
   if (v === null) return "null";
   return typeof v === "object" ? "object" : typeof v;
-};
+}
 
 const STRICT_BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /** The byte offset where Go's strict base64 decoder would fail, or undefined when `v` decodes. */
-export const base64ErrorOffset = (v: string): number | undefined => {
+export function base64ErrorOffset(v: string): number | undefined {
   const clean = v.replace(/[\r\n]/g, "");
   if (STRICT_BASE64.test(clean) && clean.length % 4 === 0) return undefined;
   const bad = clean.search(/[^A-Za-z0-9+/=]/);
   return bad >= 0 ? bad : clean.length - (clean.length % 4);
-};
+}
 
-const cannotHandle = (why: string): ApiError =>
-  badRequest(`Secret in version "v1" cannot be handled as a Secret: ${why}`);
-
-const undef = <T>(v: T | null | undefined): T | undefined => (v === null ? undefined : v);
+function undef<T>(v: T | null | undefined): T | undefined {
+  return v === null ? undefined : v;
+}
 
 /** Checks a decoded JSON/YAML value is a v1 Secret and normalises it to a SecretInput. */
-export const secretFromValue = (value: unknown): Result<SecretInput, ApiError> => {
+export function secretFromValue(value: unknown): OrStatus<SecretInput> {
   const parsed = secretSchema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const path = issue?.path ?? [];
     const want = issue?.code === "invalid_type" ? issue.expected : "valid value";
-    return err(
+    return failWith(
       cannotHandle(
+        "Secret",
         `json: cannot unmarshal ${jsonTypeAt(value, path)} into Go struct field Secret.${path.join(".")} of type ${want}`,
       ),
     );
   }
   const s = parsed.data;
   if (s.kind && s.kind !== "Secret") {
-    return err(
+    return failWith(
       badRequest(`the object provided is unrecognized (must be of type Secret): kind ${s.kind}`),
     );
   }
   if (s.apiVersion && s.apiVersion !== "v1") {
-    return err(
+    return failWith(
       badRequest(
         `the API version in the data (${s.apiVersion}) does not match the expected API version (v1)`,
       ),
@@ -186,7 +194,8 @@ export const secretFromValue = (value: unknown): Result<SecretInput, ApiError> =
   }
   for (const v of Object.values(s.data ?? {})) {
     const at = base64ErrorOffset(v);
-    if (at !== undefined) return err(cannotHandle(`illegal base64 data at input byte ${at}`));
+    if (at !== undefined)
+      return failWith(cannotHandle("Secret", `illegal base64 data at input byte ${at}`));
   }
   const m = s.metadata ?? {};
   const managedFields = m.managedFields?.map(
@@ -221,27 +230,27 @@ export const secretFromValue = (value: unknown): Result<SecretInput, ApiError> =
     type: undef(s.type),
     immutable: undef(s.immutable),
   });
-};
+}
 
 /** Decodes a POST or PUT body into a Secret, with the unknown fields it carried. */
-export const decodeSecretBody = (
+export function decodeSecretBody(
   body: Buffer,
   contentType: string | undefined,
-): Result<{ input: SecretInput; unknownFields: string[] }, ApiError> => {
+): OrStatus<{ input: SecretInput; unknownFields: string[] }> {
   const media = mediaTypeOf(contentType);
   if (!media.ok) return media;
   if (media.value === "protobuf") {
     const env = decodeEnvelope(body);
-    if (!env.ok) return err(badRequest(env.error));
+    if (!env.ok) return env;
     if (env.value.kind !== "" && env.value.kind !== "Secret") {
-      return err(
+      return failWith(
         badRequest(
           `the object provided is unrecognized (must be of type Secret): kind ${env.value.kind}`,
         ),
       );
     }
-    const s = decodeSecret(env.value.raw);
-    if (!s.ok) return err(cannotHandle(s.error));
+    const s = decodeSecretProto(env.value.raw);
+    if (!s.ok) return s;
     return ok({
       input: { ...s.value, apiVersion: env.value.apiVersion, kind: env.value.kind },
       unknownFields: [],
@@ -252,4 +261,4 @@ export const decodeSecretBody = (
   const input = secretFromValue(doc.value);
   if (!input.ok) return input;
   return ok({ input: input.value, unknownFields: unknownSecretFields(doc.value) });
-};
+}

@@ -1,10 +1,13 @@
 /** DELETE of a Secret: preconditions, dry run, and the Success Status the real store answers. */
-import { err, ok, type Result } from "./result.ts";
-import { type SecretJSON, secretKey } from "./secret.ts";
-import { type ApiError, conflict, deleted, notFound, type Status } from "./status.ts";
+
+import { type SecretJSON, storeKey } from "./secret.ts";
+import { conflict, deleted, failWith, notFound, type OrStatus, ok, type Status } from "./status.ts";
 import type { EnvtestState } from "./store.ts";
 
-/** The DeleteOptions a delete honours: preconditions and dry run (propagation does not apply to Secrets). */
+/**
+ * The DeleteOptions a delete honours: preconditions and dry run (propagation does not apply to
+ * Secrets).
+ */
 export interface DeleteOptions {
   readonly preconditions?:
     | { readonly uid?: string | undefined; readonly resourceVersion?: string | undefined }
@@ -12,20 +15,23 @@ export interface DeleteOptions {
   readonly dryRun?: boolean;
 }
 
-/** DELETE: removes the Secret, honouring uid and resourceVersion preconditions; answers the Success Status. */
-export const deleteSecret = (
+/**
+ * DELETE: removes the Secret, honouring uid and resourceVersion preconditions; answers the Success
+ * Status.
+ */
+export function deleteSecret(
   state: EnvtestState,
   namespace: string,
   name: string,
   opts: DeleteOptions,
-): Result<{ status: Omit<Status, "code">; obj: SecretJSON }, ApiError> => {
-  const key = secretKey(namespace, name);
+): OrStatus<{ status: Omit<Status, "code">; obj: SecretJSON }> {
+  const key = storeKey(namespace, name);
   const existing = state.get(key);
-  if (existing === undefined) return err(notFound("secrets", name));
+  if (existing === undefined) return failWith(notFound("secrets", name));
   const m = existing.obj.metadata;
   const pre = opts.preconditions;
   if (pre?.uid && pre.uid !== m.uid) {
-    return err(
+    return failWith(
       conflict(
         "secrets",
         name,
@@ -34,7 +40,7 @@ export const deleteSecret = (
     );
   }
   if (pre?.resourceVersion && pre.resourceVersion !== m.resourceVersion) {
-    return err(
+    return failWith(
       conflict(
         "secrets",
         name,
@@ -44,4 +50,4 @@ export const deleteSecret = (
   }
   if (!opts.dryRun) state.remove(key);
   return ok({ status: deleted("secrets", name, m.uid), obj: existing.obj });
-};
+}

@@ -1,10 +1,12 @@
 /**
- * Discovery documents. Aggregated discovery (apidiscovery.k8s.io/v2) is not
- * served: clients that ask for it also list plain application/json, and get
- * the legacy APIVersions / APIGroupList / APIResourceList documents.
+ * Discovery documents. Aggregated discovery (apidiscovery.k8s.io/v2) is not served: clients that
+ * ask for it also list plain application/json, and get the legacy APIVersions / APIGroupList /
+ * APIResourceList documents.
  */
 
-/** The version reported at /version; kubectl's dispatcher picks its binary from the minor version. */
+/**
+ * The version reported at /version; kubectl's dispatcher picks its binary from the minor version.
+ */
 export const SERVER_VERSION = {
   major: "1",
   minor: "32",
@@ -18,11 +20,13 @@ export const SERVER_VERSION = {
 };
 
 /** GET /api. */
-export const apiVersions = (serverAddress: string) => ({
-  kind: "APIVersions",
-  versions: ["v1"],
-  serverAddressByClientCIDRs: [{ clientCIDR: "0.0.0.0/0", serverAddress }],
-});
+export function apiVersions(serverAddress: string) {
+  return {
+    kind: "APIVersions",
+    versions: ["v1"],
+    serverAddressByClientCIDRs: [{ clientCIDR: "0.0.0.0/0", serverAddress }],
+  };
+}
 
 /** GET /apis: no API groups beyond the core group. */
 export const apiGroupList = { kind: "APIGroupList", apiVersion: "v1", groups: [] };

@@ -1,19 +1,24 @@
 /**
- * Starting the fake API server, and the programmatic handle tests and the
- * CLI hold: URL, kubeconfig, direct writes that notify watchers exactly as
- * API writes do, faults, the request log, and close.
+ * Starting the fake API server, and the programmatic handle tests, benchmarks and the CLI hold:
+ * URL, kubeconfigs, direct writes that notify watchers exactly as API writes do, faults, restarts,
+ * the request log, and close.
  */
 import { writeFile } from "node:fs/promises";
+import { setTimeout as sleep } from "node:timers/promises";
 import { deleteSecret } from "./delete.ts";
+import { applyDirect, type DirectSecret } from "./direct-writes.ts";
 import { createFaults, FaultSettings, type Faults } from "./faults.ts";
-import { kubeconfigYaml } from "./kubeconfig.ts";
-import { type RequestLog, RequestRecorder } from "./request-log.ts";
-import { type SecretJSON, secretKey } from "./secret.ts";
-import { listen } from "./server.ts";
+import { sendError } from "./http-io.ts";
+import { type KubeconfigOptions, kubeconfigYaml } from "./kubeconfig.ts";
+import { listen } from "./listener.ts";
+import { type RequestLog, type RequestLogOptions, RequestRecorder } from "./request-log.ts";
+import { type DownMode, type RestartOptions, restartInPlace } from "./restart.ts";
+import { type SecretJSON, storeKey } from "./secret.ts";
+import { createHandler } from "./server.ts";
+import { injected } from "./status.ts";
 import { EnvtestState } from "./store.ts";
 import { selfSignedCertificate } from "./tls.ts";
 import { WatchHub } from "./watch-hub.ts";
-import { createSecret, updateSecret } from "./writes.ts";
 
 /** How to start the server; every field is optional. */
 export interface EnvtestOptions {
@@ -25,33 +30,35 @@ export interface EnvtestOptions {
   readonly bookmarkIntervalMs?: number;
   /** Events retained for resumes and paged lists (default 1000); ignored when `state` is given. */
   readonly historySize?: number;
-  /** A previous server's state, to simulate an API-server restart: objects, resourceVersion and history carry over. */
+  /**
+   * A previous server's state, to simulate an API-server restart by a new process: objects,
+   * resourceVersion and history carry over (see `Envtest.restart` for one that loses history).
+   */
   readonly state?: EnvtestState;
   /** Serve https with a self-signed certificate (falls back to http when openssl is missing). */
   readonly https?: boolean;
+  /** How many request entries to keep, and the window of requests per second. */
+  readonly requestLog?: RequestLogOptions;
 }
 
-/** A Secret to write directly. `data` strings are UTF-8 text; Uint8Array values are raw bytes. */
-export interface DirectSecret {
-  readonly namespace: string;
-  readonly name: string;
-  readonly data?: Readonly<Record<string, string | Uint8Array>>;
-  readonly labels?: Readonly<Record<string, string>>;
-  readonly annotations?: Readonly<Record<string, string>>;
-  readonly type?: string;
-}
-
-/** A running fake API server. Contract: direct writes and API writes are indistinguishable to watchers. */
+/**
+ * A running fake API server. Contract: direct writes and API writes are indistinguishable to
+ * watchers.
+ */
 export interface Envtest {
   readonly url: string;
   readonly port: number;
-  /** The store; pass it to a new startEnvtest on the same port to simulate an API-server restart. */
+  /** The store; pass it to a new startEnvtest on the same port to restart with history intact. */
   readonly state: EnvtestState;
   /** Whether the server actually serves https. */
   readonly https: boolean;
-  /** Kubeconfig YAML: cluster server=url, a token user, context and current-context `envtest`. */
-  kubeconfig(): string;
-  writeKubeconfig(path: string): Promise<void>;
+  /**
+   * Kubeconfig YAML: cluster server=url, a token user, context and current-context `envtest`.
+   * With `client`, its token names that client in the request log.
+   */
+  kubeconfig(options?: KubeconfigOptions): string;
+  /** Writes `kubeconfig(options)` to `path`, readable by its owner only. */
+  writeKubeconfig(path: string, options?: KubeconfigOptions): Promise<void>;
   /**
    * Creates or replaces a Secret (given fields replace, absent ones are kept), bumping the
    * resourceVersion and notifying watchers as an API write does. Like an API write, identical
@@ -60,84 +67,109 @@ export interface Envtest {
   apply(secret: DirectSecret): SecretJSON;
   /** Deletes a Secret; false when it did not exist. */
   delete(namespace: string, name: string): boolean;
+  /** The stored Secret, or undefined. */
   get(namespace: string, name: string): SecretJSON | undefined;
   readonly faults: Faults;
   readonly requests: RequestLog;
   /** How many watch connections are open. */
   readonly openWatches: number;
+  /**
+   * Restarts the API server in place (same port, same objects) losing its watch history: open
+   * watches end, and resuming from an older resourceVersion gets 410. Resolves once it serves again.
+   */
+  restart(options?: RestartOptions): Promise<void>;
   /** Destroys every open socket; resolves when the port is free. Idempotent. */
   close(): Promise<void>;
 }
 
-const MANAGER = "envtest";
-
-const toBase64 = (data: Readonly<Record<string, string | Uint8Array>>): Record<string, string> =>
-  Object.fromEntries(
-    Object.entries(data).map(([k, v]) => [
-      k,
-      (typeof v === "string" ? Buffer.from(v, "utf8") : Buffer.from(v)).toString("base64"),
-    ]),
-  );
-
 /** Starts a fake API server for Secrets. */
-export const startEnvtest = async (opts: EnvtestOptions = {}): Promise<Envtest> => {
+export async function startEnvtest(opts: EnvtestOptions = {}): Promise<Envtest> {
   const host = opts.host ?? "127.0.0.1";
   const state = opts.state ?? new EnvtestState({ historySize: opts.historySize ?? 1000 });
   const settings = new FaultSettings();
   const hub = new WatchHub(state, settings, opts.bookmarkIntervalMs ?? 60_000);
   const faults = createFaults(settings, hub);
-  const log = new RequestRecorder();
+  const log = new RequestRecorder(opts.requestLog);
   const tls = opts.https ? await selfSignedCertificate() : undefined;
+  let down: DownMode | undefined;
+  let restarting: Promise<void> = Promise.resolve();
+  let port = opts.port ?? 0;
+  const restart = (options: RestartOptions = {}): Promise<void> => {
+    restarting = restarting
+      .catch(() => undefined)
+      .then(() =>
+        restartInPlace(
+          {
+            pause: () => listening.pause(),
+            resume: () => listening.resume(),
+            endWatches: () => hub.endAll(),
+            setDown: (mode) => {
+              down = mode;
+            },
+            forgetHistory: () => {
+              state.advance();
+              state.compact();
+            },
+            sleep: (ms) => sleep(ms),
+          },
+          options,
+        ),
+      );
+    return restarting;
+  };
+  const handle = createHandler(
+    {
+      state,
+      hub,
+      settings,
+      log,
+      control: { faults, log, state, hub, restart },
+      unavailable: () => down === "unavailable",
+    },
+    () => `${host}:${port}`,
+  );
   const listening = await listen(
-    { state, hub, settings, faults, log, tls },
+    (req, res) => {
+      handle(req, res).catch((e: unknown) => {
+        const message = e instanceof Error ? (e.stack ?? e.message) : String(e);
+        process.emitWarning(`envtest handler failed: ${message}`);
+        if (!res.headersSent) sendError(res, injected(500));
+        else res.destroy();
+      });
+    },
     host,
-    opts.port ?? 0,
+    port,
+    tls,
   ).catch((e: unknown) => {
     hub.close();
     throw e;
   });
-  const url = `${tls ? "https" : "http"}://${host}:${listening.port}`;
+  port = listening.port;
+  const url = `${tls ? "https" : "http"}://${host}:${port}`;
   let closing: Promise<void> | undefined;
-
-  const kubeconfig = () => kubeconfigYaml(url);
+  const kubeconfig = (o?: KubeconfigOptions) => kubeconfigYaml(url, o);
   return {
     url,
-    port: listening.port,
+    port,
     state,
     https: tls !== undefined,
     kubeconfig,
-    writeKubeconfig: (path) => writeFile(path, kubeconfig(), { mode: 0o600 }),
-    apply: (s) => {
-      const existing = state.get(secretKey(s.namespace, s.name))?.obj;
-      const input = {
-        metadata: {
-          name: s.name,
-          namespace: s.namespace,
-          labels: s.labels ?? existing?.metadata.labels,
-          annotations: s.annotations ?? existing?.metadata.annotations,
-          finalizers: existing?.metadata.finalizers,
-          ownerReferences: existing?.metadata.ownerReferences,
-        },
-        data: s.data === undefined ? existing?.data : toBase64(s.data),
-        type: s.type ?? existing?.type,
-        immutable: existing?.immutable,
-      };
-      const r = existing
-        ? updateSecret(state, s.namespace, s.name, input, { manager: MANAGER })
-        : createSecret(state, s.namespace, input, { manager: MANAGER });
-      if (!r.ok) throw new Error(r.error.status.message);
-      return r.value.obj;
-    },
+    writeKubeconfig: (path, o) => writeFile(path, kubeconfig(o), { mode: 0o600 }),
+    apply: (s) => applyDirect(state, s),
     delete: (namespace, name) => deleteSecret(state, namespace, name, {}).ok,
-    get: (namespace, name) => state.get(secretKey(namespace, name))?.obj,
+    get: (namespace, name) => state.get(storeKey(namespace, name))?.obj,
     faults,
     requests: log,
     get openWatches() {
       return hub.size;
     },
+    restart,
     close: () => {
-      closing ??= listening.close();
+      if (closing === undefined) {
+        hub.close();
+        closing = listening.close();
+      }
       return closing;
     },
   };
-};
+}

@@ -1,9 +1,8 @@
 /**
- * Batches watch writes. Every stream with new lines is flushed in one pass,
- * and a pass that wrote to k sockets is followed by k × `perStreamMs` of
- * quiet (capped at `maxDelayMs`) before the next one. Socket writes are the
- * dominant cost (one syscall each), so 100 busy watchers get their events in
- * a few large writes, while a test with one watcher sees no delay at all.
+ * Batches watch writes. Every stream with new lines is flushed in one pass, and a pass that wrote
+ * to k sockets is followed by k × `perStreamMs` of quiet (capped at `maxDelayMs`) before the next
+ * one. Socket writes are the dominant cost (one syscall each), so 100 busy watchers get their
+ * events in a few large writes, while a test with one watcher sees no delay at all.
  */
 export class FlushScheduler {
   readonly #perStreamMs: number;

@@ -1,13 +1,16 @@
 /**
- * Store events and the bounded history of them that watch resumes and
- * paged lists read from, as the watch cache and etcd's compaction window do.
+ * Store events and the bounded history of them that watch resumes and paged lists read from, as the
+ * watch cache and etcd's compaction window do.
  */
 import { type SecretJSON, type StoredSecret, withResourceVersion } from "./secret.ts";
 
 /** The event types a commit produces (BOOKMARK and ERROR exist only on the wire). */
 export type EventType = "ADDED" | "MODIFIED" | "DELETED";
 
-/** One committed write. Its wire lines are serialised at most once per variant, whatever the number of watchers. */
+/**
+ * One committed write. Its wire lines are serialised at most once per variant, whatever the number
+ * of watchers.
+ */
 export class StoreEvent {
   readonly type: EventType;
   readonly rv: number;
@@ -34,9 +37,9 @@ export class StoreEvent {
   }
 
   /**
-   * The newline-terminated JSON line for this event seen as `as`: a watcher whose
-   * selector the object enters sees ADDED, one it leaves sees DELETED carrying the
-   * previous content at this event's resourceVersion, as the real watch cache sends.
+   * The newline-terminated JSON line for this event seen as `as`: a watcher whose selector the
+   * object enters sees ADDED, one it leaves sees DELETED carrying the previous content at this
+   * event's resourceVersion, as the real watch cache sends.
    */
   line(as: EventType): Buffer {
     let l = this.#lines[as];
@@ -77,9 +80,9 @@ export interface TooOld {
 }
 
 /**
- * A fixed-capacity ring of the most recent events. Contract: a resume from
- * resourceVersion N is served iff N >= compactedRv, the highest resourceVersion
- * whose successors may have been discarded.
+ * A fixed-capacity ring of the most recent events. Contract: a resume from resourceVersion N is
+ * served iff N >= compactedRv, the highest resourceVersion whose successors may have been
+ * discarded.
  */
 export class EventHistory {
   readonly capacity: number;
@@ -96,14 +99,17 @@ export class EventHistory {
     this.#compactedRv = compactedRv;
   }
 
+  /** The highest resourceVersion whose successors may have been discarded. */
   get compactedRv(): number {
     return this.#compactedRv;
   }
 
+  /** How many events are retained. */
   get size(): number {
     return this.#size;
   }
 
+  /** Retains `e`, discarding the oldest event when full. */
   push(e: StoreEvent): void {
     if (this.#size === this.capacity) {
       const evicted = this.#ring[this.#start];

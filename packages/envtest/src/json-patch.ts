@@ -1,7 +1,10 @@
-/** JSON Patch (RFC 6902) over plain JSON values, with JSON Pointer (RFC 6901) paths. */
+/**
+ * JSON Patch (RFC 6902) over plain JSON values, with JSON Pointer (RFC 6901) paths. A malformed
+ * document is a 400 and an operation that does not apply a 422, as the real server answers.
+ */
 import { z } from "zod";
 import { isObject } from "./patch.ts";
-import { err, ok, type Result } from "./result.ts";
+import { badRequest, failWith, type OrStatus, ok, unprocessable } from "./status.ts";
 
 const operation = z.discriminatedUnion("op", [
   z.object({ op: z.literal("add"), path: z.string(), value: z.unknown() }),
@@ -14,26 +17,26 @@ const operation = z.discriminatedUnion("op", [
 const patchDocument = z.array(operation);
 type Operation = z.infer<typeof operation>;
 
-/** Why a patch could not apply: `malformed` documents are 400s, failed operations 422s. */
-export interface JsonPatchError {
-  readonly kind: "malformed" | "failed";
-  readonly message: string;
+function doesNotApply(message: string): OrStatus<never> {
+  return failWith(unprocessable(message));
 }
 
-const pointer = (p: string): Result<string[], string> => {
+function pointer(p: string): OrStatus<string[]> {
   if (p === "") return ok([]);
-  if (!p.startsWith("/")) return err(`JSON pointer must start with '/': ${p}`);
+  if (!p.startsWith("/")) return doesNotApply(`JSON pointer must start with '/': ${p}`);
   return ok(
     p
       .slice(1)
       .split("/")
       .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~")),
   );
-};
+}
 
-const clone = <T>(v: T): T => structuredClone(v);
+function clone<T>(v: T): T {
+  return structuredClone(v);
+}
 
-const get = (doc: unknown, segs: readonly string[]): { found: boolean; value: unknown } => {
+function get(doc: unknown, segs: readonly string[]): { found: boolean; value: unknown } {
   let cur: unknown = doc;
   for (const s of segs) {
     if (Array.isArray(cur)) {
@@ -44,37 +47,37 @@ const get = (doc: unknown, segs: readonly string[]): { found: boolean; value: un
     else return { found: false, value: undefined };
   }
   return { found: true, value: cur };
-};
+}
 
 /** Mutates `doc` in place; the root itself is replaced through the return value. */
-const put = (
+function put(
   doc: unknown,
   segs: readonly string[],
   value: unknown,
   insert: boolean,
-): Result<unknown, string> => {
+): OrStatus<unknown> {
   if (segs.length === 0) return ok(value);
   const parent = get(doc, segs.slice(0, -1));
   const last = segs.at(-1) ?? "";
-  if (!parent.found) return err(`doc is missing path: /${segs.join("/")}`);
+  if (!parent.found) return doesNotApply(`doc is missing path: /${segs.join("/")}`);
   const p = parent.value;
   if (Array.isArray(p)) {
     const i = last === "-" ? p.length : Number(last);
     if (!Number.isInteger(i) || i < 0 || i > p.length || (!insert && i === p.length)) {
-      return err(`unable to access invalid index: ${last}`);
+      return doesNotApply(`unable to access invalid index: ${last}`);
     }
     if (insert) p.splice(i, 0, value);
     else p[i] = value;
     return ok(doc);
   }
-  if (!isObject(p)) return err(`doc is missing path: /${segs.join("/")}`);
+  if (!isObject(p)) return doesNotApply(`doc is missing path: /${segs.join("/")}`);
   if (!insert && !Object.hasOwn(p, last))
-    return err(`replace operation does not apply: doc is missing key: /${segs.join("/")}`);
+    return doesNotApply(`replace operation does not apply: doc is missing key: /${segs.join("/")}`);
   p[last] = value;
   return ok(doc);
-};
+}
 
-const remove = (doc: unknown, segs: readonly string[]): Result<unknown, string> => {
+function remove(doc: unknown, segs: readonly string[]): OrStatus<unknown> {
   const parent = get(doc, segs.slice(0, -1));
   const last = segs.at(-1) ?? "";
   const p = parent.value;
@@ -86,10 +89,10 @@ const remove = (doc: unknown, segs: readonly string[]): Result<unknown, string> 
     delete p[last];
     return ok(doc);
   }
-  return err(`remove operation does not apply: doc is missing path: "/${segs.join("/")}"`);
-};
+  return doesNotApply(`remove operation does not apply: doc is missing path: "/${segs.join("/")}"`);
+}
 
-const step = (doc: unknown, op: Operation): Result<unknown, string> => {
+function step(doc: unknown, op: Operation): OrStatus<unknown> {
   const at = pointer(op.path);
   if (!at.ok) return at;
   switch (op.op) {
@@ -103,7 +106,7 @@ const step = (doc: unknown, op: Operation): Result<unknown, string> => {
       const cur = get(doc, at.value);
       return cur.found && JSON.stringify(cur.value) === JSON.stringify(op.value)
         ? ok(doc)
-        : err(`testing value /${at.value.join("/")} failed: test failed`);
+        : doesNotApply(`testing value /${at.value.join("/")} failed: test failed`);
     }
     case "move":
     case "copy": {
@@ -111,28 +114,29 @@ const step = (doc: unknown, op: Operation): Result<unknown, string> => {
       if (!from.ok) return from;
       const src = get(doc, from.value);
       if (!src.found)
-        return err(`${op.op} operation does not apply: doc is missing from path: ${op.from}`);
+        return doesNotApply(
+          `${op.op} operation does not apply: doc is missing from path: ${op.from}`,
+        );
       const value = clone(src.value);
       const base = op.op === "move" ? remove(doc, from.value) : ok(doc);
       if (!base.ok) return base;
       return put(base.value, at.value, value, true);
     }
   }
-};
+}
 
 /** Applies an RFC 6902 patch document (a JSON array of operations) to a copy of `doc`. */
-export const applyJsonPatch = (doc: unknown, patch: unknown): Result<unknown, JsonPatchError> => {
+export function applyJsonPatch(doc: unknown, patch: unknown): OrStatus<unknown> {
   const ops = patchDocument.safeParse(patch);
   if (!ops.success)
-    return err({
-      kind: "malformed",
-      message: `invalid JSON patch: ${ops.error.issues[0]?.message ?? "bad document"}`,
-    });
+    return failWith(
+      badRequest(`invalid JSON patch: ${ops.error.issues[0]?.message ?? "bad document"}`),
+    );
   let cur: unknown = clone(doc);
   for (const op of ops.data) {
     const next = step(cur, op);
-    if (!next.ok) return err({ kind: "failed", message: next.error });
+    if (!next.ok) return next;
     cur = next.value;
   }
   return ok(cur);
-};
+}

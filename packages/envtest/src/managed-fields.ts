@@ -1,7 +1,7 @@
 /**
- * Field ownership for Secrets, the minimal managedFields server-side apply
- * needs: every leaf a Secret can have (a data key, a label, an annotation,
- * type, immutable, a finalizer) as a path, its value, and which manager owns it.
+ * Field ownership for Secrets, the minimal managedFields server-side apply needs: every leaf a
+ * Secret can have (a data key, a label, an annotation, type, immutable, a finalizer) as a path, its
+ * value, and which manager owns it.
  */
 import type { FieldsV1, ManagedFieldsEntry, SecretJSON } from "./secret.ts";
 
@@ -10,9 +10,13 @@ export type FieldPath = string;
 
 const SEP = "\u0000";
 /** Joins segments into a leaf path. */
-export const path = (...segments: string[]): FieldPath => segments.join(SEP);
+export function path(...segments: string[]): FieldPath {
+  return segments.join(SEP);
+}
 /** Splits a leaf path into its segments. */
-export const segments = (p: FieldPath): string[] => p.split(SEP);
+export function segments(p: FieldPath): string[] {
+  return p.split(SEP);
+}
 
 /** Leaf values of a Secret-shaped object, compared to decide what a write changed. */
 export interface Leaves {
@@ -25,7 +29,7 @@ export interface Leaves {
 }
 
 /** Every leaf path of `l` with a comparable value. */
-export const fieldsOf = (l: Leaves): Map<FieldPath, string> => {
+export function fieldsOf(l: Leaves): Map<FieldPath, string> {
   const out = new Map<FieldPath, string>();
   for (const [k, v] of Object.entries(l.data ?? {})) out.set(path("data", k), v);
   for (const [k, v] of Object.entries(l.labels ?? {})) out.set(path("metadata", "labels", k), v);
@@ -36,20 +40,22 @@ export const fieldsOf = (l: Leaves): Map<FieldPath, string> => {
   if (l.type !== undefined) out.set(path("type"), l.type);
   if (l.immutable !== undefined) out.set(path("immutable"), String(l.immutable));
   return out;
-};
+}
 
 /** The leaves of a stored Secret. */
-export const secretLeaves = (s: SecretJSON): Leaves => ({
-  data: s.data,
-  labels: s.metadata.labels,
-  annotations: s.metadata.annotations,
-  finalizers: s.metadata.finalizers,
-  type: s.type,
-  immutable: s.immutable,
-});
+export function secretLeaves(s: SecretJSON): Leaves {
+  return {
+    data: s.data,
+    labels: s.metadata.labels,
+    annotations: s.metadata.annotations,
+    finalizers: s.metadata.finalizers,
+    type: s.type,
+    immutable: s.immutable,
+  };
+}
 
 /** Renders paths as a `fieldsV1` tree, with `.` marking each map or list that is itself set. */
-export const toFieldsV1 = (paths: Iterable<FieldPath>): FieldsV1 => {
+export function toFieldsV1(paths: Iterable<FieldPath>): FieldsV1 {
   const root: Record<string, Record<string, unknown>> = {};
   for (const p of [...paths].sort()) {
     let node: Record<string, unknown> = root;
@@ -65,10 +71,10 @@ export const toFieldsV1 = (paths: Iterable<FieldPath>): FieldsV1 => {
     });
   }
   return root as FieldsV1;
-};
+}
 
 /** The leaf paths a `fieldsV1` tree names. */
-export const fromFieldsV1 = (f: FieldsV1, prefix: string[] = []): Set<FieldPath> => {
+export function fromFieldsV1(f: FieldsV1, prefix: string[] = []): Set<FieldPath> {
   const out = new Set<FieldPath>();
   for (const [k, child] of Object.entries(f)) {
     if (k === ".") continue;
@@ -78,7 +84,7 @@ export const fromFieldsV1 = (f: FieldsV1, prefix: string[] = []): Set<FieldPath>
     for (const c of childPaths) out.add(c);
   }
   return out;
-};
+}
 
 /** A managedFields entry with its fields as a set, for editing. */
 export interface Ownership {
@@ -89,24 +95,25 @@ export interface Ownership {
 }
 
 /** Parses managedFields into editable field sets. */
-export const ownershipOf = (entries: readonly ManagedFieldsEntry[] | undefined): Ownership[] =>
-  (entries ?? []).map((e) => ({
+export function ownershipOf(entries: readonly ManagedFieldsEntry[] | undefined): Ownership[] {
+  return (entries ?? []).map((e) => ({
     manager: e.manager,
     operation: e.operation,
     time: e.time,
     fields: fromFieldsV1(e.fieldsV1),
   }));
+}
 
 /**
- * Renders ownership back to managedFields, dropping empty entries; an entry
- * keeps its old time unless its field set changed.
+ * Renders ownership back to managedFields, dropping empty entries; an entry keeps its old time
+ * unless its field set changed.
  */
-export const renderOwnership = (
+export function renderOwnership(
   owners: readonly Ownership[],
   before: readonly Ownership[],
   time: string,
-): ManagedFieldsEntry[] =>
-  owners
+): ManagedFieldsEntry[] {
+  return owners
     .filter((o) => o.fields.size > 0)
     .map((o) => {
       const old = before.find((b) => b.manager === o.manager && b.operation === o.operation);
@@ -123,18 +130,19 @@ export const renderOwnership = (
         fieldsV1: toFieldsV1(o.fields),
       };
     });
+}
 
 /**
- * Ownership after a non-apply write by `manager`: it takes every leaf it added
- * or changed (from every other manager), and removed leaves leave every owner.
+ * Ownership after a non-apply write by `manager`: it takes every leaf it added or changed (from
+ * every other manager), and removed leaves leave every owner.
  */
-export const trackUpdate = (
+export function trackUpdate(
   before: readonly ManagedFieldsEntry[] | undefined,
   oldLeaves: Leaves | undefined,
   newLeaves: Leaves,
   manager: string,
   time: string,
-): ManagedFieldsEntry[] => {
+): ManagedFieldsEntry[] {
   const oldF = oldLeaves === undefined ? new Map<FieldPath, string>() : fieldsOf(oldLeaves);
   const newF = fieldsOf(newLeaves);
   const changed = [...newF].filter(([p, v]) => oldF.get(p) !== v).map(([p]) => p);
@@ -149,10 +157,11 @@ export const trackUpdate = (
   }
   for (const p of changed) mine?.fields.add(p);
   return renderOwnership(owners, prior, time);
-};
+}
 
 /** A leaf path as server-side apply names it in conflicts: `.data.key`, `.metadata.labels.app`. */
-export const displayPath = (p: FieldPath): string =>
-  segments(p)
+export function displayPath(p: FieldPath): string {
+  return segments(p)
     .map((s) => (s.startsWith("v:") ? `[value=${JSON.parse(s.slice(2))}]` : `.${s}`))
     .join("");
+}

@@ -1,21 +1,29 @@
 /**
- * The OpenAPI v3 documents kubectl reads: `/openapi/v3` (the index) and the
- * `api/v1` document. kubectl 1.32 refuses `apply` when it can download neither
- * v3 nor v2; with v3 it finds that PATCH on Secrets accepts `fieldValidation`
- * (so validation happens here, server-side) and builds its strategic merge
- * patches from these schemas. Only Secrets, Namespaces and their metadata are described.
+ * The OpenAPI v3 documents kubectl reads: `/openapi/v3` (the index) and the `api/v1` document.
+ * kubectl 1.32 refuses `apply` when it can download neither v3 nor v2; with v3 it finds that PATCH
+ * on Secrets accepts `fieldValidation` (so validation happens here, server-side) and builds its
+ * strategic merge patches from these schemas. Only Secrets, Namespaces and their metadata are
+ * described.
  */
 import { createHash } from "node:crypto";
 
 const META = "io.k8s.apimachinery.pkg.apis.meta.v1";
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const str = (description = "") => ({ type: "string", description });
-const strMap = (description: string) => ({
-  type: "object",
-  additionalProperties: { type: "string", default: "" },
-  description,
-});
-const gvk = (kind: string) => ({ group: "", version: "v1", kind });
+function ref(name: string) {
+  return { $ref: `#/components/schemas/${name}` };
+}
+function str(description = "") {
+  return { type: "string", description };
+}
+function strMap(description: string) {
+  return {
+    type: "object",
+    additionalProperties: { type: "string", default: "" },
+    description,
+  };
+}
+function gvk(kind: string) {
+  return { group: "", version: "v1", kind };
+}
 
 const schemas = {
   "io.k8s.api.core.v1.Secret": {
@@ -157,17 +165,21 @@ const schemas = {
   },
 };
 
-const query = (name: string, type = "string") => ({
-  name,
-  in: "query",
-  schema: { type, uniqueItems: true },
-});
-const pathParam = (name: string) => ({
-  name,
-  in: "path",
-  required: true,
-  schema: { type: "string", uniqueItems: true },
-});
+function query(name: string, type = "string") {
+  return {
+    name,
+    in: "query",
+    schema: { type, uniqueItems: true },
+  };
+}
+function pathParam(name: string) {
+  return {
+    name,
+    in: "path",
+    required: true,
+    schema: { type: "string", uniqueItems: true },
+  };
+}
 const WRITE_PARAMS = [query("dryRun"), query("fieldManager"), query("fieldValidation")];
 const LIST_PARAMS = [
   "allowWatchBookmarks",
@@ -182,17 +194,23 @@ const LIST_PARAMS = [
   "watch",
 ].map((p) => query(p));
 
-const json = (schema: object) => ({ "application/json": { schema } });
-const ok = (schema: object) => ({ "200": { description: "OK", content: json(schema) } });
+function json(schema: object) {
+  return { "application/json": { schema } };
+}
+function ok(schema: object) {
+  return { "200": { description: "OK", content: json(schema) } };
+}
 
-const op = (action: string, kind: string, schema: object, extra: object = {}) => ({
-  tags: ["core_v1"],
-  operationId: `${action}CoreV1${kind}`,
-  responses: ok(schema),
-  "x-kubernetes-action": action,
-  "x-kubernetes-group-version-kind": gvk(kind),
-  ...extra,
-});
+function op(action: string, kind: string, schema: object, extra: object = {}) {
+  return {
+    tags: ["core_v1"],
+    operationId: `${action}CoreV1${kind}`,
+    responses: ok(schema),
+    "x-kubernetes-action": action,
+    "x-kubernetes-group-version-kind": gvk(kind),
+    ...extra,
+  };
+}
 
 const SECRET = ref("io.k8s.api.core.v1.Secret");
 const PATCH_BODY = {

@@ -1,18 +1,18 @@
 /**
- * JSON merge patch (RFC 7386) and strategic merge patch as it applies to a
- * Secret: maps merge, `null` deletes, and the directives kubectl emits
- * (`$patch`, `$retainKeys`, `$setElementOrder/…`, `$deleteFromPrimitiveList/…`)
- * are honoured or stripped; `metadata.finalizers` merges as a set.
+ * JSON merge patch (RFC 7386) and strategic merge patch as it applies to a Secret: maps merge,
+ * `null` deletes, and the directives kubectl emits (`$patch`, `$retainKeys`, `$setElementOrder/…`,
+ * `$deleteFromPrimitiveList/…`) are honoured or stripped; `metadata.finalizers` merges as a set.
  */
 
 type JsonObject = { [k: string]: unknown };
 
 /** Whether `v` is a JSON object (not null, not an array). */
-export const isObject = (v: unknown): v is JsonObject =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
+export function isObject(v: unknown): v is JsonObject {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
 
 /** RFC 7386: objects merge recursively, `null` removes, anything else replaces. */
-export const mergePatch = (target: unknown, patch: unknown): unknown => {
+export function mergePatch(target: unknown, patch: unknown): unknown {
   if (!isObject(patch)) return patch;
   const out: JsonObject = isObject(target) ? { ...target } : {};
   for (const [k, v] of Object.entries(patch)) {
@@ -20,16 +20,18 @@ export const mergePatch = (target: unknown, patch: unknown): unknown => {
     else out[k] = mergePatch(out[k], v);
   }
   return out;
-};
+}
 
-/** Lists whose strategy is `merge` in the Secret schema: their elements union instead of replacing. */
+/**
+ * Lists whose strategy is `merge` in the Secret schema: their elements union instead of replacing.
+ */
 const MERGE_LISTS = new Set(["metadata.finalizers"]);
 /** Lists merged by a key field. */
 const KEYED_LISTS: Readonly<Record<string, string>> = { "metadata.ownerReferences": "uid" };
 
 const DELETE = Symbol("delete");
 
-const mergeKeyed = (current: unknown, patch: readonly unknown[], key: string): unknown[] => {
+function mergeKeyed(current: unknown, patch: readonly unknown[], key: string): unknown[] {
   const out = Array.isArray(current) ? [...current] : [];
   for (const item of patch) {
     if (!isObject(item)) continue;
@@ -42,9 +44,9 @@ const mergeKeyed = (current: unknown, patch: readonly unknown[], key: string): u
     else out.push(strategic(undefined, item, ""));
   }
   return out;
-};
+}
 
-const strategic = (target: unknown, patch: unknown, at: string): unknown => {
+function strategic(target: unknown, patch: unknown, at: string): unknown {
   if (!isObject(patch)) return patch;
   const directive = patch.$patch;
   if (directive === "delete") return DELETE;
@@ -83,18 +85,18 @@ const strategic = (target: unknown, patch: unknown, at: string): unknown => {
     }
   }
   return out;
-};
+}
 
-const stripDirectives = (v: unknown): unknown => {
+function stripDirectives(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(stripDirectives);
   if (!isObject(v)) return v;
   const out: JsonObject = {};
   for (const [k, x] of Object.entries(v)) if (!k.startsWith("$")) out[k] = stripDirectives(x);
   return out;
-};
+}
 
 /** Applies a strategic merge patch to a Secret-shaped value. */
-export const strategicMergePatch = (target: unknown, patch: unknown): unknown => {
+export function strategicMergePatch(target: unknown, patch: unknown): unknown {
   const out = strategic(target, patch, "");
   return out === DELETE ? {} : out;
-};
+}

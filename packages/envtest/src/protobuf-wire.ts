@@ -1,4 +1,7 @@
-/** The protobuf wire format, read-only: varints, length-delimited fields, and skipping any field by wire type. */
+/**
+ * The protobuf wire format, read-only: varints, length-delimited fields, and skipping any field by
+ * wire type.
+ */
 
 export class WireReader {
   readonly #buf: Uint8Array;
@@ -8,6 +11,7 @@ export class WireReader {
     this.#buf = buf;
   }
 
+  /** Whether every byte has been read. */
   get done(): boolean {
     return this.#pos >= this.#buf.length;
   }
@@ -26,6 +30,7 @@ export class WireReader {
     throw new Error("varint longer than 10 bytes");
   }
 
+  /** A length-delimited field's bytes (a view, not a copy). */
   bytes(): Uint8Array {
     const len = this.varint();
     if (this.#pos + len > this.#buf.length)
@@ -35,11 +40,14 @@ export class WireReader {
     return out;
   }
 
+  /** A length-delimited field as UTF-8 text. */
   string(): string {
     return Buffer.from(this.bytes()).toString("utf8");
   }
 
-  /** Skips one field's value; groups (wire types 3 and 4) are refused, as proto3 never emits them. */
+  /**
+   * Skips one field's value; groups (wire types 3 and 4) are refused, as proto3 never emits them.
+   */
   skip(wireType: number): void {
     if (wireType === 0) this.varint();
     else if (wireType === 2) this.bytes();
@@ -59,8 +67,10 @@ export interface FieldHandlers {
   readonly varint?: Readonly<Record<number, (v: number) => void>>;
 }
 
-/** Reads every field of a message; fields without a handler (or of another wire type) are skipped. */
-export const readMessage = (buf: Uint8Array, on: FieldHandlers): void => {
+/**
+ * Reads every field of a message; fields without a handler (or of another wire type) are skipped.
+ */
+export function readMessage(buf: Uint8Array, on: FieldHandlers): void {
   const r = new WireReader(buf);
   while (!r.done) {
     const tag = r.varint();
@@ -72,10 +82,10 @@ export const readMessage = (buf: Uint8Array, on: FieldHandlers): void => {
     else if (varint !== undefined) varint(r.varint());
     else r.skip(wireType);
   }
-};
+}
 
 /** Reads a map entry message (key = 1, value = 2). */
-export const readMapEntry = (r: WireReader): [string, Uint8Array] => {
+export function readMapEntry(r: WireReader): [string, Uint8Array] {
   let key = "";
   let value: Uint8Array = new Uint8Array();
   readMessage(r.bytes(), {
@@ -89,4 +99,4 @@ export const readMapEntry = (r: WireReader): [string, Uint8Array] => {
     },
   });
   return [key, value];
-};
+}

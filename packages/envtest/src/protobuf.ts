@@ -1,25 +1,41 @@
 /**
- * A hand-written decoder for exactly the protobuf messages kubectl sends this
- * server: the `k8s\0` + runtime.Unknown envelope around a v1.Secret, Namespace
- * or DeleteOptions (field numbers from k8s.io/api core/v1 generated.proto and
- * apimachinery's generated.proto). Unknown fields are skipped by wire type.
+ * A hand-written decoder for exactly the protobuf messages kubectl sends this server: the `k8s\0` +
+ * runtime.Unknown envelope around a v1.Secret, Namespace or DeleteOptions (field numbers from
+ * k8s.io/api core/v1 generated.proto and apimachinery's generated.proto). Unknown fields are
+ * skipped by wire type.
  */
 
 import { readMapEntry, readMessage, type WireReader } from "./protobuf-wire.ts";
-import { err, ok, type Result } from "./result.ts";
+import {
+  badRequest,
+  cannotHandle,
+  failWith,
+  type OrStatus,
+  ok,
+  type StatusFailure,
+} from "./status.ts";
 
 /** The four bytes every Kubernetes protobuf body starts with. */
 export const PROTOBUF_MAGIC = Uint8Array.from([0x6b, 0x38, 0x73, 0x00]);
 
-const guard = <T>(what: string, f: () => T): Result<T, string> => {
+/** Runs a decoder; a malformed message becomes the 400 `refuse` words (default: BadRequest). */
+function guard<T>(
+  what: string,
+  f: () => T,
+  refuse: (why: string) => StatusFailure = badRequest,
+): OrStatus<T> {
   try {
     return ok(f());
   } catch (e) {
-    return err(`unable to decode ${what}: ${e instanceof Error ? e.message : String(e)}`);
+    return failWith(
+      refuse(`unable to decode ${what}: ${e instanceof Error ? e.message : String(e)}`),
+    );
   }
-};
+}
 
-const utf8 = (b: Uint8Array): string => Buffer.from(b).toString("utf8");
+function utf8(b: Uint8Array): string {
+  return Buffer.from(b).toString("utf8");
+}
 
 /** The runtime.Unknown wrapper: the type of the object in `raw` and how it is encoded. */
 export interface UnknownEnvelope {
@@ -30,11 +46,16 @@ export interface UnknownEnvelope {
   readonly contentType: string;
 }
 
-/** Strips the magic and decodes runtime.Unknown { typeMeta = 1 {apiVersion = 1, kind = 2}, raw = 2, contentEncoding = 3, contentType = 4 }. */
-export const decodeEnvelope = (body: Uint8Array): Result<UnknownEnvelope, string> => {
+/**
+ * Strips the magic and decodes runtime.Unknown { typeMeta = 1 {apiVersion = 1, kind = 2}, raw = 2,
+ * contentEncoding = 3, contentType = 4 }.
+ */
+export function decodeEnvelope(body: Uint8Array): OrStatus<UnknownEnvelope> {
   if (body.length < 4 || !PROTOBUF_MAGIC.every((b, i) => body[i] === b)) {
-    return err(
-      "provided data does not appear to be a protobuf message, expected prefix [107 56 115 0]",
+    return failWith(
+      badRequest(
+        "provided data does not appear to be a protobuf message, expected prefix [107 56 115 0]",
+      ),
     );
   }
   return guard("runtime.Unknown", () => {
@@ -71,7 +92,7 @@ export const decodeEnvelope = (body: Uint8Array): Result<UnknownEnvelope, string
     });
     return e;
   });
-};
+}
 
 /** The ObjectMeta fields a write can set. */
 export interface ProtoObjectMeta {
@@ -87,8 +108,11 @@ export interface ProtoObjectMeta {
 
 type StringField = "name" | "generateName" | "namespace" | "uid" | "resourceVersion";
 
-/** ObjectMeta: name 1, generateName 2, namespace 3, uid 5, resourceVersion 6, labels 11, annotations 12, finalizers 14. */
-const readObjectMeta = (buf: Uint8Array): ProtoObjectMeta => {
+/**
+ * ObjectMeta: name 1, generateName 2, namespace 3, uid 5, resourceVersion 6, labels 11, annotations
+ * 12, finalizers 14.
+ */
+function readObjectMeta(buf: Uint8Array): ProtoObjectMeta {
   const m: ProtoObjectMeta = {};
   const str = (key: StringField) => (r: WireReader) => {
     m[key] = r.string();
@@ -112,7 +136,7 @@ const readObjectMeta = (buf: Uint8Array): ProtoObjectMeta => {
     },
   });
   return m;
-};
+}
 
 /** A v1.Secret as decoded from protobuf; `data` values are base64, as in JSON. */
 export interface ProtoSecret {
@@ -123,39 +147,47 @@ export interface ProtoSecret {
   immutable?: boolean;
 }
 
-/** Secret: metadata 1, data 2 (map<string, bytes>), type 3, stringData 4 (map<string, string>), immutable 5. */
-export const decodeSecret = (raw: Uint8Array): Result<ProtoSecret, string> =>
-  guard("v1.Secret", () => {
-    const s: ProtoSecret = { metadata: {} };
-    readMessage(raw, {
-      bytes: {
-        1: (r) => {
-          s.metadata = readObjectMeta(r.bytes());
+/**
+ * Secret: metadata 1, data 2 (map<string, bytes>), type 3, stringData 4 (map<string, string>),
+ * immutable 5.
+ */
+export function decodeSecretProto(raw: Uint8Array): OrStatus<ProtoSecret> {
+  return guard(
+    "v1.Secret",
+    () => {
+      const s: ProtoSecret = { metadata: {} };
+      readMessage(raw, {
+        bytes: {
+          1: (r) => {
+            s.metadata = readObjectMeta(r.bytes());
+          },
+          2: (r) => {
+            const [k, v] = readMapEntry(r);
+            s.data = { ...s.data, [k]: Buffer.from(v).toString("base64") };
+          },
+          3: (r) => {
+            s.type = r.string();
+          },
+          4: (r) => {
+            const [k, v] = readMapEntry(r);
+            s.stringData = { ...s.stringData, [k]: utf8(v) };
+          },
         },
-        2: (r) => {
-          const [k, v] = readMapEntry(r);
-          s.data = { ...s.data, [k]: Buffer.from(v).toString("base64") };
+        varint: {
+          5: (v) => {
+            s.immutable = v !== 0;
+          },
         },
-        3: (r) => {
-          s.type = r.string();
-        },
-        4: (r) => {
-          const [k, v] = readMapEntry(r);
-          s.stringData = { ...s.stringData, [k]: utf8(v) };
-        },
-      },
-      varint: {
-        5: (v) => {
-          s.immutable = v !== 0;
-        },
-      },
-    });
-    return s;
-  });
+      });
+      return s;
+    },
+    (why) => cannotHandle("Secret", why),
+  );
+}
 
 /** Namespace: metadata 1 (spec and status are not needed). */
-export const decodeNamespace = (raw: Uint8Array): Result<{ metadata: ProtoObjectMeta }, string> =>
-  guard("v1.Namespace", () => {
+export function decodeNamespaceProto(raw: Uint8Array): OrStatus<{ metadata: ProtoObjectMeta }> {
+  return guard("v1.Namespace", () => {
     let metadata: ProtoObjectMeta = {};
     readMessage(raw, {
       bytes: {
@@ -166,6 +198,7 @@ export const decodeNamespace = (raw: Uint8Array): Result<{ metadata: ProtoObject
     });
     return { metadata };
   });
+}
 
 /** The DeleteOptions fields the server honours. */
 export interface ProtoDeleteOptions {
@@ -175,8 +208,8 @@ export interface ProtoDeleteOptions {
 }
 
 /** DeleteOptions: preconditions 2 {uid 1, resourceVersion 2}, propagationPolicy 4, dryRun 5. */
-export const decodeDeleteOptions = (raw: Uint8Array): Result<ProtoDeleteOptions, string> =>
-  guard("DeleteOptions", () => {
+export function decodeDeleteOptionsProto(raw: Uint8Array): OrStatus<ProtoDeleteOptions> {
+  return guard("DeleteOptions", () => {
     const o: ProtoDeleteOptions = {};
     readMessage(raw, {
       bytes: {
@@ -204,3 +237,4 @@ export const decodeDeleteOptions = (raw: Uint8Array): Result<ProtoDeleteOptions,
     });
     return o;
   });
+}

@@ -1,4 +1,7 @@
-/** URL paths of the Kubernetes API (and the control path beside it) to routes, and requests to API verbs. */
+/**
+ * URL paths of the Kubernetes API (and the control path beside it) to routes, and requests to API
+ * verbs.
+ */
 
 export type Route =
   | { readonly kind: "health"; readonly check: string }
@@ -17,22 +20,26 @@ export type Route =
   | { readonly kind: "control"; readonly action: string }
   | { readonly kind: "unknown"; readonly api: boolean };
 
-/** The prefix of the fault-injection and request-log endpoints, outside the Kubernetes URL space. */
+/**
+ * The prefix of the fault-injection and request-log endpoints, outside the Kubernetes URL space.
+ */
 export const CONTROL_PREFIX = "/__envtest/";
 
 const HEALTH = new Set(["healthz", "readyz", "livez"]);
 
-/** A malformed escape stays as written: it then matches no route rather than failing the request. */
-const decodeSegment = (p: string): string => {
+/**
+ * A malformed escape stays as written: it then matches no route rather than failing the request.
+ */
+function decodeSegment(p: string): string {
   try {
     return decodeURIComponent(p);
   } catch {
     return p;
   }
-};
+}
 
 /** Maps a URL path to a route; never throws. */
-export const route = (pathname: string): Route => {
+export function route(pathname: string): Route {
   if (pathname.startsWith(CONTROL_PREFIX))
     return { kind: "control", action: pathname.slice(CONTROL_PREFIX.length) };
   const parts = pathname
@@ -69,7 +76,7 @@ export const route = (pathname: string): Route => {
     }
   }
   return { kind: "unknown", api: true };
-};
+}
 
 /** API verbs, plus the kinds of non-resource request (discovery, openapi, health, control). */
 export type Verb =
@@ -88,7 +95,7 @@ export type Verb =
   | "unknown";
 
 /** Classifies a request the way the API server's RequestInfo does (plus non-resource kinds). */
-export const verbOf = (method: string, r: Route, watchParam: boolean): Verb => {
+export function verbOf(method: string, r: Route, watchParam: boolean): Verb {
   switch (r.kind) {
     case "health":
       return "health";
@@ -123,4 +130,4 @@ export const verbOf = (method: string, r: Route, watchParam: boolean): Verb => {
     default:
       return "unknown";
   }
-};
+}

@@ -1,21 +1,20 @@
 /**
- * PATCH of a Secret: picks the patch semantics from the Content-Type, applies
- * the patch to the stored object, and writes the result through the update
- * path (or server-side apply), so patches get the same validation, conflicts
- * and no-op detection as PUT.
+ * PATCH of a Secret: picks the patch semantics from the Content-Type, applies the patch to the
+ * stored object, and writes the result through the update path (or server-side apply), so patches
+ * get the same validation, conflicts and no-op detection as PUT.
  */
 
 import { applySecret } from "./apply.ts";
 import { parseDocument, type SecretInput, secretFromValue, unknownSecretFields } from "./decode.ts";
 import { applyJsonPatch } from "./json-patch.ts";
 import { mergePatch, strategicMergePatch } from "./patch.ts";
-import { err, ok, type Result } from "./result.ts";
-import { secretKey } from "./secret.ts";
+import { storeKey } from "./secret.ts";
 import {
-  type ApiError,
   badRequest,
+  failWith,
   notFound,
-  unprocessable,
+  type OrStatus,
+  ok,
   unsupportedMediaType,
 } from "./status.ts";
 import type { EnvtestState } from "./store.ts";
@@ -33,13 +32,13 @@ const PATCH_TYPES: Readonly<Record<string, PatchType>> = {
 };
 
 /** Classifies a PATCH Content-Type, or the 415 the real server answers for others. */
-export const patchTypeOf = (contentType: string | undefined): Result<PatchType, ApiError> => {
+export function patchTypeOf(contentType: string | undefined): OrStatus<PatchType> {
   const base = (contentType ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
   const t = PATCH_TYPES[base];
   return t === undefined
-    ? err(unsupportedMediaType(base, Object.keys(PATCH_TYPES).slice(0, 4)))
+    ? failWith(unsupportedMediaType(base, Object.keys(PATCH_TYPES).slice(0, 4)))
     : ok(t);
-};
+}
 
 /** Write options plus server-side apply's `force`. */
 export interface PatchOptions extends WriteOptions {
@@ -53,21 +52,21 @@ export interface PatchOutcome {
 }
 
 /** Applies a PATCH request body to `{namespace}/{name}`. */
-export const patchSecret = (
+export function patchSecret(
   state: EnvtestState,
   namespace: string,
   name: string,
   body: Buffer,
   type: PatchType,
   opts: PatchOptions,
-): Result<PatchOutcome, ApiError> => {
+): OrStatus<PatchOutcome> {
   const doc = parseDocument(body, type === "apply" ? "yaml" : "json");
   if (!doc.ok) return doc;
   if (type === "apply") {
     const input = secretFromValue(doc.value);
     if (!input.ok) return input;
     if (!input.value.apiVersion || !input.value.kind) {
-      return err(
+      return failWith(
         badRequest(
           "error decoding YAML: apiVersion and kind must be set in an apply configuration",
         ),
@@ -78,20 +77,16 @@ export const patchSecret = (
       ? ok({ result: written.value, unknownFields: unknownSecretFields(doc.value) })
       : written;
   }
-  const existing = state.get(secretKey(namespace, name));
-  if (existing === undefined) return err(notFound("secrets", name));
+  const existing = state.get(storeKey(namespace, name));
+  if (existing === undefined) return failWith(notFound("secrets", name));
   let patched: unknown;
   if (type === "json") {
     const r = applyJsonPatch(existing.obj, doc.value);
-    if (!r.ok) {
-      return err(
-        r.error.kind === "malformed" ? badRequest(r.error.message) : unprocessable(r.error.message),
-      );
-    }
+    if (!r.ok) return r;
     patched = r.value;
   } else {
     if (typeof doc.value !== "object" || doc.value === null || Array.isArray(doc.value)) {
-      return err(
+      return failWith(
         badRequest("json: cannot unmarshal array into Go value of type map[string]interface {}"),
       );
     }
@@ -100,10 +95,10 @@ export const patchSecret = (
         ? mergePatch(existing.obj, doc.value)
         : strategicMergePatch(existing.obj, doc.value);
   }
-  const input: Result<SecretInput, ApiError> = secretFromValue(patched);
+  const input: OrStatus<SecretInput> = secretFromValue(patched);
   if (!input.ok) return input;
   const written = updateSecret(state, namespace, name, input.value, opts);
   return written.ok
     ? ok({ result: written.value, unknownFields: unknownSecretFields(patched) })
     : written;
-};
+}

@@ -1,7 +1,7 @@
 /**
- * The v1 Secret as the fake API server stores and returns it, and the one
- * place objects are serialised: keys in the order the Go structs marshal them,
- * map keys sorted as Go's encoding/json sorts them, each object serialised once.
+ * The v1 Secret as the fake API server stores and returns it, and the one place objects are
+ * serialised: keys in the order the Go structs marshal them, map keys sorted as Go's encoding/json
+ * sorts them, each object serialised once.
  */
 
 /** A managedFields `fieldsV1` tree: `{"f:data": {".": {}, "f:key": {}}}`. */
@@ -62,9 +62,9 @@ export interface SecretParts {
 }
 
 /** Returns a copy with keys in byte order, or undefined for an empty map (Go's omitempty). */
-export const sortedMap = <V>(
+export function sortedMap<V>(
   m: Readonly<Record<string, V>> | undefined,
-): Readonly<Record<string, V>> | undefined => {
+): Readonly<Record<string, V>> | undefined {
   if (m === undefined) return undefined;
   const keys = Object.keys(m);
   if (keys.length === 0) return undefined;
@@ -72,16 +72,25 @@ export const sortedMap = <V>(
   const out: Record<string, V> = {};
   for (const k of keys) out[k] = m[k] as V;
   return out;
-};
+}
 
-/** Orders strings as Go and etcd order them (UTF-16 order equals byte order for the ASCII keys Kubernetes allows). */
-export const compareBytes = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+/**
+ * Orders strings as Go and etcd order them (UTF-16 order equals byte order for the ASCII keys
+ * Kubernetes allows).
+ */
+export function compareBytes(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
 
-const nonEmpty = <T>(xs: readonly T[] | undefined): readonly T[] | undefined =>
-  xs === undefined || xs.length === 0 ? undefined : xs;
+function nonEmpty<T>(xs: readonly T[] | undefined): readonly T[] | undefined {
+  return xs === undefined || xs.length === 0 ? undefined : xs;
+}
 
-/** Builds a Secret with fields in wire order; `type` defaults to Opaque as the server's defaulting does. */
-export const buildSecret = (p: SecretParts): SecretJSON => {
+/**
+ * Builds a Secret with fields in wire order; `type` defaults to Opaque as the server's defaulting
+ * does.
+ */
+export function buildSecret(p: SecretParts): SecretJSON {
   const metadata: ObjectMeta = {
     name: p.name,
     ...(p.generateName ? { generateName: p.generateName } : {}),
@@ -103,55 +112,64 @@ export const buildSecret = (p: SecretParts): SecretJSON => {
     ...optional("data", sortedMap(p.data)),
     type: p.type === undefined || p.type === "" ? "Opaque" : p.type,
   };
-};
+}
 
-const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } =>
-  (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}
 
 /** The same Secret with another resourceVersion (a DELETED event carries the deletion's). */
-export const withResourceVersion = (s: SecretJSON, rv: number): SecretJSON => ({
-  ...s,
-  metadata: { ...s.metadata, resourceVersion: String(rv) },
-});
+export function withResourceVersion(s: SecretJSON, rv: number): SecretJSON {
+  return {
+    ...s,
+    metadata: { ...s.metadata, resourceVersion: String(rv) },
+  };
+}
 
 /** The store key, which is also the list order: etcd sorts `/registry/secrets/{ns}/{name}`. */
-export const secretKey = (namespace: string, name: string): string => `${namespace}/${name}`;
+export function storeKey(namespace: string, name: string): string {
+  return `${namespace}/${name}`;
+}
 
 /** Encodes `stringData` values as the base64 `data` values they merge into. */
-export const toBase64 = (m: Readonly<Record<string, string>> | undefined): Record<string, string> =>
-  Object.fromEntries(
+export function toBase64(m: Readonly<Record<string, string>> | undefined): Record<string, string> {
+  return Object.fromEntries(
     Object.entries(m ?? {}).map(([k, v]) => [k, Buffer.from(v, "utf8").toString("base64")]),
   );
+}
 
 /** Decoded byte length of a base64 string, without decoding it. */
-export const base64ByteLength = (b64: string): number => {
+export function base64ByteLength(b64: string): number {
   let pad = 0;
   if (b64.endsWith("==")) pad = 2;
   else if (b64.endsWith("=")) pad = 1;
   return (b64.length / 4) * 3 - pad;
-};
+}
 
 /** Total decoded bytes of `data`, the quantity the 1 MiB limit applies to. */
-export const dataByteSize = (data: Readonly<Record<string, string>> | undefined): number => {
+export function dataByteSize(data: Readonly<Record<string, string>> | undefined): number {
   let total = 0;
   for (const v of Object.values(data ?? {})) total += base64ByteLength(v);
   return total;
-};
+}
+
+/** How every Secret's JSON starts, since buildSecret puts kind and apiVersion first. */
+const TYPE_META = '{"kind":"Secret","apiVersion":"v1",';
 
 /**
- * An immutable stored Secret with its serialisations computed at most once:
- * every reader and every watcher shares these strings.
+ * An immutable stored Secret (one resourceVersion of it) with its serialisations computed at most
+ * once: every reader, every list and every watcher shares these bytes.
  */
 export class StoredSecret {
   readonly obj: SecretJSON;
   readonly key: string;
   #full: string | undefined;
-  #item: string | undefined;
+  #item: Buffer | undefined;
   #added: Buffer | undefined;
 
   constructor(obj: SecretJSON) {
     this.obj = obj;
-    this.key = secretKey(obj.metadata.namespace, obj.metadata.name);
+    this.key = storeKey(obj.metadata.namespace, obj.metadata.name);
   }
 
   /** JSON with kind and apiVersion, as a GET returns it. */
@@ -160,16 +178,24 @@ export class StoredSecret {
     return this.#full;
   }
 
-  /** JSON without kind and apiVersion, as a list item (the real server omits them there). */
-  get itemJson(): string {
+  /**
+   * UTF-8 JSON without kind and apiVersion, as a list item (the real server omits them there): the
+   * GET JSON minus its first two keys, so an object is stringified once for every use.
+   */
+  get item(): Buffer {
     if (this.#item === undefined) {
-      const { kind: _k, apiVersion: _a, ...rest } = this.obj;
-      this.#item = JSON.stringify(rest);
+      const json = this.json;
+      this.#item = json.startsWith(TYPE_META)
+        ? Buffer.from(`{${json.slice(TYPE_META.length)}`)
+        : Buffer.from(JSON.stringify({ ...this.obj, kind: undefined, apiVersion: undefined }));
     }
     return this.#item;
   }
 
-  /** The synthetic ADDED line that starts a watch, shared by every watcher that starts from this state. */
+  /**
+   * The synthetic ADDED line that starts a watch, shared by every watcher that starts from this
+   * state.
+   */
   get addedLine(): Buffer {
     this.#added ??= Buffer.from(`{"type":"ADDED","object":${this.json}}\n`);
     return this.#added;

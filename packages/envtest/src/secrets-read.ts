@@ -1,19 +1,26 @@
 /** GET, list and watch of Secrets over HTTP, as JSON or as a Table for kubectl. */
 import type { Ctx } from "./context.ts";
 import type { EventType, StoreEvent } from "./history.ts";
-import { negotiate, parseBool, sendError, sendJson } from "./http-io.ts";
-import { listSecrets, secretListJson } from "./list.ts";
-import { type StoredSecret, secretKey } from "./secret.ts";
+import { negotiate, parseBool, sendError, sendJson, sendJsonParts } from "./http-io.ts";
+import { listSecrets, secretListBody } from "./list.ts";
+import { type StoredSecret, storeKey } from "./secret.ts";
 import { compileSelection } from "./selectors.ts";
-import { type ApiError, badRequest, expired, invalid, notAcceptable, notFound } from "./status.ts";
+import {
+  badRequest,
+  expired,
+  invalid,
+  notAcceptable,
+  notFound,
+  type StatusFailure,
+} from "./status.ts";
 import { includeObjectOf, SECRET_COLUMNS, secretRow, tableJson } from "./table.ts";
-import { startWatchResponse } from "./watch.ts";
+import { startWatchResponse } from "./watch-connection.ts";
 
 /** GET /api/v1/namespaces/{ns}/secrets/{name}. */
-export const getSecret = (ctx: Ctx, namespace: string, name: string) => {
+export function getSecret(ctx: Ctx, namespace: string, name: string) {
   const repr = negotiate(ctx.req.headers.accept, true);
   if (repr === "none") return sendError(ctx.res, notAcceptable());
-  const s = ctx.state.get(secretKey(namespace, name));
+  const s = ctx.state.get(storeKey(namespace, name));
   if (s === undefined) return sendError(ctx.res, notFound("secrets", name));
   if (repr === "table") {
     const row = secretRow(s.obj, includeObjectOf(ctx.query.includeObject), ctx.state.now());
@@ -24,21 +31,21 @@ export const getSecret = (ctx: Ctx, namespace: string, name: string) => {
     );
   }
   sendJson(ctx.res, 200, s.json);
-};
+}
 
-const selection = (ctx: Ctx, namespace: string | undefined, name: string | undefined) => {
+function selection(ctx: Ctx, namespace: string | undefined, name: string | undefined) {
   const byName =
     name === undefined ? "" : `metadata.name=${name.replace(/[\\,=]/g, (c) => `\\${c}`)}`;
   const fields = [ctx.query.fieldSelector ?? "", byName].filter((f) => f !== "").join(",");
   return compileSelection(namespace, ctx.query.labelSelector, fields);
-};
+}
 
 /** GET on a collection: one page of the list. */
-export const listSecretsHandler = (ctx: Ctx, namespace: string | undefined) => {
+export function listSecretsHandler(ctx: Ctx, namespace: string | undefined) {
   const repr = negotiate(ctx.req.headers.accept, true);
   if (repr === "none") return sendError(ctx.res, notAcceptable());
   const sel = selection(ctx, namespace, undefined);
-  if (!sel.ok) return sendError(ctx.res, badRequest(sel.error));
+  if (!sel.ok) return sendError(ctx.res, sel.failure);
   const q = ctx.query;
   const page = listSecrets(ctx.state, {
     namespace,
@@ -49,7 +56,9 @@ export const listSecretsHandler = (ctx: Ctx, namespace: string | undefined) => {
     resourceVersion: q.resourceVersion,
     resourceVersionMatch: q.resourceVersionMatch,
   });
-  if (!page.ok) return sendError(ctx.res, page.error);
+  if (!page.ok) return sendError(ctx.res, page.failure);
+  ctx.record.listed(page.value.read);
+  ctx.record.sent(page.value.items.length, 0);
   if (repr === "table") {
     const include = includeObjectOf(q.includeObject);
     const now = ctx.state.now();
@@ -63,18 +72,20 @@ export const listSecretsHandler = (ctx: Ctx, namespace: string | undefined) => {
     const rows = page.value.items.map((s) => secretRow(s.obj, include, now));
     return sendJson(ctx.res, 200, tableJson(SECRET_COLUMNS, rows, meta));
   }
-  sendJson(ctx.res, 200, secretListJson(page.value));
-};
+  const items = page.value.items.map((s) => s.item);
+  sendJsonParts(ctx.res, 200, secretListBody(page.value, items));
+}
 
-const listOptionsInvalid = (field: string, reason: string, message: string) =>
-  invalid("ListOptions", "", [{ field, reason, message }]);
+function listOptionsInvalid(field: string, reason: string, message: string) {
+  return invalid("ListOptions", "", [{ field, reason, message }]);
+}
 
 /** The 422 the real server answers for inconsistent watch-list options, if any. */
-const watchOptionsError = (
+function watchOptionsError(
   match: string | undefined,
   initial: boolean | undefined,
   bookmarks: boolean,
-): ApiError | undefined => {
+): StatusFailure | undefined {
   if (initial === true && match !== "NotOlderThan") {
     return listOptionsInvalid(
       "resourceVersionMatch",
@@ -97,14 +108,17 @@ const watchOptionsError = (
     );
   }
   return undefined;
-};
+}
 
-/** GET with `watch`: streams events as newline-delimited JSON until the client leaves, a timeout, or a fault. */
-export const watchSecrets = (ctx: Ctx, namespace: string | undefined, name: string | undefined) => {
+/**
+ * GET with `watch`: streams events as newline-delimited JSON until the client leaves, a timeout, or
+ * a fault.
+ */
+export function watchSecrets(ctx: Ctx, namespace: string | undefined, name: string | undefined) {
   const repr = negotiate(ctx.req.headers.accept, true);
   if (repr === "none") return sendError(ctx.res, notAcceptable());
   const sel = selection(ctx, namespace, name);
-  if (!sel.ok) return sendError(ctx.res, badRequest(sel.error));
+  if (!sel.ok) return sendError(ctx.res, sel.failure);
   const q = ctx.query;
   const bookmarks = parseBool(q.allowWatchBookmarks) === true;
   const initial = parseBool(q.sendInitialEvents);
@@ -123,43 +137,43 @@ export const watchSecrets = (ctx: Ctx, namespace: string | undefined, name: stri
       : (s: StoredSecret) => s.addedLine;
 
   startWatchResponse(ctx.res);
-  const stream = ctx.hub.open(ctx.res, sel.value.matches, bookmarks, encode);
+  const watch = ctx.hub.open(ctx.res, ctx.record, sel.value.matches, bookmarks, encode);
   const state = ctx.state;
   const fromState =
     initial === true || (initial === undefined && (rvParam === "" || rvParam === "0"));
   if (fromState) {
     for (const key of state.sortedKeys()) {
       const s = state.get(key);
-      if (s !== undefined && sel.value.matches(s.obj)) stream.push(addedLine(s));
+      if (s !== undefined && sel.value.matches(s.obj)) watch.push(addedLine(s));
     }
-    if (initial === true) stream.bookmark(state.resourceVersion, true);
+    if (initial === true) watch.bookmark(state.resourceVersion, true);
   } else if (rvParam !== "" && rvParam !== "0") {
     const since = state.history.since(Number(rvParam));
     if (!since.ok) {
-      stream.fail(
+      watch.fail(
         expired(`too old resource version: ${since.tooOld.requested} (${since.tooOld.compactedRv})`)
           .status,
       );
       return;
     }
-    stream.startAfter(Number(rvParam));
-    for (const e of since.events) stream.offer(e);
+    watch.startAfter(Number(rvParam));
+    for (const e of since.events) watch.offer(e);
   }
-  if (timeout > 0) stream.endAfter(timeout * 1000, () => state.resourceVersion);
-};
+  if (timeout > 0) watch.endAfter(timeout * 1000, () => state.resourceVersion);
+}
 
-const tableLine = (ctx: Ctx, as: EventType, obj: StoredSecret["obj"]): Buffer => {
+function tableLine(ctx: Ctx, as: EventType, obj: StoredSecret["obj"]): Buffer {
   const row = secretRow(obj, includeObjectOf(ctx.query.includeObject), ctx.state.now());
   return Buffer.from(
     `{"type":"${as}","object":${tableJson(SECRET_COLUMNS, [row], { resourceVersion: obj.metadata.resourceVersion })}}\n`,
   );
-};
+}
 
-const tableEncoder = (ctx: Ctx) => {
+function tableEncoder(ctx: Ctx) {
   const include = includeObjectOf(ctx.query.includeObject);
   return (e: StoreEvent, as: EventType): Buffer =>
     e.cached(`table:${include}:${as}`, () => {
       const obj = as === "DELETED" ? e.deletedObject() : e.current?.obj;
       return obj === undefined ? e.line(as) : tableLine(ctx, as, obj);
     });
-};
+}

@@ -1,19 +1,18 @@
 /**
- * POST, PUT, PATCH and DELETE of Secrets over HTTP: request options
- * (dryRun, fieldManager, fieldValidation, force), body decoding, and the
- * answer codes the real server uses (201 on create, Status on delete).
+ * POST, PUT, PATCH and DELETE of Secrets over HTTP: request options (dryRun, fieldManager,
+ * fieldValidation, force), body decoding, and the answer codes the real server uses (201 on create,
+ * Status on delete).
  */
 import { z } from "zod";
 import type { Ctx } from "./context.ts";
 import { decodeSecretBody, mediaTypeOf, parseDocument, type SecretInput } from "./decode.ts";
 import { type DeleteOptions, deleteSecret } from "./delete.ts";
-import { parseBool, readBody, sendError, sendJson } from "./http-io.ts";
-import { listSecrets } from "./list.ts";
-import { decodeDeleteOptions, decodeEnvelope } from "./protobuf.ts";
-import { err, ok, type Result } from "./result.ts";
+import { parseBool, readBody, sendError, sendJson, sendJsonParts } from "./http-io.ts";
+import { listSecrets, secretListBody } from "./list.ts";
+import { decodeDeleteOptionsProto, decodeEnvelope } from "./protobuf.ts";
 import { patchSecret, patchTypeOf } from "./secret-patch.ts";
 import { compileSelection } from "./selectors.ts";
-import { type ApiError, badRequest } from "./status.ts";
+import { badRequest, failWith, type OrStatus, ok } from "./status.ts";
 import { createSecret, updateSecret } from "./writes.ts";
 
 interface Common {
@@ -22,15 +21,18 @@ interface Common {
   readonly validation: "Strict" | "Warn" | "Ignore";
 }
 
-/** The options every write shares, from the query string (and the User-Agent for the default manager). */
-const commonOptions = (ctx: Ctx): Result<Common, ApiError> => {
+/**
+ * The options every write shares, from the query string (and the User-Agent for the default
+ * manager).
+ */
+function commonOptions(ctx: Ctx): OrStatus<Common> {
   const q = ctx.query;
   const dryRun = ctx.url.searchParams.getAll("dryRun");
   if (dryRun.some((d) => d !== "All"))
-    return err(badRequest(`Invalid dry run value: ${dryRun.join(",")}`));
+    return failWith(badRequest(`Invalid dry run value: ${dryRun.join(",")}`));
   const validation = q.fieldValidation ?? "Warn";
   if (validation !== "Strict" && validation !== "Warn" && validation !== "Ignore") {
-    return err(
+    return failWith(
       badRequest(
         `fieldValidation: Unsupported value: "${validation}": supported values: "Ignore", "Strict", "Warn"`,
       ),
@@ -39,73 +41,68 @@ const commonOptions = (ctx: Ctx): Result<Common, ApiError> => {
   const agent = ctx.req.headers["user-agent"] ?? "";
   const manager = q.fieldManager ?? (agent.split("/")[0] || "unknown");
   if (manager.length > 128)
-    return err(badRequest("fieldManager: Too long: may not be more than 128 bytes"));
+    return failWith(badRequest("fieldManager: Too long: may not be more than 128 bytes"));
   return ok({ dryRun: dryRun.length > 0, manager, validation });
-};
+}
 
 /** Strict refuses unknown fields with 400; Warn answers them in Warning headers. */
-const checkUnknown = (
-  c: Common,
-  unknown: readonly string[],
-): Result<Record<string, string[]>, ApiError> => {
+function checkUnknown(c: Common, unknown: readonly string[]): OrStatus<Record<string, string[]>> {
   if (unknown.length === 0 || c.validation === "Ignore") return ok({});
   if (c.validation === "Strict") {
-    return err(
+    return failWith(
       badRequest(`strict decoding error: ${unknown.map((f) => `unknown field "${f}"`).join(", ")}`),
     );
   }
   return ok({ Warning: unknown.map((f) => `299 - "unknown field \\"${f}\\""`) });
-};
+}
 
-const answer = (ctx: Ctx, code: number, json: string, headers: Record<string, string[]>): void => {
+function answer(ctx: Ctx, code: number, json: string, headers: Record<string, string[]>): void {
   for (const [k, v] of Object.entries(headers)) ctx.res.setHeader(k, v);
   sendJson(ctx.res, code, json);
-};
+}
 
 /**
- * The shared steps of a create and an update: options, body, decoding, field validation, the
- * write itself, then the answer with its warnings.
+ * The shared steps of a create and an update: options, body, decoding, field validation, the write
+ * itself, then the answer with its warnings.
  */
-const writeWholeSecret = async (
+async function writeWholeSecret(
   ctx: Ctx,
   code: number,
   write: (input: SecretInput, options: Common) => ReturnType<typeof createSecret>,
-): Promise<void> => {
+): Promise<void> {
   const c = commonOptions(ctx);
-  if (!c.ok) return sendError(ctx.res, c.error);
+  if (!c.ok) return sendError(ctx.res, c.failure);
   const body = await readBody(ctx.req);
-  if (!body.ok) return sendError(ctx.res, body.error);
+  if (!body.ok) return sendError(ctx.res, body.failure);
   const decoded = decodeSecretBody(body.value, ctx.req.headers["content-type"]);
-  if (!decoded.ok) return sendError(ctx.res, decoded.error);
+  if (!decoded.ok) return sendError(ctx.res, decoded.failure);
   const warn = checkUnknown(c.value, decoded.value.unknownFields);
-  if (!warn.ok) return sendError(ctx.res, warn.error);
+  if (!warn.ok) return sendError(ctx.res, warn.failure);
   const r = write(decoded.value.input, c.value);
-  if (!r.ok) return sendError(ctx.res, r.error);
+  if (!r.ok) return sendError(ctx.res, r.failure);
   answer(ctx, code, r.value.stored.json, warn.value);
-};
+}
 
 /** POST /api/v1/namespaces/{ns}/secrets. */
-export const createSecretHandler = (ctx: Ctx, namespace: string): Promise<void> =>
-  writeWholeSecret(ctx, 201, (input, options) =>
+export function createSecretHandler(ctx: Ctx, namespace: string): Promise<void> {
+  return writeWholeSecret(ctx, 201, (input, options) =>
     createSecret(ctx.state, namespace, input, options),
   );
+}
 
 /** PUT /api/v1/namespaces/{ns}/secrets/{name}. */
-export const updateSecretHandler = (ctx: Ctx, namespace: string, name: string): Promise<void> =>
-  writeWholeSecret(ctx, 200, (input, options) =>
+export function updateSecretHandler(ctx: Ctx, namespace: string, name: string): Promise<void> {
+  return writeWholeSecret(ctx, 200, (input, options) =>
     updateSecret(ctx.state, namespace, name, input, options),
   );
+}
 
 /** PATCH /api/v1/namespaces/{ns}/secrets/{name}, every patch type including server-side apply. */
-export const patchSecretHandler = async (
-  ctx: Ctx,
-  namespace: string,
-  name: string,
-): Promise<void> => {
+export async function patchSecretHandler(ctx: Ctx, namespace: string, name: string): Promise<void> {
   const c = commonOptions(ctx);
-  if (!c.ok) return sendError(ctx.res, c.error);
+  if (!c.ok) return sendError(ctx.res, c.failure);
   const type = patchTypeOf(ctx.req.headers["content-type"]);
-  if (!type.ok) return sendError(ctx.res, type.error);
+  if (!type.ok) return sendError(ctx.res, type.failure);
   if (type.value === "apply" && ctx.query.fieldManager === undefined) {
     return sendError(
       ctx.res,
@@ -119,13 +116,13 @@ export const patchSecretHandler = async (
       badRequest("force: Forbidden: may not be specified for non-apply patch"),
     );
   const body = await readBody(ctx.req);
-  if (!body.ok) return sendError(ctx.res, body.error);
+  if (!body.ok) return sendError(ctx.res, body.failure);
   const r = patchSecret(ctx.state, namespace, name, body.value, type.value, { ...c.value, force });
-  if (!r.ok) return sendError(ctx.res, r.error);
+  if (!r.ok) return sendError(ctx.res, r.failure);
   const warn = checkUnknown(c.value, r.value.unknownFields);
-  if (!warn.ok) return sendError(ctx.res, warn.error);
+  if (!warn.ok) return sendError(ctx.res, warn.failure);
   answer(ctx, r.value.result.created ? 201 : 200, r.value.result.stored.json, warn.value);
-};
+}
 
 const deleteOptionsSchema = z.object({
   preconditions: z
@@ -135,7 +132,7 @@ const deleteOptionsSchema = z.object({
 });
 
 /** DeleteOptions from the body (JSON or protobuf) and the query string. */
-const deleteOptions = async (ctx: Ctx): Promise<Result<DeleteOptions, ApiError>> => {
+async function deleteOptions(ctx: Ctx): Promise<OrStatus<DeleteOptions>> {
   const body = await readBody(ctx.req);
   if (!body.ok) return body;
   const queryDryRun = ctx.url.searchParams.getAll("dryRun").includes("All");
@@ -144,9 +141,9 @@ const deleteOptions = async (ctx: Ctx): Promise<Result<DeleteOptions, ApiError>>
   if (!media.ok) return media;
   if (media.value === "protobuf") {
     const env = decodeEnvelope(body.value);
-    if (!env.ok) return err(badRequest(env.error));
-    const o = decodeDeleteOptions(env.value.raw);
-    if (!o.ok) return err(badRequest(o.error));
+    if (!env.ok) return env;
+    const o = decodeDeleteOptionsProto(env.value.raw);
+    if (!o.ok) return o;
     return ok({
       preconditions: o.value.preconditions,
       dryRun: queryDryRun || (o.value.dryRun ?? []).includes("All"),
@@ -156,7 +153,7 @@ const deleteOptions = async (ctx: Ctx): Promise<Result<DeleteOptions, ApiError>>
   if (!doc.ok) return doc;
   const parsed = deleteOptionsSchema.safeParse(doc.value);
   if (!parsed.success)
-    return err(
+    return failWith(
       badRequest(`DeleteOptions could not be decoded: ${parsed.error.issues[0]?.message ?? ""}`),
     );
   const pre = parsed.data.preconditions;
@@ -166,43 +163,39 @@ const deleteOptions = async (ctx: Ctx): Promise<Result<DeleteOptions, ApiError>>
       : undefined,
     dryRun: queryDryRun || (parsed.data.dryRun ?? []).includes("All"),
   });
-};
+}
 
 /** DELETE /api/v1/namespaces/{ns}/secrets/{name}: answers the Success Status. */
-export const deleteSecretHandler = async (
+export async function deleteSecretHandler(
   ctx: Ctx,
   namespace: string,
   name: string,
-): Promise<void> => {
+): Promise<void> {
   const o = await deleteOptions(ctx);
-  if (!o.ok) return sendError(ctx.res, o.error);
+  if (!o.ok) return sendError(ctx.res, o.failure);
   const r = deleteSecret(ctx.state, namespace, name, o.value);
-  if (!r.ok) return sendError(ctx.res, r.error);
+  if (!r.ok) return sendError(ctx.res, r.failure);
   sendJson(ctx.res, 200, r.value.status);
-};
+}
 
 /** DELETE on a collection: deletes every selected Secret, answers the list of what it deleted. */
-export const deleteCollectionHandler = async (
+export async function deleteCollectionHandler(
   ctx: Ctx,
   namespace: string | undefined,
-): Promise<void> => {
+): Promise<void> {
   const o = await deleteOptions(ctx);
-  if (!o.ok) return sendError(ctx.res, o.error);
+  if (!o.ok) return sendError(ctx.res, o.failure);
   const sel = compileSelection(namespace, ctx.query.labelSelector, ctx.query.fieldSelector);
-  if (!sel.ok) return sendError(ctx.res, badRequest(sel.error));
+  if (!sel.ok) return sendError(ctx.res, sel.failure);
   const page = listSecrets(ctx.state, { namespace, matches: sel.value.matches, filtered: true });
-  if (!page.ok) return sendError(ctx.res, page.error);
-  const items: string[] = [];
+  if (!page.ok) return sendError(ctx.res, page.failure);
+  const items: Buffer[] = [];
   for (const s of page.value.items) {
     const r = deleteSecret(ctx.state, s.obj.metadata.namespace, s.obj.metadata.name, {
       dryRun: o.value.dryRun ?? false,
     });
-    if (r.ok) items.push(s.itemJson);
+    if (r.ok) items.push(s.item);
   }
-  const rv = String(ctx.state.resourceVersion);
-  sendJson(
-    ctx.res,
-    200,
-    `{"kind":"SecretList","apiVersion":"v1","metadata":{"resourceVersion":"${rv}"},"items":[${items.join(",")}]}`,
-  );
-};
+  ctx.record.sent(items.length, 0);
+  sendJsonParts(ctx.res, 200, secretListBody({ rv: ctx.state.resourceVersion }, items));
+}

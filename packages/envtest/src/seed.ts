@@ -1,7 +1,13 @@
-/** The demo's sample data: a Registry with two Apps, one of whose App Secrets is deliberately missing. */
+/**
+ * The demo's sample data: a Registry with two Apps, one of whose App Secrets is deliberately
+ * missing.
+ */
 import type { Envtest } from "./envtest.ts";
 
-/** The Registry document the demo serves: `shop` resolves, `blog` points at a Secret that does not exist. */
+/**
+ * The Registry document the demo serves: `shop` resolves, `blog` points at a Secret that does not
+ * exist.
+ */
 export const DEMO_REGISTRY = {
   apiVersion: "replica-mirror/v1",
   apps: [
@@ -24,10 +30,10 @@ export const DEMO_REGISTRY = {
 export const DEMO_SHOP_TOKEN = "shop-demo-token";
 
 /**
- * Writes `default/replica-registry` (key `registry.json`) and `tenant-a/shop-credentials`
- * (key `token`), and no `tenant-b/blog-credentials`, so the demo shows a 503 for blog.example.com.
+ * Writes `default/replica-registry` (key `registry.json`) and `tenant-a/shop-credentials` (key
+ * `token`), and no `tenant-b/blog-credentials`, so the demo shows a 503 for blog.example.com.
  */
-export const seedDemo = (envtest: Envtest): void => {
+export function seedDemo(envtest: Envtest): void {
   envtest.apply({
     namespace: "default",
     name: "replica-registry",
@@ -38,4 +44,4 @@ export const seedDemo = (envtest: Envtest): void => {
     name: "shop-credentials",
     data: { token: DEMO_SHOP_TOKEN },
   });
-};
+}

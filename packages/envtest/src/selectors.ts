@@ -1,9 +1,10 @@
 /**
- * Label and field selectors with the grammar of apimachinery's `labels.Parse`
- * and `fields.ParseSelector`, compiled once per request into predicates.
+ * Label and field selectors with the grammar of apimachinery's `labels.Parse` and
+ * `fields.ParseSelector`, compiled once per request into predicates.
  */
-import { err, ok, type Result } from "./result.ts";
+
 import type { SecretJSON } from "./secret.ts";
+import { badRequest, failWith, type OrStatus, ok } from "./status.ts";
 
 /** Whether a Secret is in a request's selection. */
 export type Predicate = (s: SecretJSON) => boolean;
@@ -17,7 +18,7 @@ type Token =
 
 const OPS = ["!=", "==", "=", "!", ">", "<", "(", ")", ","] as const;
 
-const lex = (s: string): Token[] => {
+function lex(s: string): Token[] {
   const out: Token[] = [];
   let i = 0;
   while (i < s.length) {
@@ -39,16 +40,18 @@ const lex = (s: string): Token[] => {
   }
   out.push({ t: "end" });
   return out;
-};
+}
 
-const describe = (t: Token): string => (t.t === "end" ? "EOS" : `'${t.v}'`);
+function describe(t: Token): string {
+  return t.t === "end" ? "EOS" : `'${t.v}'`;
+}
 
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 const NAME_PART = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 /** Whether `key` is a qualified name (`[prefix/]name`), as label keys must be. */
-export const isQualifiedName = (key: string): boolean => {
+export function isQualifiedName(key: string): boolean {
   const parts = key.split("/");
   if (parts.length > 2) return false;
   const name = parts.at(-1) ?? "";
@@ -58,21 +61,26 @@ export const isQualifiedName = (key: string): boolean => {
     return prefix.length > 0 && prefix.length <= 253 && DNS_SUBDOMAIN.test(prefix);
   }
   return true;
-};
+}
 
 /** Whether `v` is a valid label value (empty allowed, ≤ 63 characters). */
-export const isLabelValue = (v: string): boolean => v.length <= 63 && LABEL_VALUE.test(v);
+export function isLabelValue(v: string): boolean {
+  return v.length <= 63 && LABEL_VALUE.test(v);
+}
 
-/** Parses a label selector (`a=b`, `a!=b`, `a in (x,y)`, `a notin (x)`, `a`, `!a`, `a>1`) into a predicate on labels. */
-export const parseLabelSelector = (
+/**
+ * Parses a label selector (`a=b`, `a!=b`, `a in (x,y)`, `a notin (x)`, `a`, `!a`, `a>1`) into a
+ * predicate on labels.
+ */
+export function parseLabelSelector(
   selector: string | undefined,
-): Result<(labels: Readonly<Record<string, string>> | undefined) => boolean, string> => {
+): OrStatus<(labels: Readonly<Record<string, string>> | undefined) => boolean> {
   if (selector === undefined || selector.trim() === "") return ok(() => true);
   const toks = lex(selector);
   let p = 0;
   const peek = (): Token => toks[p] ?? { t: "end" };
   const next = (): Token => toks[p++] ?? { t: "end" };
-  const fail = (msg: string) => err(`unable to parse requirement: ${msg}`);
+  const fail = (msg: string) => failWith(badRequest(`unable to parse requirement: ${msg}`));
   const reqs: ((l: Readonly<Record<string, string>>) => boolean)[] = [];
   for (;;) {
     let negate = false;
@@ -152,7 +160,7 @@ export const parseLabelSelector = (
     const l = labels ?? {};
     return reqs.every((r) => r(l));
   });
-};
+}
 
 /** The fields a Secret field selector may name, as the real conversion function allows. */
 const SECRET_FIELDS: Readonly<Record<string, (s: SecretJSON) => string>> = {
@@ -161,7 +169,7 @@ const SECRET_FIELDS: Readonly<Record<string, (s: SecretJSON) => string>> = {
   type: (s) => s.type,
 };
 
-const splitUnescaped = (s: string, sep: string): string[] => {
+function splitUnescaped(s: string, sep: string): string[] {
   const parts: string[] = [];
   let cur = "";
   for (let i = 0; i < s.length; i++) {
@@ -176,9 +184,9 @@ const splitUnescaped = (s: string, sep: string): string[] => {
   }
   parts.push(cur);
   return parts;
-};
+}
 
-const unescapeValue = (s: string): Result<string, string> => {
+function unescapeValue(s: string): OrStatus<string> {
   let out = "";
   for (let i = 0; i < s.length; i++) {
     const c = s[i] ?? "";
@@ -190,35 +198,38 @@ const unescapeValue = (s: string): Result<string, string> => {
     if (n === "\\" || n === "," || n === "=") {
       out += n;
       i++;
-    } else return err(`invalid field selector: invalid escape sequence: \\${n ?? ""}`);
+    } else
+      return failWith(badRequest(`invalid field selector: invalid escape sequence: \\${n ?? ""}`));
   }
   return ok(out);
-};
+}
 
 /** Parses a Secret field selector; unknown fields are refused with the real server's message. */
-export const parseFieldSelector = (selector: string | undefined): Result<Predicate, string> => {
+export function parseFieldSelector(selector: string | undefined): OrStatus<Predicate> {
   if (selector === undefined || selector.trim() === "") return ok(always);
   const terms: Predicate[] = [];
   for (const term of splitUnescaped(selector, ",")) {
     const m = /^(.*?)(!=|==|=)(.*)$/s.exec(term);
-    if (m === null) return err(`invalid selector: '${selector}'; can't understand '${term}'`);
+    if (m === null)
+      return failWith(badRequest(`invalid selector: '${selector}'; can't understand '${term}'`));
     const [, field = "", op, raw = ""] = m;
     const value = unescapeValue(raw);
     if (!value.ok) return value;
     const get = SECRET_FIELDS[field.trim()];
-    if (get === undefined) return err(`field label not supported: ${field.trim()}`);
+    if (get === undefined)
+      return failWith(badRequest(`field label not supported: ${field.trim()}`));
     const v = value.value;
     terms.push(op === "!=" ? (s) => get(s) !== v : (s) => get(s) === v);
   }
   return ok((s) => terms.every((t) => t(s)));
-};
+}
 
 /** One predicate for a request's namespace scope, label selector and field selector. */
-export const compileSelection = (
+export function compileSelection(
   namespace: string | undefined,
   labelSelector: string | undefined,
   fieldSelector: string | undefined,
-): Result<{ matches: Predicate; filtered: boolean }, string> => {
+): OrStatus<{ matches: Predicate; filtered: boolean }> {
   const labels = parseLabelSelector(labelSelector);
   if (!labels.ok) return labels;
   const fields = parseFieldSelector(fieldSelector);
@@ -231,4 +242,4 @@ export const compileSelection = (
       ? (s) => l(s.metadata.labels) && f(s)
       : (s) => s.metadata.namespace === namespace && l(s.metadata.labels) && f(s);
   return ok({ matches, filtered });
-};
+}

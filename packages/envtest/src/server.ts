@@ -1,26 +1,19 @@
 /**
- * The HTTP(S) listener: routes each request, records it, applies injected
- * latency and failures, and dispatches to the handlers. Built on node:http so
- * watch responses control their own chunking and sockets can be destroyed.
+ * Serving one request: route it, record it, apply injected latency and failures (or the down time
+ * of a restart), and dispatch it to the handler of its resource and verb.
  */
-import {
-  createServer as createHttpServer,
-  type IncomingMessage,
-  type Server,
-  type ServerResponse,
-} from "node:http";
-import { createServer as createHttpsServer } from "node:https";
-import type { Socket } from "node:net";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { setTimeout as delay } from "node:timers/promises";
 import type { Ctx } from "./context.ts";
-import { handleControl } from "./control.ts";
+import { type ControlTargets, handleControl } from "./control.ts";
 import { apiGroupList, apiVersions, coreResources, SERVER_VERSION } from "./discovery.ts";
-import type { FaultSettings, Faults } from "./faults.ts";
-import { parseBool, queryOf, sendError, sendJson, sendText } from "./http-io.ts";
+import type { FaultSettings } from "./faults.ts";
+import { parseBool, type Query, queryOf, sendError, sendJson, sendText } from "./http-io.ts";
+import { clientOf } from "./kubeconfig.ts";
 import { createNamespace, patchNamespace, updateNamespace } from "./namespace-writes.ts";
 import { getNamespace, listNamespaces, watchNamespaces } from "./namespaces.ts";
 import { coreV1Document, coreV1Hash, openapiV3Index } from "./openapi.ts";
-import type { RequestRecorder } from "./request-log.ts";
+import type { RequestArrival, RequestRecord, RequestRecorder } from "./request-log.ts";
 import { type Route, route, type Verb, verbOf } from "./routes.ts";
 import { getSecret, listSecretsHandler, watchSecrets } from "./secrets-read.ts";
 import {
@@ -34,21 +27,15 @@ import { injected, methodNotAllowed, pathNotFound } from "./status.ts";
 import type { EnvtestState } from "./store.ts";
 import type { WatchHub } from "./watch-hub.ts";
 
-/** Everything a listener serves from; the state may outlive the listener. */
+/** Everything requests are served from; the state may outlive the server. */
 export interface ServerDeps {
   readonly state: EnvtestState;
   readonly hub: WatchHub;
   readonly settings: FaultSettings;
-  readonly faults: Faults;
   readonly log: RequestRecorder;
-  readonly tls?: { readonly key: string; readonly cert: string } | undefined;
-}
-
-/** A bound listener. */
-export interface Listening {
-  readonly port: number;
-  /** Destroys every open connection and resolves once the port is free. */
-  close(): Promise<void>;
+  readonly control: ControlTargets;
+  /** While true (a restart's down time), every request but the control path's is answered 503. */
+  readonly unavailable: () => boolean;
 }
 
 const API_VERBS = new Set<Verb>([
@@ -62,11 +49,11 @@ const API_VERBS = new Set<Verb>([
   "deletecollection",
 ]);
 
-const dispatchSecrets = async (
+async function dispatchSecrets(
   ctx: Ctx,
   r: Extract<Route, { kind: "secrets" }>,
   verb: Verb,
-): Promise<void> => {
+): Promise<void> {
   const { namespace, name } = r;
   if (verb === "watch") return watchSecrets(ctx, namespace, name);
   if (r.watchPath) return sendError(ctx.res, methodNotAllowed());
@@ -92,9 +79,9 @@ const dispatchSecrets = async (
     default:
       return sendError(ctx.res, methodNotAllowed());
   }
-};
+}
 
-const dispatch = async (ctx: Ctx, r: Route, verb: Verb): Promise<void> => {
+async function dispatch(ctx: Ctx, r: Route, verb: Verb): Promise<void> {
   switch (r.kind) {
     case "health":
       return sendText(ctx.res, 200, "ok");
@@ -128,14 +115,58 @@ const dispatch = async (ctx: Ctx, r: Route, verb: Verb): Promise<void> => {
     case "control":
       return;
   }
-};
+}
 
-const handler =
-  (deps: ServerDeps, address: () => string) =>
-  async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+function arrivalOf(req: IncomingMessage, url: URL, r: Route, verb: Verb, q: Query): RequestArrival {
+  const resource = r.kind === "secrets" || r.kind === "namespaces" ? r : undefined;
+  const h = req.headers;
+  return {
+    method: req.method ?? "GET",
+    path: url.pathname,
+    query: q,
+    verb,
+    ...(resource === undefined ? {} : { resource: resource.kind }),
+    ...(r.kind === "secrets" && r.namespace !== undefined ? { namespace: r.namespace } : {}),
+    ...(resource?.name === undefined ? {} : { name: resource.name }),
+    client: clientOf(h.authorization, h["user-agent"]),
+    ...(q.labelSelector === undefined ? {} : { labelSelector: q.labelSelector }),
+    ...(q.fieldSelector === undefined ? {} : { fieldSelector: q.fieldSelector }),
+    ...(q.resourceVersion === undefined ? {} : { resourceVersion: q.resourceVersion }),
+    ...(q.limit === undefined ? {} : { limit: q.limit }),
+    ...(h["user-agent"] === undefined ? {} : { userAgent: h["user-agent"] }),
+    ...(h["content-type"] === undefined ? {} : { contentType: h["content-type"] }),
+  };
+}
+
+/** Verbs whose successful answer carries one object (a list or watch counts its own). */
+const ONE_OBJECT = new Set<Verb>(["get", "create", "update", "patch", "delete"]);
+
+/** Accounts for a response once it ends: status, body bytes (not a watch's: it counts its own). */
+function recordEnd(record: RequestRecord, res: ServerResponse, verb: Verb): void {
+  const status = res.headersSent ? res.statusCode : undefined;
+  const length = res.getHeader("content-length");
+  if (typeof length === "number" || typeof length === "string") {
+    const ok = status !== undefined && status < 300;
+    record.sent(ok && ONE_OBJECT.has(verb) ? 1 : 0, Number(length));
+  }
+  record.end(status);
+}
+
+/** Routes, records, delays or fails, then dispatches one request. */
+export function createHandler(
+  deps: ServerDeps,
+  address: () => string,
+): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  return async (req, res) => {
     const url = new URL(req.url ?? "/", "http://envtest.invalid");
     const query = queryOf(url);
     const r = route(url.pathname);
+    if (r.kind === "control") return handleControl(req, res, r.action, deps.control);
+    const verb = verbOf(req.method ?? "GET", r, parseBool(query.watch) === true);
+    const record = deps.log.start(arrivalOf(req, url, r, verb, query), () =>
+      res.headersSent ? res.statusCode : undefined,
+    );
+    res.on("close", () => recordEnd(record, res, verb));
     const ctx: Ctx = {
       req,
       res,
@@ -143,38 +174,13 @@ const handler =
       query,
       state: deps.state,
       hub: deps.hub,
-      settings: deps.settings,
+      record,
       serverAddress: address(),
     };
-    if (r.kind === "control") return handleControl(ctx, r.action, deps.faults, deps.log);
-    const method = req.method ?? "GET";
-    const verb = verbOf(method, r, parseBool(query.watch) === true);
-    const seen: { res?: ServerResponse; status?: number } = { res };
-    res.on("close", () => {
-      seen.status = res.headersSent ? res.statusCode : undefined;
-      seen.res = undefined;
-    });
-    deps.log.record(
-      {
-        method,
-        path: url.pathname,
-        query,
-        verb,
-        ...(r.kind === "secrets" || r.kind === "namespaces" ? { resource: r.kind } : {}),
-        ...(r.kind === "secrets" && r.namespace !== undefined ? { namespace: r.namespace } : {}),
-        ...((r.kind === "secrets" || r.kind === "namespaces") && r.name !== undefined
-          ? { name: r.name }
-          : {}),
-        time: Date.now(),
-        ...(req.headers["user-agent"] === undefined
-          ? {}
-          : { userAgent: req.headers["user-agent"] }),
-        ...(req.headers["content-type"] === undefined
-          ? {}
-          : { contentType: req.headers["content-type"] }),
-      },
-      () => seen.status ?? (seen.res?.headersSent ? seen.res.statusCode : undefined),
-    );
+    if (deps.unavailable()) {
+      req.resume();
+      return sendError(res, injected(503, 1));
+    }
     if (deps.settings.latencyMs > 0) await delay(deps.settings.latencyMs);
     if (API_VERBS.has(verb)) {
       const failure = deps.settings.takeFailure(verb);
@@ -185,44 +191,4 @@ const handler =
     }
     await dispatch(ctx, r, verb);
   };
-
-/** Starts listening on host:port (0 for an ephemeral port). */
-export const listen = async (deps: ServerDeps, host: string, port: number): Promise<Listening> => {
-  let actualPort = port;
-  const handle = handler(deps, () => `${host}:${actualPort}`);
-  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
-    handle(req, res).catch((e: unknown) => {
-      const message = e instanceof Error ? (e.stack ?? e.message) : String(e);
-      process.emitWarning(`envtest handler failed: ${message}`);
-      if (!res.headersSent) sendError(res, injected(500));
-      else res.destroy();
-    });
-  };
-  const server: Server = deps.tls
-    ? createHttpsServer({ key: deps.tls.key, cert: deps.tls.cert }, onRequest)
-    : createHttpServer(onRequest);
-  const sockets = new Set<Socket>();
-  server.on("connection", (s: Socket) => {
-    sockets.add(s);
-    s.on("close", () => sockets.delete(s));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const addr = server.address();
-  actualPort = typeof addr === "object" && addr !== null ? addr.port : port;
-  return {
-    port: actualPort,
-    close: () =>
-      new Promise<void>((resolve) => {
-        deps.hub.close();
-        server.close(() => resolve());
-        server.closeAllConnections();
-        for (const s of sockets) s.destroy();
-      }),
-  };
-};
+}

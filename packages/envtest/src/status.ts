@@ -1,7 +1,8 @@
 /**
- * The apimachinery `Status` error catalogue: every failure the fake API server
- * returns is built here, shaped and worded as kube-apiserver 1.32 shapes it,
- * because clients branch on `reason` and `code` and humans read `message`.
+ * The apimachinery `Status` error catalogue: every failure the fake API server returns is built
+ * here, shaped and worded as kube-apiserver 1.32 shapes it, because clients branch on `reason` and
+ * `code` and humans read `message`. An expected failure is a value (`OrStatus`), never an
+ * exception: whatever step refuses a request already holds the Status the server answers with.
  */
 
 export interface StatusCause {
@@ -33,56 +34,88 @@ export interface Status {
 }
 
 /** A failed request: the Status body plus any extra response headers (Retry-After). */
-export interface ApiError {
+export interface StatusFailure {
   readonly status: Status;
   readonly headers?: Readonly<Record<string, string>>;
 }
 
-const failure = (
+/** What a step of serving a request yields: its value, or the Status failure to answer instead. */
+export type OrStatus<T> =
+  | { readonly ok: true; readonly value: T }
+  | { readonly ok: false; readonly failure: StatusFailure };
+
+/** A step that succeeded with `value`. */
+export function ok<T>(value: T): { readonly ok: true; readonly value: T } {
+  return { ok: true, value };
+}
+
+/** A step that refuses the request with `failure`. */
+export function failWith(failure: StatusFailure): {
+  readonly ok: false;
+  readonly failure: StatusFailure;
+} {
+  return { ok: false, failure };
+}
+
+function failure(
   code: number,
   reason: string,
   message: string,
   details?: StatusDetails,
-): ApiError => ({
-  status: {
-    kind: "Status",
-    apiVersion: "v1",
-    metadata: {},
-    status: "Failure",
-    message,
-    reason,
-    ...(details === undefined ? {} : { details }),
-    code,
-  },
-});
+): StatusFailure {
+  return {
+    status: {
+      kind: "Status",
+      apiVersion: "v1",
+      metadata: {},
+      status: "Failure",
+      message,
+      reason,
+      ...(details === undefined ? {} : { details }),
+      code,
+    },
+  };
+}
 
 /** 404 for a named object: `secrets "x" not found`. */
-export const notFound = (resource: string, name: string): ApiError =>
-  failure(404, "NotFound", `${resource} "${name}" not found`, { name, kind: resource });
+export function notFound(resource: string, name: string): StatusFailure {
+  return failure(404, "NotFound", `${resource} "${name}" not found`, { name, kind: resource });
+}
 
 /** 404 for a URL the server does not serve. */
-export const pathNotFound = (): ApiError =>
-  failure(404, "NotFound", "the server could not find the requested resource", {});
+export function pathNotFound(): StatusFailure {
+  return failure(404, "NotFound", "the server could not find the requested resource", {});
+}
 
 /** 409 on create when the name is taken. */
-export const alreadyExists = (resource: string, name: string): ApiError =>
-  failure(409, "AlreadyExists", `${resource} "${name}" already exists`, { name, kind: resource });
-
-/** 409 on a stale resourceVersion or a failed precondition. */
-export const conflict = (
-  resource: string,
-  name: string,
-  why = "the object has been modified; please apply your changes to the latest version and try again",
-): ApiError =>
-  failure(409, "Conflict", `Operation cannot be fulfilled on ${resource} "${name}": ${why}`, {
+export function alreadyExists(resource: string, name: string): StatusFailure {
+  return failure(409, "AlreadyExists", `${resource} "${name}" already exists`, {
     name,
     kind: resource,
   });
+}
+
+/** 409 on a stale resourceVersion or a failed precondition. */
+export function conflict(
+  resource: string,
+  name: string,
+  why = "the object has been modified; please apply your changes to the latest version and try again",
+): StatusFailure {
+  return failure(
+    409,
+    "Conflict",
+    `Operation cannot be fulfilled on ${resource} "${name}": ${why}`,
+    {
+      name,
+      kind: resource,
+    },
+  );
+}
 
 /** 409 from server-side apply when fields owned by other managers would change. */
-export const applyConflict = (
+export function applyConflict(
   conflicts: readonly { manager: string; field: string }[],
-): ApiError => {
+): StatusFailure {
   const n = conflicts.length;
   const head = `Apply failed with ${n} conflict${n === 1 ? "" : "s"}`;
   const message =
@@ -96,14 +129,14 @@ export const applyConflict = (
       field: c.field,
     })),
   });
-};
+}
 
 /** 422 with one cause per field error; `kind` is the object kind (`Secret`), not the resource. */
-export const invalid = (
+export function invalid(
   kind: string,
   name: string,
   errors: readonly { field: string; message: string; reason: string }[],
-): ApiError => {
+): StatusFailure {
   const rendered = errors.map((e) => `${e.field}: ${e.message}`);
   const list = rendered.length === 1 ? rendered[0] : `[${rendered.join(", ")}]`;
   return failure(422, "Invalid", `${kind} "${name}" is invalid: ${list}`, {
@@ -111,50 +144,68 @@ export const invalid = (
     kind,
     causes: errors.map((e) => ({ reason: e.reason, message: e.message, field: e.field })),
   });
-};
+}
 
 /** 422 without field causes, as a failed JSON patch operation gets. */
-export const unprocessable = (message: string): ApiError => failure(422, "Invalid", message);
+export function unprocessable(message: string): StatusFailure {
+  return failure(422, "Invalid", message);
+}
+
+/** 400 for a body that does not decode as the `kind` the URL names. */
+export function cannotHandle(kind: string, why: string): StatusFailure {
+  return badRequest(`${kind} in version "v1" cannot be handled as a ${kind}: ${why}`);
+}
 
 /** 400 for malformed requests: bad selectors, undecodable bodies, mismatched names. */
-export const badRequest = (message: string): ApiError => failure(400, "BadRequest", message);
+export function badRequest(message: string): StatusFailure {
+  return failure(400, "BadRequest", message);
+}
 
 /** 405 for a verb the resource does not support. */
-export const methodNotAllowed = (): ApiError =>
-  failure(
+export function methodNotAllowed(): StatusFailure {
+  return failure(
     405,
     "MethodNotAllowed",
     "the server does not allow this method on the requested resource",
     {},
   );
+}
 
 /** 406 when the Accept header admits no JSON. */
-export const notAcceptable = (): ApiError =>
-  failure(
+export function notAcceptable(): StatusFailure {
+  return failure(
     406,
     "NotAcceptable",
     "the server was unable to respond with a content type that the client supports",
   );
+}
 
 /** 413 for a request body over the server's 3 MiB limit. */
-export const entityTooLarge = (limit: number): ApiError =>
-  failure(413, "RequestEntityTooLarge", `Request entity too large: limit is ${limit}`);
+export function entityTooLarge(limit: number): StatusFailure {
+  return failure(413, "RequestEntityTooLarge", `Request entity too large: limit is ${limit}`);
+}
 
 /** 415 for a PATCH or write body in a format the server does not decode. */
-export const unsupportedMediaType = (contentType: string, accepted: readonly string[]): ApiError =>
-  failure(
+export function unsupportedMediaType(
+  contentType: string,
+  accepted: readonly string[],
+): StatusFailure {
+  return failure(
     415,
     "UnsupportedMediaType",
     `the body of the request was in an unknown format - accepted media types include: ${accepted.join(", ")}`,
     { kind: contentType },
   );
+}
 
 /** 410 for a resourceVersion older than the retained history. */
-export const expired = (message: string): ApiError => failure(410, "Expired", message);
+export function expired(message: string): StatusFailure {
+  return failure(410, "Expired", message);
+}
 
 /** 504 for a resourceVersion newer than any the server has produced. */
-export const tooLargeResourceVersion = (requested: number, current: number): ApiError =>
-  failure(504, "Timeout", `Too large resource version: ${requested}, current: ${current}`, {
+export function tooLargeResourceVersion(requested: number, current: number): StatusFailure {
+  return failure(504, "Timeout", `Too large resource version: ${requested}, current: ${current}`, {
     causes: [
       {
         reason: "ResourceVersionTooLarge",
@@ -163,13 +214,14 @@ export const tooLargeResourceVersion = (requested: number, current: number): Api
     ],
     retryAfterSeconds: 1,
   });
+}
 
 /** An injected failure with the given HTTP code, worded as the real server words that code. */
-export const injected = (code: number, retryAfterSeconds?: number): ApiError => {
+export function injected(code: number, retryAfterSeconds?: number): StatusFailure {
   const retry = retryAfterSeconds === undefined ? {} : { retryAfterSeconds };
   const headers =
     retryAfterSeconds === undefined ? undefined : { "Retry-After": String(retryAfterSeconds) };
-  const base = ((): ApiError => {
+  const base = ((): StatusFailure => {
     switch (code) {
       case 401:
         return failure(401, "Unauthorized", "Unauthorized");
@@ -210,13 +262,15 @@ export const injected = (code: number, retryAfterSeconds?: number): ApiError => 
     }
   })();
   return headers === undefined ? base : { status: base.status, headers };
-};
+}
 
 /** The Success Status a DELETE of a Secret returns (the real store sets no `code` on it). */
-export const deleted = (resource: string, name: string, uid: string): Omit<Status, "code"> => ({
-  kind: "Status",
-  apiVersion: "v1",
-  metadata: {},
-  status: "Success",
-  details: { name, kind: resource, uid },
-});
+export function deleted(resource: string, name: string, uid: string): Omit<Status, "code"> {
+  return {
+    kind: "Status",
+    apiVersion: "v1",
+    metadata: {},
+    status: "Success",
+    details: { name, kind: resource, uid },
+  };
+}

@@ -1,13 +1,16 @@
 /**
- * The in-memory "etcd": Secrets by key, one global increasing resourceVersion,
- * the implicit namespaces, and the bounded event history. It outlives a server
- * so a restart on the same port can carry it over.
+ * The in-memory "etcd": Secrets by key, one global increasing resourceVersion, the implicit
+ * namespaces, and the bounded event history. It outlives a server so a restart on the same port can
+ * carry it over.
  */
 import { randomUUID } from "node:crypto";
 import { EventHistory, StoreEvent, type TooOld } from "./history.ts";
 import { compareBytes, type SecretJSON, StoredSecret } from "./secret.ts";
 
-/** A namespace as stored; labels exclude the `kubernetes.io/metadata.name` label every namespace gets. */
+/**
+ * A namespace as stored; labels exclude the `kubernetes.io/metadata.name` label every namespace
+ * gets.
+ */
 export interface NamespaceRecord {
   readonly name: string;
   readonly uid: string;
@@ -24,7 +27,7 @@ export interface NamespaceMeta {
 }
 
 /** A consistent view of every Secret at one resourceVersion, in list (key) order. */
-export interface Snapshot {
+export interface StoreView {
   readonly rv: number;
   readonly keys: readonly string[];
   get(key: string): StoredSecret | undefined;
@@ -40,9 +43,14 @@ export interface StateOptions {
 const SYSTEM_NAMESPACES = ["default", "kube-node-lease", "kube-public", "kube-system"];
 
 /** Kubernetes timestamps are RFC 3339 in UTC with whole seconds. */
-export const formatTimestamp = (d: Date): string => d.toISOString().replace(/\.\d{3}Z$/, "Z");
+export function formatTimestamp(d: Date): string {
+  return d.toISOString().replace(/\.\d{3}Z$/, "Z");
+}
 
-/** The store. Contract: every commit gets the next resourceVersion, is recorded in history, then reaches every listener in commit order. */
+/**
+ * The store. Contract: every commit gets the next resourceVersion, is recorded in history, then
+ * reaches every listener in commit order.
+ */
 export class EnvtestState {
   readonly history: EventHistory;
   readonly now: () => Date;
@@ -63,10 +71,12 @@ export class EnvtestState {
     return this.#rv;
   }
 
+  /** How many Secrets are stored. */
   get size(): number {
     return this.#objects.size;
   }
 
+  /** The Secret at `key` (see storeKey), or undefined. */
   get(key: string): StoredSecret | undefined {
     return this.#objects.get(key);
   }
@@ -77,13 +87,15 @@ export class EnvtestState {
     return this.#sorted;
   }
 
-  /** The state as of `rv`, rebuilt by undoing retained events, or why it can no longer be rebuilt. */
-  snapshotAt(rv: number): { ok: true; snapshot: Snapshot } | { ok: false; tooOld: TooOld } {
+  /**
+   * The state as of `rv`, rebuilt by undoing retained events, or why it can no longer be rebuilt.
+   */
+  viewAt(rv: number): { ok: true; view: StoreView } | { ok: false; tooOld: TooOld } {
     if (rv >= this.#rv) {
       const objects = this.#objects;
       return {
         ok: true,
-        snapshot: { rv: this.#rv, keys: this.sortedKeys(), get: (k) => objects.get(k) },
+        view: { rv: this.#rv, keys: this.sortedKeys(), get: (k) => objects.get(k) },
       };
     }
     const since = this.history.since(rv);
@@ -96,7 +108,7 @@ export class EnvtestState {
       else view.set(e.key, e.prev);
     }
     const keys = [...view.keys()].sort(compareBytes);
-    return { ok: true, snapshot: { rv, keys, get: (k) => view.get(k) } };
+    return { ok: true, view: { rv, keys, get: (k) => view.get(k) } };
   }
 
   /** Stores the Secret `build` returns for the next resourceVersion and announces it. */
@@ -127,6 +139,14 @@ export class EnvtestState {
   /** Discards the event history: every resume from an older resourceVersion now gets 410. */
   compact(): void {
     this.history.compact(this.#rv);
+  }
+
+  /**
+   * Takes the next resourceVersion without changing a Secret, as writes to other resources move
+   * etcd's revision on (an API server's own leases and endpoints when it starts, for one).
+   */
+  advance(): void {
+    this.#rv += 1;
   }
 
   /** Registers a listener for every later commit; returns its removal. */
@@ -169,10 +189,12 @@ export class EnvtestState {
     return ns;
   }
 
+  /** The namespace called `name`, if it exists. */
   namespace(name: string): NamespaceRecord | undefined {
     return this.#namespaces.get(name);
   }
 
+  /** Every namespace, in name order. */
   namespaces(): readonly NamespaceRecord[] {
     return [...this.#namespaces.values()].sort((a, b) => compareBytes(a.name, b.name));
   }

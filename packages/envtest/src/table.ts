@@ -1,7 +1,7 @@
 /**
- * Server-side printing: the meta.k8s.io/v1 Table kubectl asks for with
- * `Accept: application/json;as=Table;v=v1;g=meta.k8s.io`, with the columns the
- * real server prints for Secrets (NAME, TYPE, DATA, AGE) and for Namespaces.
+ * Server-side printing: the meta.k8s.io/v1 Table kubectl asks for with `Accept:
+ * application/json;as=Table;v=v1;g=meta.k8s.io`, with the columns the real server prints for
+ * Secrets (NAME, TYPE, DATA, AGE) and for Namespaces.
  */
 import type { SecretJSON } from "./secret.ts";
 
@@ -9,8 +9,9 @@ import type { SecretJSON } from "./secret.ts";
 export type IncludeObject = "None" | "Metadata" | "Object";
 
 /** The `includeObject` query parameter; Metadata is the server's default. */
-export const includeObjectOf = (v: string | undefined): IncludeObject =>
-  v === "None" || v === "Object" ? v : "Metadata";
+export function includeObjectOf(v: string | undefined): IncludeObject {
+  return v === "None" || v === "Object" ? v : "Metadata";
+}
 
 interface Column {
   readonly name: string;
@@ -20,13 +21,15 @@ interface Column {
   readonly priority: number;
 }
 
-const col = (name: string, description: string, format = ""): Column => ({
-  name,
-  type: "string",
-  format,
-  description,
-  priority: 0,
-});
+function col(name: string, description: string, format = ""): Column {
+  return {
+    name,
+    type: "string",
+    format,
+    description,
+    priority: 0,
+  };
+}
 
 const NAME = col(
   "Name",
@@ -60,7 +63,7 @@ export const NAMESPACE_COLUMNS: readonly Column[] = [
 ];
 
 /** apimachinery's duration.HumanDuration, which the Age column uses. */
-export const humanDuration = (ms: number): string => {
+export function humanDuration(ms: number): string {
   const seconds = Math.floor(ms / 1000);
   if (seconds < -1) return "<invalid>";
   if (seconds < 0) return "0s";
@@ -78,36 +81,39 @@ export const humanDuration = (ms: number): string => {
   if (hours < 24 * 365 * 8)
     return days % 365 === 0 ? `${days / 365}y` : `${Math.floor(days / 365)}y${days % 365}d`;
   return `${Math.floor(days / 365)}y`;
-};
+}
 
 /** The object a row carries: the whole object, its metadata only, or nothing. */
-const rowObject = (
+function rowObject(
   obj: { readonly kind: string; readonly apiVersion: string; readonly metadata: object },
   include: IncludeObject,
-) => {
+) {
   if (include === "None") return {};
   if (include === "Object") return { object: obj };
   return {
     object: { kind: "PartialObjectMetadata", apiVersion: "meta.k8s.io/v1", metadata: obj.metadata },
   };
-};
+}
 
-const age = (created: string, now: Date): string =>
-  humanDuration(now.getTime() - Date.parse(created));
+function age(created: string, now: Date): string {
+  return humanDuration(now.getTime() - Date.parse(created));
+}
 
 /** One Table row for a Secret. */
-export const secretRow = (s: SecretJSON, include: IncludeObject, now: Date): object => ({
-  cells: [
-    s.metadata.name,
-    s.type,
-    Object.keys(s.data ?? {}).length,
-    age(s.metadata.creationTimestamp, now),
-  ],
-  ...rowObject(s, include),
-});
+export function secretRow(s: SecretJSON, include: IncludeObject, now: Date): object {
+  return {
+    cells: [
+      s.metadata.name,
+      s.type,
+      Object.keys(s.data ?? {}).length,
+      age(s.metadata.creationTimestamp, now),
+    ],
+    ...rowObject(s, include),
+  };
+}
 
 /** One Table row for a Namespace. */
-export const namespaceRow = (
+export function namespaceRow(
   ns: {
     readonly kind: string;
     readonly apiVersion: string;
@@ -115,21 +121,24 @@ export const namespaceRow = (
   },
   include: IncludeObject,
   now: Date,
-): object => ({
-  cells: [ns.metadata.name, "Active", age(ns.metadata.creationTimestamp, now)],
-  ...rowObject(ns, include),
-});
+): object {
+  return {
+    cells: [ns.metadata.name, "Active", age(ns.metadata.creationTimestamp, now)],
+    ...rowObject(ns, include),
+  };
+}
 
 /** A whole Table; `meta` is the list metadata (resourceVersion, continue, remainingItemCount). */
-export const tableJson = (
+export function tableJson(
   columns: readonly Column[],
   rows: readonly object[],
   meta: object,
-): string =>
-  JSON.stringify({
+): string {
+  return JSON.stringify({
     kind: "Table",
     apiVersion: "meta.k8s.io/v1",
     metadata: meta,
     columnDefinitions: columns,
     rows,
   });
+}

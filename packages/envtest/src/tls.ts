@@ -15,7 +15,7 @@ export interface KeyPair {
 
 let cached: Promise<KeyPair | undefined> | undefined;
 
-const generate = async (): Promise<KeyPair | undefined> => {
+async function generate(): Promise<KeyPair | undefined> {
   const dir = await mkdtemp(join(tmpdir(), "envtest-tls-"));
   try {
     const key = join(dir, "key.pem");
@@ -49,10 +49,10 @@ const generate = async (): Promise<KeyPair | undefined> => {
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
-};
+}
 
 /** The process's certificate (generated once), or undefined when openssl is unavailable. */
-export const selfSignedCertificate = (): Promise<KeyPair | undefined> => {
+export function selfSignedCertificate(): Promise<KeyPair | undefined> {
   cached ??= generate();
   return cached;
-};
+}

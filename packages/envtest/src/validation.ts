@@ -1,16 +1,20 @@
 /**
- * Secret validation as kube-apiserver's `ValidateSecret` and
- * `ValidateObjectMeta` perform it, with their exact field paths and wording,
- * because tests and humans compare the 422 messages with real clusters'.
+ * Secret validation as kube-apiserver's `ValidateSecret` and `ValidateObjectMeta` perform it, with
+ * their exact field paths and wording, because tests and humans compare the 422 messages with real
+ * clusters'.
  */
 
 import { dataByteSize, type SecretJSON } from "./secret.ts";
 import { isLabelValue, isQualifiedName } from "./selectors.ts";
-import { type ApiError, invalid } from "./status.ts";
+import { invalid, type StatusFailure } from "./status.ts";
 
+/** One field's validation error, as apimachinery's field.Error renders it. */
 export interface FieldError {
   readonly field: string;
-  /** The cause reason: FieldValueInvalid, FieldValueRequired, FieldValueTooLong, FieldValueForbidden. */
+  /**
+   * The cause reason: FieldValueInvalid, FieldValueRequired, FieldValueTooLong,
+   * FieldValueForbidden.
+   */
   readonly reason: string;
   /** The body after the field path, e.g. `Invalid value: "Foo": a lowercase RFC 1123 ...`. */
   readonly message: string;
@@ -20,42 +24,53 @@ export interface FieldError {
 export const MAX_SECRET_BYTES = 1024 * 1024;
 const MAX_ANNOTATION_BYTES = 256 * 1024;
 
-const quote = (v: unknown): string => (typeof v === "string" ? JSON.stringify(v) : String(v));
+function quote(v: unknown): string {
+  return typeof v === "string" ? JSON.stringify(v) : String(v);
+}
 
 /** `field: Invalid value: "v": detail`. */
-export const invalidValue = (field: string, value: unknown, detail: string): FieldError => ({
-  field,
-  reason: "FieldValueInvalid",
-  message: `Invalid value: ${quote(value)}: ${detail}`,
-});
+export function invalidValue(field: string, value: unknown, detail: string): FieldError {
+  return {
+    field,
+    reason: "FieldValueInvalid",
+    message: `Invalid value: ${quote(value)}: ${detail}`,
+  };
+}
 /** `field: Required value[: detail]`. */
-export const required = (field: string, detail = ""): FieldError => ({
-  field,
-  reason: "FieldValueRequired",
-  message: detail === "" ? "Required value" : `Required value: ${detail}`,
-});
+export function required(field: string, detail = ""): FieldError {
+  return {
+    field,
+    reason: "FieldValueRequired",
+    message: detail === "" ? "Required value" : `Required value: ${detail}`,
+  };
+}
 /** `field: Too long: must have at most N bytes`. */
-export const tooLong = (field: string, max: number): FieldError => ({
-  field,
-  reason: "FieldValueTooLong",
-  message: `Too long: must have at most ${max} bytes`,
-});
+export function tooLong(field: string, max: number): FieldError {
+  return {
+    field,
+    reason: "FieldValueTooLong",
+    message: `Too long: must have at most ${max} bytes`,
+  };
+}
 /** `field: Forbidden: detail`. */
-export const forbidden = (field: string, detail: string): FieldError => ({
-  field,
-  reason: "FieldValueForbidden",
-  message: `Forbidden: ${detail}`,
-});
+export function forbidden(field: string, detail: string): FieldError {
+  return {
+    field,
+    reason: "FieldValueForbidden",
+    message: `Forbidden: ${detail}`,
+  };
+}
 
-const regexDetail = (msg: string, regex: string, examples: readonly string[]): string =>
-  `${msg} (e.g. ${examples.map((e) => `'${e}'`).join(",  or ")}, regex used for validation is '${regex}')`;
+function regexDetail(msg: string, regex: string, examples: readonly string[]): string {
+  return `${msg} (e.g. ${examples.map((e) => `'${e}'`).join(",  or ")}, regex used for validation is '${regex}')`;
+}
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
 
 /** IsDNS1123Subdomain's messages for a value (empty when valid). */
-export const dns1123SubdomainErrors = (v: string): string[] => {
+export function dns1123SubdomainErrors(v: string): string[] {
   const out: string[] = [];
   if (v.length > 253) out.push("must be no more than 253 characters");
   if (!DNS1123_SUBDOMAIN.test(v)) {
@@ -68,10 +83,10 @@ export const dns1123SubdomainErrors = (v: string): string[] => {
     );
   }
   return out;
-};
+}
 
 /** IsDNS1123Label's messages for a value (empty when valid). */
-export const dns1123LabelErrors = (v: string): string[] => {
+export function dns1123LabelErrors(v: string): string[] {
   const out: string[] = [];
   if (v.length > 63) out.push("must be no more than 63 characters");
   if (!DNS1123_LABEL.test(v)) {
@@ -84,10 +99,10 @@ export const dns1123LabelErrors = (v: string): string[] => {
     );
   }
   return out;
-};
+}
 
 /** IsConfigMapKey's messages for a data key (empty when valid). */
-export const configKeyErrors = (k: string): string[] => {
+export function configKeyErrors(k: string): string[] {
   const out: string[] = [];
   if (k.length > 253) out.push("must be no more than 253 characters");
   if (!CONFIG_KEY.test(k)) {
@@ -103,9 +118,9 @@ export const configKeyErrors = (k: string): string[] => {
   else if (k === "..") out.push("must not be '..'");
   else if (k.startsWith("..")) out.push("must not start with '..'");
   return out;
-};
+}
 
-const validateMeta = (s: SecretJSON, nameRequired: boolean): FieldError[] => {
+function validateMeta(s: SecretJSON, nameRequired: boolean): FieldError[] {
   const errs: FieldError[] = [];
   const { name, namespace, labels, annotations } = s.metadata;
   if (name === "") {
@@ -163,9 +178,9 @@ const validateMeta = (s: SecretJSON, nameRequired: boolean): FieldError[] => {
   if (annotationBytes > MAX_ANNOTATION_BYTES)
     errs.push(tooLong("metadata.annotations", MAX_ANNOTATION_BYTES));
   return errs;
-};
+}
 
-const validateTypeRules = (s: SecretJSON): FieldError[] => {
+function validateTypeRules(s: SecretJSON): FieldError[] {
   const data = s.data ?? {};
   const need = (key: string): FieldError[] => (key in data ? [] : [required(`data[${key}]`)]);
   switch (s.type) {
@@ -188,10 +203,10 @@ const validateTypeRules = (s: SecretJSON): FieldError[] => {
     default:
       return [];
   }
-};
+}
 
 /** Every error a create of `s` would get (empty when valid). */
-export const validateSecret = (s: SecretJSON): FieldError[] => {
+export function validateSecret(s: SecretJSON): FieldError[] {
   const errs = validateMeta(s, true);
   for (const k of Object.keys(s.data ?? {})) {
     for (const m of configKeyErrors(k)) errs.push(invalidValue(`data[${k}]`, k, m));
@@ -199,16 +214,16 @@ export const validateSecret = (s: SecretJSON): FieldError[] => {
   if (dataByteSize(s.data) > MAX_SECRET_BYTES) errs.push(tooLong("data", MAX_SECRET_BYTES));
   errs.push(...validateTypeRules(s));
   return errs;
-};
+}
 
-const sameData = (a: SecretJSON, b: SecretJSON): boolean => {
+function sameData(a: SecretJSON, b: SecretJSON): boolean {
   const ak = Object.keys(a.data ?? {});
   const bk = Object.keys(b.data ?? {});
   return ak.length === bk.length && ak.every((k) => a.data?.[k] === b.data?.[k]);
-};
+}
 
 /** Every error an update from `old` to `next` would get: the create rules plus immutability. */
-export const validateSecretUpdate = (next: SecretJSON, old: SecretJSON): FieldError[] => {
+export function validateSecretUpdate(next: SecretJSON, old: SecretJSON): FieldError[] {
   const errs = validateSecret(next);
   if (next.type !== old.type) errs.push(invalidValue("type", next.type, "field is immutable"));
   if (old.immutable === true) {
@@ -218,8 +233,9 @@ export const validateSecretUpdate = (next: SecretJSON, old: SecretJSON): FieldEr
       errs.push(forbidden("data", "field is immutable when `immutable` is set"));
   }
   return errs;
-};
+}
 
 /** The 422 Status for a Secret's field errors. */
-export const invalidSecret = (name: string, errors: readonly FieldError[]): ApiError =>
-  invalid("Secret", name, errors);
+export function invalidSecret(name: string, errors: readonly FieldError[]): StatusFailure {
+  return invalid("Secret", name, errors);
+}

@@ -1,25 +1,25 @@
 /**
- * The set of open watches: fans each store event out to every stream (the
- * event's lines are serialised once, in StoreEvent), ticks bookmarks, and is
- * what the watch faults act on.
+ * The set of open watches: fans each store event out to every watch (the event's lines are
+ * serialised once, in StoreEvent), ticks bookmarks, and is what the watch faults act on.
  */
 import type { ServerResponse } from "node:http";
 import { garbageBytes, seededRandom } from "./chunking.ts";
 import type { FaultSettings, FaultTargets, GarbageKind } from "./faults.ts";
 import { FlushScheduler } from "./flush.ts";
+import type { RequestRecord } from "./request-log.ts";
 import type { Predicate } from "./selectors.ts";
 import type { EnvtestState } from "./store.ts";
-import { type EventEncoder, WatchStream } from "./watch.ts";
+import { type EventEncoder, WatchConnection } from "./watch-connection.ts";
 
 /** Quiet time earned per socket written in a flush pass, and its cap (see FlushScheduler). */
-const FLUSH_MS_PER_STREAM = 0.25;
+const FLUSH_MS_PER_WATCH = 0.25;
 const FLUSH_MAX_DELAY_MS = 25;
 
-/** The open watches. Contract: every stream sees every commit after it opened, in commit order. */
+/** The open watches. Contract: every watch sees every commit after it opened, in commit order. */
 export class WatchHub implements FaultTargets {
   readonly #state: EnvtestState;
   readonly #settings: FaultSettings;
-  readonly #streams = new Set<WatchStream>();
+  readonly #watches = new Set<WatchConnection>();
   readonly #unsubscribe: () => void;
   readonly #ticker: NodeJS.Timeout;
   readonly #flushes: FlushScheduler;
@@ -29,63 +29,69 @@ export class WatchHub implements FaultTargets {
   constructor(state: EnvtestState, settings: FaultSettings, bookmarkIntervalMs: number) {
     this.#state = state;
     this.#settings = settings;
-    this.#flushes = new FlushScheduler(FLUSH_MS_PER_STREAM, FLUSH_MAX_DELAY_MS);
+    this.#flushes = new FlushScheduler(FLUSH_MS_PER_WATCH, FLUSH_MAX_DELAY_MS);
     this.#unsubscribe = state.subscribe((e) => {
-      for (const s of this.#streams) s.offer(e);
+      for (const s of this.#watches) s.offer(e);
     });
     this.#ticker = setInterval(() => {
       const rv = state.resourceVersion;
-      for (const s of this.#streams) s.bookmark(rv);
+      for (const s of this.#watches) s.bookmark(rv);
     }, bookmarkIntervalMs);
     this.#ticker.unref();
   }
 
   /** How many watches are open. */
   get size(): number {
-    return this.#streams.size;
+    return this.#watches.size;
   }
 
   /**
-   * Registers a stream for `res`. The caller queues its initial lines before
-   * returning to the event loop, so no commit can fall between them and live events.
+   * Registers a watch connection for `res`. The caller queues its initial lines before returning to the event
+   * loop, so no commit can fall between them and live events.
    */
   open(
     res: ServerResponse,
+    record: RequestRecord,
     matches: Predicate,
     bookmarks: boolean,
     encode: EventEncoder,
-  ): WatchStream {
-    const stream = new WatchStream({
+  ): WatchConnection {
+    const watch = new WatchConnection({
       res,
+      record,
       encode,
       matches,
       bookmarks,
       faults: this.#settings,
       random: seededRandom(this.#settings.chunkingSeed + this.#opened++),
       schedule: (flush) => this.#flushes.request(flush),
-      onClose: (s) => this.#streams.delete(s),
+      onClose: (s) => this.#watches.delete(s),
     });
-    this.#streams.add(stream);
-    return stream;
+    this.#watches.add(watch);
+    return watch;
   }
 
+  /** Destroys every watch connection mid-stream; returns how many there were. */
   dropAll(): number {
-    const n = this.#streams.size;
-    for (const s of [...this.#streams]) s.destroy();
-    this.#streams.clear();
+    const n = this.#watches.size;
+    for (const s of [...this.#watches]) s.destroy();
+    this.#watches.clear();
     return n;
   }
 
+  /** Ends every watch cleanly; returns how many there were. */
   endAll(): number {
-    const n = this.#streams.size;
-    for (const s of this.#streams) s.end();
+    const n = this.#watches.size;
+    for (const s of this.#watches) s.end();
     return n;
   }
 
+  /** Restarts every pump (after an unstall or a chunking change). */
   release(): void {
-    for (const s of this.#streams) s.kick();
+    for (const s of this.#watches) s.kick();
   }
 
+  /** Queues one bad line of `kind` into every watch; returns how many got it. */
   injectGarbage(kind: GarbageKind): number {
     const random = seededRandom(this.#settings.chunkingSeed * 7919 + this.#garbageCount++);
     const line = (): Buffer => {
@@ -100,15 +106,16 @@ export class WatchHub implements FaultTargets {
         }
       }
     };
-    for (const s of this.#streams) s.push(line());
-    return this.#streams.size;
+    for (const s of this.#watches) s.push(line());
+    return this.#watches.size;
   }
 
+  /** Discards the store's event history. */
   compact(): void {
     this.#state.compact();
   }
 
-  /** Stops listening to the store and destroys every stream. */
+  /** Stops listening to the store and destroys every watch connection. */
   close(): void {
     this.#unsubscribe();
     clearInterval(this.#ticker);

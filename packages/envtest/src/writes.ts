@@ -1,23 +1,30 @@
 /**
- * Create and update of Secrets with the API server's
- * semantics: validation before storage, optimistic concurrency on
- * resourceVersion, no-op updates that write nothing, dry runs, and field
- * ownership kept in managedFields. The HTTP handlers, PATCH, server-side
- * apply and the programmatic API all write through here.
+ * Create and update of Secrets with the API server's semantics: validation before storage,
+ * optimistic concurrency on resourceVersion, no-op updates that write nothing, dry runs, and field
+ * ownership kept in managedFields. The HTTP handlers, PATCH, server-side apply and the programmatic
+ * API all write through here.
  */
 import { randomUUID } from "node:crypto";
 import type { SecretInput } from "./decode.ts";
 import { type Leaves, secretLeaves, trackUpdate } from "./managed-fields.ts";
-import { err, ok, type Result } from "./result.ts";
 import {
   buildSecret,
   type ManagedFieldsEntry,
   type SecretJSON,
   StoredSecret,
-  secretKey,
+  storeKey,
   toBase64,
 } from "./secret.ts";
-import { type ApiError, alreadyExists, badRequest, conflict, notFound } from "./status.ts";
+import {
+  alreadyExists,
+  badRequest,
+  conflict,
+  failWith,
+  notFound,
+  type OrStatus,
+  ok,
+  type StatusFailure,
+} from "./status.ts";
 import { type EnvtestState, formatTimestamp } from "./store.ts";
 import { invalidSecret, validateSecret, validateSecretUpdate } from "./validation.ts";
 
@@ -39,34 +46,41 @@ export interface WriteResult {
 }
 
 const GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789";
-const generatedSuffix = (): string =>
-  Array.from(
+function generatedSuffix(): string {
+  return Array.from(
     { length: 5 },
     () => GENERATE_ALPHABET[Math.floor(Math.random() * GENERATE_ALPHABET.length)],
   ).join("");
+}
 
-/** The leaves an input sets once `stringData` is merged into `data`, as the v1 → internal conversion does. */
-const inputLeaves = (input: SecretInput): Leaves => ({
-  data:
-    input.data === undefined && input.stringData === undefined
-      ? undefined
-      : { ...input.data, ...toBase64(input.stringData) },
-  labels: input.metadata.labels,
-  annotations: input.metadata.annotations,
-  finalizers: input.metadata.finalizers,
-  type: input.type,
-  immutable: input.immutable,
-});
+/**
+ * The leaves an input sets once `stringData` is merged into `data`, as the v1 → internal conversion
+ * does.
+ */
+function inputLeaves(input: SecretInput): Leaves {
+  return {
+    data:
+      input.data === undefined && input.stringData === undefined
+        ? undefined
+        : { ...input.data, ...toBase64(input.stringData) },
+    labels: input.metadata.labels,
+    annotations: input.metadata.annotations,
+    finalizers: input.metadata.finalizers,
+    type: input.type,
+    immutable: input.immutable,
+  };
+}
 
 /** The 400 for a body whose namespace is not the URL's (an empty one is filled in). */
-export const checkNamespace = (input: SecretInput, namespace: string): ApiError | undefined =>
-  input.metadata.namespace && input.metadata.namespace !== namespace
+export function checkNamespace(input: SecretInput, namespace: string): StatusFailure | undefined {
+  return input.metadata.namespace && input.metadata.namespace !== namespace
     ? badRequest(
         "the namespace of the provided object does not match the namespace sent on the request",
       )
     : undefined;
+}
 
-const deepEqual = (a: unknown, b: unknown): boolean => {
+function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
   if (Array.isArray(a) !== Array.isArray(b)) return false;
@@ -76,48 +90,56 @@ const deepEqual = (a: unknown, b: unknown): boolean => {
   const ra = a as Record<string, unknown>;
   const rb = b as Record<string, unknown>;
   return ka.every((k, i) => k === kb[i] && deepEqual(ra[k], rb[k]));
-};
+}
 
-const sameManagedFields = (
+function sameManagedFields(
   a: readonly ManagedFieldsEntry[] | undefined,
   b: readonly ManagedFieldsEntry[] | undefined,
-) => JSON.stringify(a ?? []) === JSON.stringify(b ?? []);
+) {
+  return JSON.stringify(a ?? []) === JSON.stringify(b ?? []);
+}
 
-/** Equal apart from resourceVersion: such an update writes nothing, as etcd3's GuaranteedUpdate skips it. */
-const unchanged = (a: SecretJSON, b: SecretJSON): boolean =>
-  deepEqual({ ...a.metadata, resourceVersion: "" }, { ...b.metadata, resourceVersion: "" }) &&
-  a.immutable === b.immutable &&
-  a.type === b.type &&
-  deepEqual(a.data, b.data);
+/**
+ * Equal apart from resourceVersion: such an update writes nothing, as etcd3's GuaranteedUpdate
+ * skips it.
+ */
+function unchanged(a: SecretJSON, b: SecretJSON): boolean {
+  return (
+    deepEqual({ ...a.metadata, resourceVersion: "" }, { ...b.metadata, resourceVersion: "" }) &&
+    a.immutable === b.immutable &&
+    a.type === b.type &&
+    deepEqual(a.data, b.data)
+  );
+}
 
 /** Stores `candidate`, built for the next resourceVersion, and returns what the store announced. */
-const commit = (
+function commit(
   state: EnvtestState,
   key: string,
   candidate: SecretJSON,
   draft: (rv: number) => SecretJSON,
   created: boolean,
-): WriteResult => {
+): WriteResult {
   const next = String(state.resourceVersion + 1);
   const event = state.put(key, (rv) => (String(rv) === next ? candidate : draft(rv)));
   const stored = event.current ?? new StoredSecret(candidate);
   return { obj: stored.obj, created, stored };
-};
+}
 
 /** POST: creates the Secret `input` describes in `namespace`. */
-export const createSecret = (
+export function createSecret(
   state: EnvtestState,
   namespace: string,
   input: SecretInput,
   opts: WriteOptions,
-): Result<WriteResult, ApiError> => {
+): OrStatus<WriteResult> {
   const nsError = checkNamespace(input, namespace);
-  if (nsError !== undefined) return err(nsError);
+  if (nsError !== undefined) return failWith(nsError);
   const generate = input.metadata.generateName;
   let name = input.metadata.name ?? "";
   if (name === "" && generate) {
     do name = `${generate}${generatedSuffix()}`;
-    while (state.get(secretKey(namespace, name)) !== undefined);
+    while (state.get(storeKey(namespace, name)) !== undefined);
   }
   const time = formatTimestamp(state.now());
   const leaves = inputLeaves(input);
@@ -139,19 +161,19 @@ export const createSecret = (
     });
   const candidate = draft(state.resourceVersion + 1);
   const errors = validateSecret(candidate);
-  if (errors.length > 0) return err(invalidSecret(name, errors));
-  const key = secretKey(namespace, name);
-  if (state.get(key) !== undefined) return err(alreadyExists("secrets", name));
+  if (errors.length > 0) return failWith(invalidSecret(name, errors));
+  const key = storeKey(namespace, name);
+  if (state.get(key) !== undefined) return failWith(alreadyExists("secrets", name));
   if (opts.dryRun)
     return ok({ obj: candidate, created: true, stored: new StoredSecret(candidate) });
   return ok(commit(state, key, candidate, draft, true));
-};
+}
 
 /**
  * Writes `leaves` over the existing Secret: the shared tail of PUT, PATCH and apply.
  * `managedFields` undefined means "track this write as an Update by opts.manager".
  */
-export const commitUpdate = (
+export function commitUpdate(
   state: EnvtestState,
   current: SecretJSON,
   next: {
@@ -161,7 +183,7 @@ export const commitUpdate = (
   },
   managedFields: readonly ManagedFieldsEntry[] | undefined,
   opts: WriteOptions,
-): Result<WriteResult, ApiError> => {
+): OrStatus<WriteResult> {
   const time = formatTimestamp(state.now());
   const m = current.metadata;
   const draft = (rv: number) =>
@@ -180,8 +202,8 @@ export const commitUpdate = (
     });
   const candidate = draft(state.resourceVersion + 1);
   const errors = validateSecretUpdate(candidate, current);
-  if (errors.length > 0) return err(invalidSecret(m.name, errors));
-  const key = secretKey(m.namespace, m.name);
+  if (errors.length > 0) return failWith(invalidSecret(m.name, errors));
+  const key = storeKey(m.namespace, m.name);
   if (unchanged(candidate, current)) {
     const stored = state.get(key) ?? new StoredSecret(current);
     return ok({ obj: stored.obj, created: false, stored });
@@ -189,31 +211,36 @@ export const commitUpdate = (
   if (opts.dryRun)
     return ok({ obj: candidate, created: false, stored: new StoredSecret(candidate) });
   return ok(commit(state, key, candidate, draft, false));
-};
+}
 
 /** The 400 for a body whose name is not the URL's. */
-export const nameMismatch = (given: string | undefined, name: string): ApiError =>
-  badRequest(
+export function nameMismatch(given: string | undefined, name: string): StatusFailure {
+  return badRequest(
     `the name of the object (${given ?? ""}) does not match the name on the URL (${name})`,
   );
+}
 
-/** PUT (and the tail of every non-apply PATCH): replaces the Secret, refusing a stale resourceVersion. */
-export const updateSecret = (
+/**
+ * PUT (and the tail of every non-apply PATCH): replaces the Secret, refusing a stale
+ * resourceVersion.
+ */
+export function updateSecret(
   state: EnvtestState,
   namespace: string,
   name: string,
   input: SecretInput,
   opts: WriteOptions,
-): Result<WriteResult, ApiError> => {
-  const existing = state.get(secretKey(namespace, name));
-  if (existing === undefined) return err(notFound("secrets", name));
+): OrStatus<WriteResult> {
+  const existing = state.get(storeKey(namespace, name));
+  if (existing === undefined) return failWith(notFound("secrets", name));
   const nsError = checkNamespace(input, namespace);
-  if (nsError !== undefined) return err(nsError);
-  if ((input.metadata.name ?? "") !== name) return err(nameMismatch(input.metadata.name, name));
+  if (nsError !== undefined) return failWith(nsError);
+  if ((input.metadata.name ?? "") !== name)
+    return failWith(nameMismatch(input.metadata.name, name));
   const current = existing.obj;
   const rv = input.metadata.resourceVersion;
   if (rv !== undefined && rv !== "" && rv !== current.metadata.resourceVersion)
-    return err(conflict("secrets", name));
+    return failWith(conflict("secrets", name));
   const given = input.metadata.managedFields;
   const reset = given !== undefined && !sameManagedFields(given, current.metadata.managedFields);
   return commitUpdate(
@@ -227,4 +254,4 @@ export const updateSecret = (
     reset ? given : undefined,
     opts,
   );
-};
+}

@@ -6,9 +6,9 @@ import {
   type V1Secret,
   Watch,
 } from "@kubernetes/client-node";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { type Envtest, startEnvtest } from "../src/index.ts";
-import { eventually } from "./helpers.ts";
+import { SETTLE } from "./helpers.ts";
 
 let env: Envtest;
 let kc: KubeConfig;
@@ -23,10 +23,12 @@ afterEach(async () => {
   await env.close();
 });
 
-const secret = (name: string, value: string, resourceVersion?: string): V1Secret => ({
-  metadata: { name, ...(resourceVersion ? { resourceVersion } : {}) },
-  stringData: { value },
-});
+function secret(name: string, value: string, resourceVersion?: string): V1Secret {
+  return {
+    metadata: { name, ...(resourceVersion ? { resourceVersion } : {}) },
+    stringData: { value },
+  };
+}
 
 describe("@kubernetes/client-node against envtest", () => {
   it("creates, reads, lists, conflicts on a stale update, and deletes through CoreV1Api", async () => {
@@ -71,11 +73,10 @@ describe("@kubernetes/client-node against envtest", () => {
     env.apply({ namespace: "default", name: "w", data: { v: "1" } });
     env.apply({ namespace: "default", name: "w", data: { v: "2" } });
     env.delete("default", "w");
-    await eventually(
-      () => seen.some((s) => s.startsWith("BOOKMARK")) && seen.includes("DELETED w"),
-      5000,
-      "events and a bookmark",
-    );
+    await vi.waitFor(() => {
+      expect(seen).toContain("DELETED w");
+      expect(seen).toContainEqual(expect.stringMatching(/^BOOKMARK/));
+    }, SETTLE);
     expect(seen.filter((s) => !s.startsWith("BOOKMARK"))).toEqual([
       "ADDED w",
       "MODIFIED w",
@@ -103,10 +104,10 @@ describe("@kubernetes/client-node against envtest", () => {
         .list()
         .map((s) => s.metadata?.name)
         .sort();
-    await eventually(() => env.openWatches === 1, 5000, "the informer's watch");
+    await vi.waitFor(() => expect(env.openWatches).toBe(1), SETTLE);
     expect(names()).toEqual(["a", "b"]);
     env.apply({ namespace: "default", name: "a", data: { v: "2" } });
-    await eventually(() => log.includes("update a"), 5000, "the update");
+    await vi.waitFor(() => expect(log).toContain("update a"), SETTLE);
 
     env.faults.stall(true);
     env.delete("default", "b");
@@ -115,11 +116,11 @@ describe("@kubernetes/client-node against envtest", () => {
     env.faults.dropWatches();
     env.faults.stall(false);
 
-    await eventually(() => names().join() === "a,c", 10_000, "the relisted state");
+    await vi.waitFor(() => expect(names()).toEqual(["a", "c"]), { ...SETTLE, timeout: 10_000 });
     expect(log).toContain("delete b");
     expect(log).toContain("add c");
     const updatedRv = env.get("default", "a")?.metadata.resourceVersion;
-    await eventually(() => env.openWatches === 1, 5000, "the informer's new watch");
+    await vi.waitFor(() => expect(env.openWatches).toBe(1), SETTLE);
     expect(env.requests.entries().map((e) => [e.verb, e.query.resourceVersion ?? ""])).toEqual([
       ["list", ""],
       ["watch", String(Number(updatedRv) - 1)],

@@ -10,7 +10,9 @@ afterEach(async () => {
   await env.close();
 });
 
-const B64 = (s: string) => Buffer.from(s).toString("base64");
+function B64(s: string) {
+  return Buffer.from(s).toString("base64");
+}
 const SECRETS = "/api/v1/namespaces/default/secrets";
 
 describe("create and get", () => {

@@ -1,6 +1,6 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { type Envtest, startEnvtest } from "../src/index.ts";
-import { call, eventually, openWatch } from "./helpers.ts";
+import { call, openWatch, putSecret, SETTLE, DEFAULT_WATCH as W } from "./helpers.ts";
 
 let env: Envtest;
 beforeEach(async () => {
@@ -10,15 +10,11 @@ afterEach(async () => {
   await env.close();
 });
 
-const W = "/api/v1/namespaces/default/secrets?watch=true";
-const put = (name: string, v = String(Math.random())) =>
-  env.apply({ namespace: "default", name, data: { v } });
-
 describe("watch faults", () => {
   it("drops every watch abruptly", async () => {
     const a = await openWatch(env, W);
     const b = await openWatch(env, "/api/v1/secrets?watch=true");
-    await eventually(() => env.openWatches === 2);
+    await vi.waitFor(() => expect(env.openWatches).toBe(2), SETTLE);
     expect(env.faults.dropWatches()).toBe(2);
     expect(await a.ended).toBe("error");
     expect(await b.ended).toBe("error");
@@ -27,7 +23,7 @@ describe("watch faults", () => {
 
   it("ends every watch cleanly", async () => {
     const a = await openWatch(env, W);
-    await eventually(() => env.openWatches === 1);
+    await vi.waitFor(() => expect(env.openWatches).toBe(1), SETTLE);
     env.faults.endWatches();
     expect(await a.ended).toBe("end");
   });
@@ -35,9 +31,9 @@ describe("watch faults", () => {
   it("holds events while stalled, keeps the connection open, and releases them in order", async () => {
     const w = await openWatch(env, W);
     env.faults.stall(true);
-    put("a");
-    put("b");
-    put("a");
+    putSecret(env, "a");
+    putSecret(env, "b");
+    putSecret(env, "a");
     await new Promise((r) => setTimeout(r, 100));
     expect(w.lines).toEqual([]);
     expect(env.openWatches).toBe(1);
@@ -53,7 +49,7 @@ describe("watch faults", () => {
   it("loses held events when a stalled watch is dropped", async () => {
     const w = await openWatch(env, W);
     env.faults.stall(true);
-    put("a");
+    putSecret(env, "a");
     env.faults.dropWatches();
     env.faults.stall(false);
     expect(await w.ended).toBe("error");
@@ -63,7 +59,7 @@ describe("watch faults", () => {
   it("splits event lines across chunk boundaries in split mode, reproducibly", async () => {
     env.faults.chunking({ mode: "split", seed: 7 });
     const w = await openWatch(env, W);
-    for (let i = 0; i < 5; i++) put(`s${i}`);
+    for (let i = 0; i < 5; i++) putSecret(env, `s${i}`);
     const events = await w.take(5);
     expect(events.map((e) => e.object.metadata.name)).toEqual(["s0", "s1", "s2", "s3", "s4"]);
     expect(w.chunks.length).toBeGreaterThan(5);
@@ -74,7 +70,7 @@ describe("watch faults", () => {
   it("coalesces several events into one write in coalesce mode", async () => {
     env.faults.chunking({ mode: "coalesce", seed: 3 });
     const w = await openWatch(env, W);
-    for (let i = 0; i < 12; i++) put(`s${i}`);
+    for (let i = 0; i < 12; i++) putSecret(env, `s${i}`);
     await w.take(12);
     expect(w.chunks.some((c) => c.toString().split("\n").length > 2)).toBe(true);
     w.close();
@@ -84,11 +80,11 @@ describe("watch faults", () => {
     "writes a %s garbage line into open watches and keeps them open",
     async (kind) => {
       const w = await openWatch(env, W);
-      await eventually(() => env.openWatches === 1);
+      await vi.waitFor(() => expect(env.openWatches).toBe(1), SETTLE);
       expect(env.faults.injectGarbage(kind)).toBe(1);
       const bad = await w.nextLine();
       expect(() => JSON.parse(bad)).toThrow();
-      put("after");
+      putSecret(env, "after");
       expect((await w.next()).object.metadata.name).toBe("after");
       w.close();
     },
@@ -138,76 +134,6 @@ describe("request faults", () => {
   });
 });
 
-describe("request log", () => {
-  it("records method, path, query, verb and status, and can be cleared", async () => {
-    env.requests.clear();
-    await call(env, "GET", "/api/v1/namespaces/default/secrets?limit=5");
-    await call(env, "POST", "/api/v1/namespaces/default/secrets", { metadata: { name: "x" } });
-    await call(env, "PATCH", "/api/v1/namespaces/default/secrets/x", "{}", {
-      "content-type": "application/merge-patch+json",
-    });
-    await call(env, "DELETE", "/api/v1/namespaces/default/secrets/x");
-    const w = await openWatch(env, `${W}&resourceVersion=0`);
-    await eventually(() => env.requests.entries().length === 5);
-    const entries = env.requests.entries().map(({ time, userAgent, contentType, ...rest }) => {
-      expect(time).toBeGreaterThan(0);
-      return rest;
-    });
-    expect(entries).toEqual([
-      {
-        method: "GET",
-        path: "/api/v1/namespaces/default/secrets",
-        query: { limit: "5" },
-        verb: "list",
-        resource: "secrets",
-        namespace: "default",
-        status: 200,
-      },
-      {
-        method: "POST",
-        path: "/api/v1/namespaces/default/secrets",
-        query: {},
-        verb: "create",
-        resource: "secrets",
-        namespace: "default",
-        status: 201,
-      },
-      {
-        method: "PATCH",
-        path: "/api/v1/namespaces/default/secrets/x",
-        query: {},
-        verb: "patch",
-        resource: "secrets",
-        namespace: "default",
-        name: "x",
-        status: 200,
-      },
-      {
-        method: "DELETE",
-        path: "/api/v1/namespaces/default/secrets/x",
-        query: {},
-        verb: "delete",
-        resource: "secrets",
-        namespace: "default",
-        name: "x",
-        status: 200,
-      },
-      {
-        method: "GET",
-        path: "/api/v1/namespaces/default/secrets",
-        query: { watch: "true", resourceVersion: "0" },
-        verb: "watch",
-        resource: "secrets",
-        namespace: "default",
-        status: 200,
-      },
-    ]);
-    w.close();
-    env.requests.clear();
-    expect(env.requests.entries()).toEqual([]);
-  });
-});
-
 describe("control path over HTTP", () => {
   it("drives the same faults and reads the request log", async () => {
     const fail = await call(env, "POST", "/__envtest/faults/fail", {
@@ -219,7 +145,7 @@ describe("control path over HTTP", () => {
     expect(fail.json).toEqual({ ok: true });
     expect((await call(env, "GET", "/api/v1/namespaces/default/secrets/x")).status).toBe(503);
     const w = await openWatch(env, W);
-    await eventually(() => env.openWatches === 1);
+    await vi.waitFor(() => expect(env.openWatches).toBe(1), SETTLE);
     expect((await call(env, "POST", "/__envtest/faults/drop-watches")).json).toEqual({
       ok: true,
       watches: 1,
@@ -232,28 +158,9 @@ describe("control path over HTTP", () => {
     expect(log.items.map((e) => e.verb)).toEqual(["get", "watch"]);
     await call(env, "DELETE", "/__envtest/requests");
     expect(env.requests.entries()).toEqual([]);
-    put("a");
+    putSecret(env, "a");
     await call(env, "POST", "/__envtest/faults/compact");
     const old = await openWatch(env, `${W}&resourceVersion=1`);
     expect((await old.next()).object.code).toBe(410);
-  });
-});
-
-describe("restart", () => {
-  it("carries objects, resourceVersion and history over a restart on the same port", async () => {
-    const a = env.apply({ namespace: "default", name: "a", data: { v: "1" } });
-    put("b");
-    const { port, state } = env;
-    await env.close();
-    env = await startEnvtest({ port, state });
-    expect(env.port).toBe(port);
-    const got = await call(env, "GET", "/api/v1/namespaces/default/secrets/a");
-    expect(got.json).toEqual(a);
-    const w = await openWatch(env, `${W}&resourceVersion=${a.metadata.resourceVersion}`);
-    expect((await w.next()).object.metadata.name).toBe("b");
-    const c = put("c");
-    expect(Number(c.metadata.resourceVersion)).toBe(state.resourceVersion);
-    expect((await w.next()).object.metadata.name).toBe("c");
-    w.close();
   });
 });

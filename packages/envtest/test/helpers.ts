@@ -1,4 +1,6 @@
-/** Test plumbing for the envtest server: raw HTTP calls, a line-by-line watch reader, and kubectl. */
+/**
+ * Test plumbing for the envtest server: raw HTTP calls, a line-by-line watch reader, and kubectl.
+ */
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -16,13 +18,13 @@ export interface HttpResponse {
 }
 
 /** One HTTP request against the server; `body` objects are sent as JSON. */
-export const call = async (
+export async function call(
   env: Envtest,
   method: string,
   path: string,
   body?: unknown,
   headers: Record<string, string> = {},
-): Promise<HttpResponse> => {
+): Promise<HttpResponse> {
   const init: RequestInit = { method, headers: { ...headers } };
   if (body !== undefined) {
     init.body =
@@ -38,26 +40,43 @@ export const call = async (
     json = undefined;
   }
   return { status: res.status, headers: res.headers, text, json };
-};
+}
+
+const FAILURE = { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure" } as const;
+
+/** The Failure Status a refused request answers, for comparing whole bodies. */
+export function failureStatus(code: number, reason: string, message: string, details?: object) {
+  return { ...FAILURE, code, reason, message, ...(details === undefined ? {} : { details }) };
+}
+
+/** The watch of the default namespace's Secrets. */
+export const DEFAULT_WATCH = "/api/v1/namespaces/default/secrets?watch=true";
+
+/** Writes default/{name} directly; the default value is fresh, so every call is a change. */
+export function putSecret(env: Envtest, name: string, v = String(Math.random())) {
+  return env.apply({ namespace: "default", name, data: { v } });
+}
 
 /** A Secret manifest for POST/PUT bodies. */
-export const secretBody = (
+export function secretBody(
   name: string,
   data: Record<string, string> = {},
   extra: { labels?: Record<string, string>; resourceVersion?: string; type?: string } = {},
-) => ({
-  apiVersion: "v1",
-  kind: "Secret",
-  metadata: {
-    name,
-    ...(extra.labels ? { labels: extra.labels } : {}),
-    ...(extra.resourceVersion ? { resourceVersion: extra.resourceVersion } : {}),
-  },
-  data: Object.fromEntries(
-    Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString("base64")]),
-  ),
-  ...(extra.type ? { type: extra.type } : {}),
-});
+) {
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: {
+      name,
+      ...(extra.labels ? { labels: extra.labels } : {}),
+      ...(extra.resourceVersion ? { resourceVersion: extra.resourceVersion } : {}),
+    },
+    data: Object.fromEntries(
+      Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString("base64")]),
+    ),
+    ...(extra.type ? { type: extra.type } : {}),
+  };
+}
 
 export interface WatchEvent {
   readonly type: string;
@@ -97,12 +116,12 @@ export interface WatchReader {
 const agent = new Agent({ keepAlive: false });
 
 /** Opens a watch (or any streaming GET) and reads it line by line. */
-export const openWatch = (
+export function openWatch(
   env: Envtest,
   path: string,
   headers: Record<string, string> = {},
-): Promise<WatchReader> =>
-  new Promise((resolve, reject) => {
+): Promise<WatchReader> {
+  return new Promise((resolve, reject) => {
     const req = request(`${env.url}${path}`, { agent, headers }, (res) => {
       const lines: string[] = [];
       const chunks: Buffer[] = [];
@@ -166,43 +185,35 @@ export const openWatch = (
     req.on("error", reject);
     req.end();
   });
+}
 
-/** Resolves once `cond` holds, polling every 10 ms; rejects after `timeoutMs`. */
-export const eventually = async (
-  cond: () => boolean,
-  timeoutMs = 5000,
-  what = "condition",
-): Promise<void> => {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
+/** vi.waitFor options for a server or client catching up; its 1 s default is tight under load. */
+export const SETTLE = { timeout: 5_000, interval: 10 } as const;
 
-const onPath = (cmd: string): string | undefined =>
-  (process.env.PATH ?? "")
+function onPath(cmd: string): string | undefined {
+  return (process.env.PATH ?? "")
     .split(delimiter)
     .map((dir) => join(dir, cmd))
     .find((p) => existsSync(p));
+}
 
 /** The kubectl under test: $KUBECTL, else the first on PATH, else /usr/bin/kubectl. */
 export const KUBECTL = process.env.KUBECTL ?? onPath("kubectl") ?? "/usr/bin/kubectl";
 
 /** Fails (never skips) when kubectl is missing: these tests are the proof real clients work. */
-export const requireKubectl = (): void => {
+export function requireKubectl(): void {
   if (!existsSync(KUBECTL)) {
     throw new Error(
       `kubectl (v1.32) is required by the envtest integration tests and was not found at ${KUBECTL}; install it or set KUBECTL`,
     );
   }
-};
+}
 
 /** A kubeconfig file and a fresh kubectl cache dir, removed by `cleanup`. */
-export const kubectlWorkspace = async (env: Envtest) => {
+export async function kubectlWorkspace(env: Envtest, client?: string) {
   const dir = await mkdtemp(join(tmpdir(), "envtest-kubectl-"));
   const kubeconfig = join(dir, "kubeconfig");
-  await env.writeKubeconfig(kubeconfig);
+  await env.writeKubeconfig(kubeconfig, client === undefined ? {} : { client });
   const base = ["--kubeconfig", kubeconfig, "--cache-dir", join(dir, "cache")];
   return {
     dir,
@@ -210,16 +221,17 @@ export const kubectlWorkspace = async (env: Envtest) => {
     run: (args: readonly string[], timeout = 20_000) => kubectl([...base, ...args], timeout),
     cleanup: () => rm(dir, { recursive: true, force: true }),
   };
-};
+}
 
 /** Runs kubectl; resolves with its output whatever the exit code. */
-export const kubectl = (
+export function kubectl(
   args: readonly string[],
   timeout = 20_000,
-): Promise<{ code: number; stdout: string; stderr: string }> =>
-  new Promise((resolve) => {
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
     execFile(KUBECTL, args, { timeout }, (error, stdout, stderr) => {
       const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1;
       resolve({ code, stdout, stderr });
     });
   });
+}

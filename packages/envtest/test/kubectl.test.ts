@@ -2,9 +2,9 @@ import { spawn } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { type Envtest, startEnvtest } from "../src/index.ts";
-import { eventually, KUBECTL, kubectlWorkspace, requireKubectl } from "./helpers.ts";
+import { KUBECTL, kubectlWorkspace, requireKubectl, SETTLE } from "./helpers.ts";
 
 let env: Envtest;
 let ws: Awaited<ReturnType<typeof kubectlWorkspace>>;
@@ -19,17 +19,20 @@ afterEach(async () => {
   await ws?.cleanup();
 });
 
-const ok = async (args: string[]) => {
+async function ok(args: string[]) {
   const r = await ws.run(args);
   if (r.code !== 0) throw new Error(`kubectl ${args.join(" ")} exited ${r.code}: ${r.stderr}`);
   return r.stdout;
-};
-const text = (s: string | undefined) => Buffer.from(s ?? "", "base64").toString("utf8");
-const table = (out: string) =>
-  out
+}
+function text(s: string | undefined) {
+  return Buffer.from(s ?? "", "base64").toString("utf8");
+}
+function table(out: string) {
+  return out
     .trim()
     .split("\n")
     .map((l) => l.trim().split(/\s+/));
+}
 
 describe("kubectl 1.32 against envtest", () => {
   it("creates a generic secret from literals (a protobuf body) and reads it back", async () => {
@@ -52,6 +55,23 @@ describe("kubectl 1.32 against envtest", () => {
       data: Record<string, string>;
     };
     expect(text(json.data.password)).toBe("s3cret");
+  });
+
+  it("is told apart by the client its kubeconfig's token names (client-go sends it over https)", async () => {
+    const tls = await startEnvtest({ https: true });
+    const fleet = await kubectlWorkspace(tls, "replica-3");
+    try {
+      expect(tls.https).toBe(true);
+      expect((await fleet.run(["get", "secrets", "-n", "default"])).code).toBe(0);
+      const lists = tls.requests.entries().filter((e) => e.verb === "list");
+      expect(lists.map((e) => e.client)).toEqual(["replica-3"]);
+    } finally {
+      await fleet.cleanup();
+      await tls.close();
+    }
+    await ok(["get", "secrets", "-n", "default"]);
+    const plain = env.requests.entries().filter((e) => e.verb === "list");
+    expect(plain.map((e) => e.client)).toEqual([expect.stringMatching(/^kubectl\/v1\.32/)]);
   });
 
   it("lists secrets in every namespace as a table", async () => {
@@ -91,19 +111,23 @@ describe("kubectl 1.32 against envtest", () => {
     const lines: string[] = [];
     createInterface({ input: child.stdout }).on("line", (l) => lines.push(l));
     try {
-      await eventually(
-        () => lines.some((l) => /^ADDED\s+before\b/.test(l)),
-        10_000,
-        "the initial ADDED line",
+      await vi.waitFor(
+        () => expect(lines).toContainEqual(expect.stringMatching(/^ADDED\s+before\b/)),
+        {
+          ...SETTLE,
+          timeout: 10_000,
+        },
       );
-      await eventually(() => env.openWatches === 1, 5000, "kubectl's watch");
+      await vi.waitFor(() => expect(env.openWatches).toBe(1), SETTLE);
       env.apply({ namespace: "default", name: "live", data: { v: "1" } });
       env.apply({ namespace: "default", name: "live", data: { v: "2" } });
       env.delete("default", "live");
-      await eventually(
-        () => lines.some((l) => /^DELETED\s+live\b/.test(l)),
-        10_000,
-        "the DELETED line",
+      await vi.waitFor(
+        () => expect(lines).toContainEqual(expect.stringMatching(/^DELETED\s+live\b/)),
+        {
+          ...SETTLE,
+          timeout: 10_000,
+        },
       );
       expect(lines.map((l) => l.split(/\s+/).slice(0, 2).join(" "))).toEqual([
         "EVENT NAME",
@@ -126,8 +150,8 @@ describe("kubectl 1.32 against envtest", () => {
     await writeFile(file, manifest("two"));
     expect(await ok(["apply", "-f", file])).toBe("secret/app configured\n");
     const rv = env.get("default", "app")?.metadata.resourceVersion;
-    // stringData never comes back, so kubectl always sends it again (and says "configured", as against
-    // a real cluster); the write changes nothing, so the resourceVersion stays.
+    // stringData never comes back, so kubectl always sends it again (and says "configured", as
+    // against a real cluster); the write changes nothing, so the resourceVersion stays.
     await ok(["apply", "-f", file]);
     const s = env.get("default", "app");
     expect(s?.metadata.resourceVersion).toBe(rv);

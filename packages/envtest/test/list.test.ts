@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type Envtest, startEnvtest } from "../src/index.ts";
 import { parseFieldSelector, parseLabelSelector } from "../src/selectors.ts";
+import { badRequest } from "../src/status.ts";
 import { call } from "./helpers.ts";
 
 interface List {
@@ -8,12 +9,14 @@ interface List {
   metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number };
   items: { kind?: string; metadata: { name: string; namespace: string } }[];
 }
-const names = (l: List) => l.items.map((i) => `${i.metadata.namespace}/${i.metadata.name}`);
+function names(l: List) {
+  return l.items.map((i) => `${i.metadata.namespace}/${i.metadata.name}`);
+}
 
 describe("selectors", () => {
   const match = (sel: string, labels: Record<string, string>) => {
     const p = parseLabelSelector(sel);
-    if (!p.ok) throw new Error(p.error);
+    if (!p.ok) throw new Error(p.failure.status.message);
     return p.value(labels);
   };
 
@@ -41,7 +44,7 @@ describe("selectors", () => {
     expect(parseFieldSelector("metadata.name=a,type!=Opaque").ok).toBe(true);
     expect(parseFieldSelector("spec.foo=bar")).toEqual({
       ok: false,
-      error: "field label not supported: spec.foo",
+      failure: badRequest("field label not supported: spec.foo"),
     });
     expect(parseFieldSelector("garbage")).toMatchObject({ ok: false });
   });
@@ -79,6 +82,21 @@ describe("list", () => {
     expect(l.items[0]).not.toHaveProperty("kind");
     expect(l.metadata.resourceVersion).toBe(String(env.state.resourceVersion));
     expect(names(await list("/api/v1/namespaces/b/secrets"))).toEqual(["b/s1", "b/s3"]);
+  });
+
+  it("writes each item from its stored object's bytes, serialised once, under one Content-Length", async () => {
+    const res = await call(env, "GET", "/api/v1/secrets");
+    expect(Number(res.headers.get("content-length"))).toBe(Buffer.byteLength(res.text));
+    const stored = env.state.sortedKeys().map((k) => env.state.get(k)!);
+    expect((res.json as List).items).toEqual(
+      stored.map((s) => {
+        const { kind: _k, apiVersion: _a, ...item } = s.obj;
+        return item;
+      }),
+    );
+    const first = stored.map((s) => s.item);
+    await call(env, "GET", "/api/v1/secrets?resourceVersion=0");
+    expect(stored.map((s) => s.item).every((b, i) => b === first[i])).toBe(true);
   });
 
   it("filters by label and field selectors", async () => {

@@ -1,7 +1,7 @@
 /**
- * The load check's clients, run in a worker thread so they do not share the
- * server's event loop (as real clients would not): N counting watches and an
- * HTTP writer. Driven by messages from load.test.ts.
+ * The load check's clients, run in a worker thread so they do not share the server's event loop (as
+ * real clients would not): N counting watches and an HTTP writer. Driven by messages from
+ * load.test.ts.
  */
 import { Agent, request } from "node:http";
 import { parentPort } from "node:worker_threads";
@@ -23,9 +23,12 @@ export type Reply =
   | { readonly type: "reached" }
   | { readonly type: "put-done"; readonly ms: number; readonly statuses: Record<string, number> };
 
+if (parentPort === null) throw new Error("load-client.ts runs as a worker");
 const port = parentPort;
-if (port === null) throw new Error("load-client.ts runs as a worker");
-const reply = (r: Reply) => port.postMessage(r);
+
+function reply(r: Reply): void {
+  port.postMessage(r);
+}
 
 const watchAgent = new Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
 const writeAgent = new Agent({ keepAlive: true, maxSockets: 64 });
@@ -33,15 +36,15 @@ const counts: number[] = [];
 const requests: ReturnType<typeof request>[] = [];
 let waiting: { count: number } | undefined;
 
-const checkReached = () => {
+function checkReached() {
   if (waiting !== undefined && counts.every((c) => c >= (waiting?.count ?? 0))) {
     waiting = undefined;
     reply({ type: "reached" });
   }
-};
+}
 
-const openWatch = (url: string, i: number) =>
-  new Promise<void>((resolve, reject) => {
+function openWatch(url: string, i: number) {
+  return new Promise<void>((resolve, reject) => {
     counts[i] = 0;
     const req = request(url, { agent: watchAgent }, (res) => {
       res.on("data", (c: Buffer) => {
@@ -57,9 +60,10 @@ const openWatch = (url: string, i: number) =>
     req.end();
     requests.push(req);
   });
+}
 
-const put = (url: string, name: string, value: string) =>
-  new Promise<number>((resolve, reject) => {
+function put(url: string, name: string, value: string) {
+  return new Promise<number>((resolve, reject) => {
     const body = JSON.stringify({ metadata: { name }, stringData: { value } });
     const req = request(
       `${url}/${name}`,
@@ -76,6 +80,7 @@ const put = (url: string, name: string, value: string) =>
     req.on("error", reject);
     req.end(body);
   });
+}
 
 port.on("message", async (cmd: Command) => {
   switch (cmd.type) {

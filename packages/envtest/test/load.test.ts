@@ -1,9 +1,9 @@
 import { Worker } from "node:worker_threads";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { StoreEvent } from "../src/history.ts";
 import { type Envtest, startEnvtest } from "../src/index.ts";
 import { buildSecret, StoredSecret } from "../src/secret.ts";
-import { eventually } from "./helpers.ts";
+import { SETTLE } from "./helpers.ts";
 import type { Command, Reply } from "./load-client.ts";
 
 const WATCHERS = 100;
@@ -19,7 +19,10 @@ describe("load", () => {
     type: T,
     timeoutMs = 30_000,
   ): Promise<Extract<Reply, { type: T }>> => {
-    await eventually(() => replies.some((r) => r.type === type), timeoutMs, `the worker's ${type}`);
+    await vi.waitFor(() => expect(replies.map((r) => r.type)).toContain(type), {
+      ...SETTLE,
+      timeout: timeoutMs,
+    });
     const i = replies.findIndex((r) => r.type === type);
     return replies.splice(i, 1)[0] as Extract<Reply, { type: T }>;
   };
@@ -41,7 +44,7 @@ describe("load", () => {
       watchers: WATCHERS,
     });
     await reply("ready");
-    await eventually(() => env.openWatches === WATCHERS, 5000, "all watches");
+    await vi.waitFor(() => expect(env.openWatches).toBe(WATCHERS), SETTLE);
   });
   afterAll(async () => {
     send({ type: "close" });

@@ -9,7 +9,7 @@ const name = fc.stringMatching(/^[a-z][a-z0-9]{0,4}$/);
 const ns = fc.constantFrom("a", "b", "c");
 const write = fc.record({ ns, name, del: fc.boolean() });
 
-const keysOf = (
+function keysOf(
   state: EnvtestState,
   p: {
     limit?: string;
@@ -17,13 +17,13 @@ const keysOf = (
     resourceVersion?: string;
     resourceVersionMatch?: string;
   },
-) => {
+) {
   const r = listSecrets(state, { matches: () => true, filtered: false, ...p });
-  if (!r.ok) throw new Error(r.error.status.message);
+  if (!r.ok) throw new Error(r.failure.status.message);
   return r.value;
-};
+}
 
-const apply = (state: EnvtestState, w: { ns: string; name: string; del: boolean }) => {
+function apply(state: EnvtestState, w: { ns: string; name: string; del: boolean }) {
   if (w.del) deleteSecret(state, w.ns, w.name, {});
   else if (
     !createSecret(
@@ -35,7 +35,7 @@ const apply = (state: EnvtestState, w: { ns: string; name: string; del: boolean 
   ) {
     deleteSecret(state, w.ns, w.name, {});
   }
-};
+}
 
 describe("paging (property)", () => {
   it("concatenated pages equal the full list at the first page's resourceVersion, whatever is written between pages", () => {
@@ -81,16 +81,14 @@ describe("paging (property)", () => {
             );
           }
           for (const [rv, keys] of seen) {
-            const snap = state.snapshotAt(rv);
+            const snap = state.viewAt(rv);
             if (rv < state.history.compactedRv) {
               expect(snap.ok).toBe(false);
               continue;
             }
             if (!snap.ok) throw new Error(`rv ${rv} should be retained`);
             expect(
-              snap.snapshot.keys.map(
-                (k) => `${k}@${snap.snapshot.get(k)?.obj.metadata.resourceVersion}`,
-              ),
+              snap.view.keys.map((k) => `${k}@${snap.view.get(k)?.obj.metadata.resourceVersion}`),
             ).toEqual(keys);
           }
         },

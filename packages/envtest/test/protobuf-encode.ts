@@ -6,7 +6,7 @@ export type Field =
   | { readonly n: number; readonly fixed64: true }
   | { readonly n: number; readonly fixed32: true };
 
-const varint = (v: number): number[] => {
+function varint(v: number): number[] {
   const out: number[] = [];
   let x = v;
   while (x >= 0x80) {
@@ -15,10 +15,10 @@ const varint = (v: number): number[] => {
   }
   out.push(x);
   return out;
-};
+}
 
 /** Encodes fields in order; nested messages are field arrays. */
-export const encode = (fields: readonly Field[]): Uint8Array => {
+export function encode(fields: readonly Field[]): Uint8Array {
   const out: number[] = [];
   for (const f of fields) {
     if ("varint" in f) out.push(...varint(f.n * 8), ...varint(f.varint));
@@ -35,18 +35,22 @@ export const encode = (fields: readonly Field[]): Uint8Array => {
     }
   }
   return Uint8Array.from(out);
-};
+}
 
-const entry = (n: number, k: string, v: string | Uint8Array): Field => ({
-  n,
-  bytes: [
-    { n: 1, bytes: k },
-    { n: 2, bytes: v },
-  ],
-});
+function entry(n: number, k: string, v: string | Uint8Array): Field {
+  return {
+    n,
+    bytes: [
+      { n: 1, bytes: k },
+      { n: 2, bytes: v },
+    ],
+  };
+}
 
-/** A `k8s\0` + runtime.Unknown body carrying a v1.Secret, as `kubectl create secret generic` sends. */
-export const protobufSecret = (s: {
+/**
+ * A `k8s\0` + runtime.Unknown body carrying a v1.Secret, as `kubectl create secret generic` sends.
+ */
+export function protobufSecret(s: {
   name: string;
   namespace?: string;
   labels?: Record<string, string>;
@@ -55,7 +59,7 @@ export const protobufSecret = (s: {
   type?: string;
   immutable?: boolean;
   extra?: readonly Field[];
-}): Uint8Array => {
+}): Uint8Array {
   const meta: Field[] = [{ n: 1, bytes: s.name }];
   if (s.namespace) meta.push({ n: 3, bytes: s.namespace });
   for (const [k, v] of Object.entries(s.labels ?? {})) meta.push(entry(11, k, v));
@@ -79,4 +83,4 @@ export const protobufSecret = (s: {
     { n: 4, bytes: "" },
   ]);
   return Uint8Array.from([0x6b, 0x38, 0x73, 0x00, ...unknown]);
-};
+}

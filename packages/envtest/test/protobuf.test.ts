@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Envtest, startEnvtest } from "../src/index.ts";
-import { decodeDeleteOptions, decodeEnvelope, decodeSecret } from "../src/protobuf.ts";
+import { decodeDeleteOptionsProto, decodeEnvelope, decodeSecretProto } from "../src/protobuf.ts";
 import { call } from "./helpers.ts";
 import { encode, protobufSecret } from "./protobuf-encode.ts";
 
-const B64 = (s: string) => Buffer.from(s).toString("base64");
+function B64(s: string) {
+  return Buffer.from(s).toString("base64");
+}
 
 describe("protobuf decoder", () => {
   it("decodes the runtime.Unknown envelope and the Secret inside, skipping unknown fields of every wire type", () => {
@@ -29,7 +31,7 @@ describe("protobuf decoder", () => {
       kind: "Secret",
     });
     if (!env.ok) return;
-    expect(decodeSecret(env.value.raw)).toEqual({
+    expect(decodeSecretProto(env.value.raw)).toEqual({
       ok: true,
       value: {
         metadata: { name: "pb", namespace: "default", labels: { app: "x" } },
@@ -45,8 +47,8 @@ describe("protobuf decoder", () => {
     expect(decodeEnvelope(Uint8Array.from([1, 2, 3, 4])).ok).toBe(false);
     const body = protobufSecret({ name: "cut", data: { a: "123456" } });
     const env = decodeEnvelope(body);
-    if (!env.ok) throw new Error(env.error);
-    expect(decodeSecret(env.value.raw.subarray(0, env.value.raw.length - 3)).ok).toBe(false);
+    if (!env.ok) throw new Error(env.failure.status.message);
+    expect(decodeSecretProto(env.value.raw.subarray(0, env.value.raw.length - 3)).ok).toBe(false);
   });
 
   it("decodes DeleteOptions preconditions", () => {
@@ -60,7 +62,7 @@ describe("protobuf decoder", () => {
       },
       { n: 4, bytes: "Background" },
     ]);
-    expect(decodeDeleteOptions(raw)).toEqual({
+    expect(decodeDeleteOptionsProto(raw)).toEqual({
       ok: true,
       value: {
         preconditions: { uid: "uid-1", resourceVersion: "42" },

@@ -10,8 +10,9 @@ afterEach(async () => {
   await env.close();
 });
 
-const summary = (e: { type: string; object: { metadata: { name?: string } } }) =>
-  `${e.type} ${e.object.metadata.name ?? ""}`;
+function summary(e: { type: string; object: { metadata: { name?: string } } }) {
+  return `${e.type} ${e.object.metadata.name ?? ""}`;
+}
 const W = "/api/v1/namespaces/default/secrets?watch=true";
 
 describe("watch", () => {

@@ -1,43 +1,70 @@
 /**
- * One open watch: a chunked HTTP response fed newline-delimited JSON events in
- * commit order. Events for objects entering or leaving the watcher's selection
- * become ADDED or DELETED, as the real watch cache sends them. Lines are queued
- * and written by a pump, which is where stalls and chunking faults act.
+ * One open watch: a chunked HTTP response fed newline-delimited JSON events in commit order. Events
+ * for objects entering or leaving the watcher's selection become ADDED or DELETED, as the real
+ * watch cache sends them. Lines are queued and written by a pump, which is where stalls and
+ * chunking faults act.
  */
 import type { ServerResponse } from "node:http";
 import { setTimeout as delay } from "node:timers/promises";
 import { coalesceCount, splitRandomly } from "./chunking.ts";
 import type { FaultSettings } from "./faults.ts";
 import type { EventType, StoreEvent } from "./history.ts";
+import type { RequestRecord } from "./request-log.ts";
 import type { Predicate } from "./selectors.ts";
 
-/** A slow reader whose unsent backlog passes this is disconnected (cleanly), as the cacher drops unresponsive watchers. */
+/**
+ * A slow reader whose unsent backlog passes this is disconnected (cleanly), as the cacher drops
+ * unresponsive watchers.
+ */
 const MAX_BACKLOG_BYTES = 16 * 1024 * 1024;
 
-const bookmarkLine = (rv: number, initialEventsEnd: boolean): Buffer => {
+function bookmarkLine(rv: number, initialEventsEnd: boolean): Buffer {
   const end = initialEventsEnd ? `,"annotations":{"k8s.io/initial-events-end":"true"}` : "";
   const meta = `{"resourceVersion":"${rv}","creationTimestamp":null${end}}`;
   return Buffer.from(
     `{"type":"BOOKMARK","object":{"kind":"Secret","apiVersion":"v1","metadata":${meta}}}\n`,
   );
-};
+}
+
+const TYPE_KEY = Buffer.from('{"type":"');
+const EVENT_INITIALS = new Set(["A", "M", "D"].map((c) => c.charCodeAt(0)));
+
+/**
+ * How many of `lines` are events carrying an object (ADDED, MODIFIED, DELETED), as opposed to
+ * BOOKMARK, ERROR or injected garbage: read from the line itself, so the queue stays plain buffers.
+ */
+function eventsIn(lines: readonly Buffer[]): number {
+  let n = 0;
+  for (const l of lines) {
+    if (
+      EVENT_INITIALS.has(l[TYPE_KEY.length] ?? 0) &&
+      l.subarray(0, TYPE_KEY.length).equals(TYPE_KEY)
+    )
+      n++;
+  }
+  return n;
+}
 
 /** Starts a watch response: 200, chunked, headers flushed before any event. */
-export const startWatchResponse = (res: ServerResponse): void => {
+export function startWatchResponse(res: ServerResponse): void {
   res.writeHead(200, {
     "Content-Type": "application/json",
     "Cache-Control": "no-cache, private",
     "Transfer-Encoding": "chunked",
   });
   res.flushHeaders();
-};
+}
 
 /** Encodes a store event as the line a watcher sees; the default is `e.line(as)`. */
 export type EventEncoder = (e: StoreEvent, as: EventType) => Buffer;
 
-/** What a stream needs: its response, its selection and encoding, and the shared fault switches. */
-export interface WatchStreamOptions {
+/**
+ * What a watch connection needs: its response and request record, its selection and encoding, and
+ * the shared fault switches.
+ */
+export interface WatchConnectionOptions {
   readonly res: ServerResponse;
+  readonly record: RequestRecord;
   readonly encode: EventEncoder;
   readonly matches: Predicate;
   readonly bookmarks: boolean;
@@ -45,13 +72,17 @@ export interface WatchStreamOptions {
   readonly random: () => number;
   /** Runs a flush in the hub's next write batch. */
   readonly schedule: (flush: () => void) => void;
-  readonly onClose: (s: WatchStream) => void;
+  readonly onClose: (s: WatchConnection) => void;
 }
 
-/** One watch connection. Contract: lines are written in the order they were queued, or not at all (drop). */
-export class WatchStream {
+/**
+ * One watch connection. Contract: lines are written in the order they were queued, or not at all
+ * (drop).
+ */
+export class WatchConnection {
   readonly bookmarks: boolean;
   readonly #res: ServerResponse;
+  readonly #record: RequestRecord;
   readonly #matches: Predicate;
   readonly #encode: EventEncoder;
   readonly #faults: FaultSettings;
@@ -67,8 +98,9 @@ export class WatchStream {
   #startRv = 0;
   readonly #timers: NodeJS.Timeout[] = [];
 
-  constructor(o: WatchStreamOptions) {
+  constructor(o: WatchConnectionOptions) {
     this.#res = o.res;
+    this.#record = o.record;
     this.#matches = o.matches;
     this.#encode = o.encode;
     this.bookmarks = o.bookmarks;
@@ -84,11 +116,15 @@ export class WatchStream {
     });
   }
 
+  /** Whether the connection is gone (ended, dropped or closed by the client). */
   get closed(): boolean {
     return this.#closed;
   }
 
-  /** Events at or below `rv` are not sent: a watch from a future resourceVersion waits for it, as the watch cache does. */
+  /**
+   * Events at or below `rv` are not sent: a watch from a future resourceVersion waits for it, as
+   * the watch cache does.
+   */
   startAfter(rv: number): void {
     this.#startRv = rv;
   }
@@ -118,13 +154,16 @@ export class WatchStream {
     this.push(bookmarkLine(Math.max(rv, this.#lastRv), initialEventsEnd));
   }
 
-  /** Writes the ERROR event carrying `status` and ends the stream. */
+  /** Writes the ERROR event carrying `status` and ends the watch. */
   fail(status: object): void {
     this.push(Buffer.from(`{"type":"ERROR","object":${JSON.stringify(status)}}\n`));
     this.end();
   }
 
-  /** Ends the watch cleanly once queued lines are written; `timeoutSeconds` sends a last bookmark first. */
+  /**
+   * Ends the watch cleanly once queued lines are written; `timeoutSeconds` sends a last bookmark
+   * first.
+   */
   endAfter(ms: number, currentRv: () => number): void {
     const t = setTimeout(() => {
       this.bookmark(currentRv());
@@ -133,6 +172,7 @@ export class WatchStream {
     this.#timers.push(t);
   }
 
+  /** Ends the watch cleanly once the queued lines are written. */
   end(): void {
     if (this.#closed) return;
     this.#ending = true;
@@ -159,8 +199,10 @@ export class WatchStream {
     void this.#pump();
   };
 
-  #write(buf: Buffer): void {
+  /** Writes `buf`, accounting its bytes and the `objects` (events) it completes. */
+  #write(buf: Buffer, objects: number): void {
     if (this.#closed) return;
+    this.#record.sent(objects, buf.length);
     this.#res.write(buf);
     if (this.#res.writableLength > MAX_BACKLOG_BYTES) {
       this.#queue = [];
@@ -183,19 +225,22 @@ export class WatchStream {
         const mode = this.#faults.chunkingMode;
         if (mode === "split") {
           const line = this.#queue.shift() ?? Buffer.alloc(0);
-          for (const piece of splitRandomly(line, this.#random)) {
+          const pieces = splitRandomly(line, this.#random);
+          for (const [i, piece] of pieces.entries()) {
             if (this.#closed) return;
-            this.#write(piece);
+            this.#write(piece, i === pieces.length - 1 ? eventsIn([line]) : 0);
             await delay(1);
           }
         } else if (mode === "coalesce") {
           const n = coalesceCount(this.#random);
           if (this.#queue.length < n && !this.#ending) await delay(5);
-          this.#write(Buffer.concat(this.#queue.splice(0, n)));
+          const lines = this.#queue.splice(0, n);
+          this.#write(Buffer.concat(lines), eventsIn(lines));
         } else {
           const lines = this.#queue;
           this.#queue = [];
-          this.#write(lines.length === 1 ? (lines[0] ?? Buffer.alloc(0)) : Buffer.concat(lines));
+          const buf = lines.length === 1 ? (lines[0] ?? Buffer.alloc(0)) : Buffer.concat(lines);
+          this.#write(buf, eventsIn(lines));
         }
       }
     } finally {

@@ -1,0 +1,183 @@
+/**
+ * Request accounting that stays small whatever the load: totals per verb and per client and verb,
+ * requests per second over a bounded window, and lists in flight. Memory grows with the number of
+ * distinct clients and verbs, never with the number of requests or watch events.
+ */
+import type { ListRead } from "./list.ts";
+import type { Verb } from "./routes.ts";
+
+/** What a set of requests added up to. */
+export interface RequestTotals {
+  readonly requests: number;
+  /** API objects sent: list items, watch events, one per get or write. */
+  readonly objects: number;
+  /** Response body bytes, a watch's counted as its events are written. */
+  readonly bytes: number;
+  /** Responses by status code; "0" counts connections that closed before any answer. */
+  readonly statuses: Readonly<Record<string, number>>;
+  /** The durations of the requests that ended, added up. */
+  readonly durationMs: number;
+  /** Lists only: how many were read from the watch cache, consistently, or at an exact version. */
+  readonly listReads: Readonly<Partial<Record<ListRead, number>>>;
+}
+
+/** The requests that arrived in one second. */
+export interface SecondCount {
+  /** Seconds since the epoch. */
+  readonly second: number;
+  readonly requests: number;
+  readonly byVerb: Readonly<Partial<Record<Verb, number>>>;
+}
+
+/** Everything the log counted since it started or was last cleared. */
+export interface RequestSummary {
+  /** Milliseconds since the epoch when counting started. */
+  readonly since: number;
+  readonly byVerb: Readonly<Partial<Record<Verb, RequestTotals>>>;
+  /** Per client (see `clientToken`), per verb. */
+  readonly byClient: Readonly<Record<string, Readonly<Partial<Record<Verb, RequestTotals>>>>>;
+  /** One entry per second from the first request counted to the last, oldest first, bounded. */
+  readonly perSecond: readonly SecondCount[];
+  readonly listsInFlight: number;
+  /** The most lists that were being served at once. */
+  readonly peakListsInFlight: number;
+  /** Requests no longer in `entries()` because the cap on kept entries was reached. */
+  readonly entriesDropped: number;
+}
+
+/** A mutable RequestTotals; summaries hand out copies. */
+export class Tally {
+  requests = 0;
+  objects = 0;
+  bytes = 0;
+  durationMs = 0;
+  readonly statuses = new Map<number, number>();
+  readonly listReads = new Map<ListRead, number>();
+
+  /** A copy that later counting does not change. */
+  freeze(): RequestTotals {
+    return {
+      requests: this.requests,
+      objects: this.objects,
+      bytes: this.bytes,
+      statuses: Object.fromEntries(this.statuses),
+      durationMs: this.durationMs,
+      listReads: Object.fromEntries(this.listReads),
+    };
+  }
+}
+
+function bump<K>(m: Map<K, number>, k: K, by = 1): void {
+  m.set(k, (m.get(k) ?? 0) + by);
+}
+
+/** The tallies one request adds to: its verb's and its client's verb's. */
+export interface TallyPair {
+  readonly verb: Tally;
+  readonly client: Tally;
+}
+
+/** Adds objects and body bytes a request sent. */
+export function countSent(t: TallyPair, objects: number, bytes: number): void {
+  for (const x of [t.verb, t.client]) {
+    x.objects += objects;
+    x.bytes += bytes;
+  }
+}
+
+/** Counts how a list was read. */
+export function countListed(t: TallyPair, read: ListRead): void {
+  bump(t.verb.listReads, read);
+  bump(t.client.listReads, read);
+}
+
+/** Counts a request's end: its status (0: none was sent) and duration. */
+export function countEnded(t: TallyPair, status: number, durationMs: number): void {
+  for (const x of [t.verb, t.client]) {
+    bump(x.statuses, status);
+    x.durationMs += durationMs;
+  }
+}
+
+function tallyOf(m: Map<Verb, Tally>, verb: Verb): Tally {
+  const t = m.get(verb) ?? new Tally();
+  m.set(verb, t);
+  return t;
+}
+
+function clientTallies(m: Map<string, Map<Verb, Tally>>, client: string): Map<Verb, Tally> {
+  const c = m.get(client) ?? new Map<Verb, Tally>();
+  m.set(client, c);
+  return c;
+}
+
+/** One counting phase: everything between two clears. */
+export class Totals {
+  readonly since: number;
+  readonly #seriesSeconds: number;
+  readonly #byVerb = new Map<Verb, Tally>();
+  readonly #byClient = new Map<string, Map<Verb, Tally>>();
+  readonly #series: { second: number; requests: number; byVerb: Map<Verb, number> }[] = [];
+  peakListsInFlight = 0;
+
+  constructor(since: number, seriesSeconds: number) {
+    this.since = since;
+    this.#seriesSeconds = seriesSeconds;
+  }
+
+  /** The tallies of `client` and `verb`, created on first use. */
+  tallies(client: string, verb: Verb): TallyPair {
+    return {
+      verb: tallyOf(this.#byVerb, verb),
+      client: tallyOf(clientTallies(this.#byClient, client), verb),
+    };
+  }
+
+  /** Counts a request's arrival at `time` (ms since the epoch). */
+  arrived(t: TallyPair, verb: Verb, time: number): void {
+    t.verb.requests += 1;
+    t.client.requests += 1;
+    const second = Math.floor(time / 1000);
+    const last = this.#series.at(-1);
+    if (last !== undefined && second < last.second) {
+      // A clock step back: count it in the latest second rather than reorder the series.
+      last.requests += 1;
+      bump(last.byVerb, verb);
+      return;
+    }
+    if (last === undefined || second - last.second >= this.#seriesSeconds) {
+      this.#series.length = 0;
+    } else {
+      for (let s = last.second + 1; s < second; s++)
+        this.#series.push({ second: s, requests: 0, byVerb: new Map() });
+    }
+    if (this.#series.at(-1)?.second !== second)
+      this.#series.push({ second, requests: 0, byVerb: new Map() });
+    const bucket = this.#series.at(-1);
+    if (bucket !== undefined) {
+      bucket.requests += 1;
+      bump(bucket.byVerb, verb);
+    }
+    if (this.#series.length > this.#seriesSeconds)
+      this.#series.splice(0, this.#series.length - this.#seriesSeconds);
+  }
+
+  /** A copy of everything counted. */
+  summary(listsInFlight: number, entriesDropped: number): RequestSummary {
+    const freezeAll = (m: Map<Verb, Tally>) =>
+      Object.fromEntries([...m].map(([verb, t]) => [verb, t.freeze()]));
+    return {
+      since: this.since,
+      byVerb: freezeAll(this.#byVerb),
+      byClient: Object.fromEntries([...this.#byClient].map(([c, m]) => [c, freezeAll(m)])),
+      perSecond: this.#series.map((b) => ({
+        second: b.second,
+        requests: b.requests,
+        byVerb: Object.fromEntries(b.byVerb),
+      })),
+      listsInFlight,
+      peakListsInFlight: Math.max(this.peakListsInFlight, listsInFlight),
+      entriesDropped,
+    };
+  }
+}
