@@ -5,7 +5,7 @@ import { normaliseRequestHost } from "../../src/registry/hostname.ts";
 import { ok } from "../../src/result.ts";
 import { SnapshotHolder } from "../../src/snapshot/holder.ts";
 import { findApp, listApps } from "../../src/snapshot/lookup.ts";
-import { FakeListWatch, page, secret } from "../kube/fake-list-watch.ts";
+import { FakeListWatch, page, secret } from "../support/fake-list-watch.ts";
 import { startTestSidecar } from "../support/sidecar.ts";
 import { waitUntil } from "../support/wait.ts";
 import { envtestFor, REGISTRY_NAME, REGISTRY_NS, writeRegistry } from "../support/world.ts";

@@ -8,6 +8,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { get, getJson } from "../support/http.ts";
 import { type SidecarProcess, startSidecarProcess } from "../support/process.ts";
+import { type Exchange, header, RawConnection } from "../support/raw-http.ts";
 import { LONG, size, waitUntil } from "../support/wait.ts";
 import {
   answerLabel,
@@ -20,7 +21,6 @@ import {
   violation,
   WORLD_APPS,
 } from "./support/http-fuzz.ts";
-import { type Exchange, header, RawConnection } from "./support/raw-http.ts";
 import { kubeconfigFor, seedWorld } from "./support/world.ts";
 
 const UPSTREAMS = upstreamHeaders(WORLD_APPS);

@@ -11,8 +11,8 @@ import { parseRegistry } from "../../src/registry/parse.ts";
 import { get, getJson, metricValue } from "../support/http.ts";
 import { startTestSidecar, type TestSidecar } from "../support/sidecar.ts";
 import { size, waitUntil } from "../support/wait.ts";
+import { mutatedDocument, registryValue, validDocument } from "./registry-values.ts";
 import { WORLD_APPS } from "./support/http-fuzz.ts";
-import { mutatedDocument, registryValue, validDocument } from "./support/registry-values.ts";
 import {
   REGISTRY_NAME,
   REGISTRY_NS,

@@ -5,7 +5,7 @@ import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDataServer } from "../../src/http/data-server.ts";
 import { SnapshotHolder } from "../../src/snapshot/holder.ts";
-import { snapshotOf } from "./support.ts";
+import { snapshotOf } from "../support/world.ts";
 
 /** A raw HTTP/1.1 connection: write bytes, read one answer's head, see when the server closes. */
 class Connection {

@@ -22,8 +22,8 @@
 
 import http from "node:http";
 import fc from "fast-check";
-import type { Exchange, RawResponse } from "./raw-http.ts";
-import { header, headerCount } from "./raw-http.ts";
+import type { Exchange, RawResponse } from "../../support/raw-http.ts";
+import { header, headerCount } from "../../support/raw-http.ts";
 
 /** The Apps the fuzzed sidecar serves (see `fuzzWorld`); `ready` says whether its Secret exists. */
 export interface WorldApp {
