@@ -5,10 +5,12 @@
 
 import { type Envtest, startEnvtest } from "@replica-mirror/envtest";
 import { afterEach, describe, expect, it } from "vitest";
-import { APP_NS, seedWorld } from "../fuzz/support/world.ts";
+import type { AppRecord } from "../../src/http/records.ts";
 import { get, getJson, metricValue } from "../support/http.ts";
 import { startTestSidecar, type TestSidecar } from "../support/sidecar.ts";
 import { waitUntil } from "../support/wait.ts";
+import { APP_NS } from "../support/world.ts";
+import { seedWorld } from "../support/world-apps.ts";
 
 let envtest: Envtest | undefined;
 let running: TestSidecar | undefined;
@@ -36,11 +38,6 @@ async function route(r: TestSidecar, host: string): Promise<[number, string | un
   return [a.status, String(a.headers["x-mirror-reason"] ?? a.headers["x-mirror-app"])];
 }
 
-interface AppRecord {
-  name: string;
-  ready: boolean;
-  secretResourceVersion: string | null;
-}
 const apps = async (r: TestSidecar) =>
   Object.fromEntries(
     (await getJson<{ apps: AppRecord[] }>(r.data.port, "/v1/apps")).apps.map((a) => [a.name, a]),

@@ -11,27 +11,30 @@ import { randomBytes } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import { ENVTEST_TOKEN, type Envtest, startEnvtest } from "@replica-mirror/envtest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  APP_NS,
-  kubeconfigFor,
-  REGISTRY_NAME,
-  REGISTRY_NS,
-  registryDocument,
-} from "../fuzz/support/world.ts";
+import type { AppRecord } from "../../src/http/records.ts";
 import { get } from "../support/http.ts";
 import { type SidecarProcess, startSidecarProcess } from "../support/process.ts";
 import { waitUntil } from "../support/wait.ts";
+import {
+  APP_NS,
+  kubeconfigFor,
+  REGISTRY_API_VERSION,
+  REGISTRY_KEY,
+  REGISTRY_NAME,
+  REGISTRY_NS,
+  registryDoc,
+} from "../support/world.ts";
 
 const APPS = [
   {
     name: "shop",
     hostnames: ["shop.example.com", "*.shop.example.com"],
     secret: "shop-credentials",
+    namespace: APP_NS,
     upstream: "http://shop:8080",
-    ready: true,
   },
-  { name: "blog", hostnames: ["blog.example.com"], secret: "blog-credentials", ready: false },
-  { name: "wiki", hostnames: ["wiki.example.com"], secret: "wiki-credentials", ready: false },
+  { name: "blog", hostnames: ["blog.example.com"], secret: "blog-credentials", namespace: APP_NS },
+  { name: "wiki", hostnames: ["wiki.example.com"], secret: "wiki-credentials", namespace: APP_NS },
 ];
 const HOSTS = [
   "shop.example.com",
@@ -73,7 +76,7 @@ function putRegistry(value: Buffer | string): string {
   return envtest.apply({
     namespace: REGISTRY_NS,
     name: REGISTRY_NAME,
-    data: { "registry.json": bytes, "signing-key": marker() },
+    data: { [REGISTRY_KEY]: bytes, "signing-key": marker() },
   }).metadata.resourceVersion;
 }
 
@@ -102,12 +105,6 @@ async function collect(r: SidecarProcess): Promise<void> {
     const a = await get(r.opsPort, p);
     answers.push(`${p} ${JSON.stringify(a.headers)} ${a.body}`);
   }
-}
-
-interface AppRecord {
-  name: string;
-  ready: boolean;
-  secretResourceVersion: string | null;
 }
 
 /** Waits until every replica serves each App's Secret at the API server's resourceVersion, then collects. */
@@ -144,7 +141,7 @@ beforeAll(async () => {
   putSecret("shop-credentials");
   // Not referenced by any App: its bytes must not even be kept.
   envtest.apply({ namespace: APP_NS, name: "unrelated", data: { token: marker() } });
-  putRegistry(gzipSync(JSON.stringify(registryDocument(APPS))));
+  putRegistry(gzipSync(JSON.stringify(registryDoc(APPS))));
   kubeconfig = await kubeconfigFor(envtest);
   replicas = await Promise.all(
     (["debug", "trace"] as const).map((logLevel) =>
@@ -185,12 +182,12 @@ describe("Secret bytes through a churn of Secrets, Registries and watch faults",
     await settle("wiki with an empty value");
 
     // Malformed Registries: the last good one stays, the error is reported.
-    const doc = JSON.stringify(registryDocument(APPS));
+    const doc = JSON.stringify(registryDoc(APPS));
     await settle("truncated gzip", putRegistry(gzipSync(doc).subarray(0, 30)));
     await settle("not JSON", putRegistry(`${doc.slice(0, doc.length / 2)}`));
     await settle(
       "invalid document",
-      putRegistry(JSON.stringify({ apiVersion: "replica-mirror/v1", apps: [{ name: "Bad!" }] })),
+      putRegistry(JSON.stringify({ apiVersion: REGISTRY_API_VERSION, apps: [{ name: "Bad!" }] })),
     );
     await settle(
       "key missing",
