@@ -10,11 +10,11 @@ import { type Envtest, startEnvtest } from "@replica-mirror/envtest";
 import { waitUntil } from "../support/wait.ts";
 import {
   type AppInput,
+  deleteRegistry,
   REGISTRY_API_VERSION,
   REGISTRY_KEY,
-  REGISTRY_NAME,
-  REGISTRY_NS,
   registryDoc,
+  writeRegistryData,
 } from "../support/world.ts";
 import { type AppDef, History } from "./model.ts";
 import type { BadRegistry, Op } from "./ops.ts";
@@ -98,20 +98,19 @@ export class Cluster {
   #write(op: Op): void {
     const api = this.api;
     const h = this.history;
-    const registry = { namespace: REGISTRY_NS, name: REGISTRY_NAME };
     switch (op.op) {
       case "registry": {
-        const obj = api.apply({ ...registry, data: goodRegistryData(op.apps, op.gzip) });
-        h.setRegistry({ kind: "good", apps: op.apps }, obj.metadata.resourceVersion ?? null);
+        const rv = writeRegistryData(api, goodRegistryData(op.apps, op.gzip));
+        h.setRegistry({ kind: "good", apps: op.apps }, rv);
         return;
       }
       case "registry-bad": {
-        const obj = api.apply({ ...registry, data: badRegistryData(op.variant, op.apps) });
-        h.setRegistry({ kind: "bad", variant: op.variant }, obj.metadata.resourceVersion ?? null);
+        const rv = writeRegistryData(api, badRegistryData(op.variant, op.apps));
+        h.setRegistry({ kind: "bad", variant: op.variant }, rv);
         return;
       }
       case "registry-delete":
-        if (api.delete(registry.namespace, registry.name)) h.setRegistry({ kind: "absent" }, null);
+        if (deleteRegistry(api)) h.setRegistry({ kind: "absent" }, null);
         return;
       case "secret": {
         const obj = api.apply({ namespace: op.namespace, name: op.name, data: op.data });

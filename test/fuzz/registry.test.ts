@@ -8,14 +8,14 @@ import { type Envtest, startEnvtest } from "@replica-mirror/envtest";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseRegistry } from "../../src/registry/parse.ts";
-import { get, getJson, metricValue } from "../support/http.ts";
+import { get, getJson, metricValue, untilReady } from "../support/http.ts";
 import { startTestSidecar, type TestSidecar } from "../support/sidecar.ts";
 import { size, waitUntil } from "../support/wait.ts";
 import {
+  deleteRegistry,
   REGISTRY_API_VERSION,
-  REGISTRY_NAME,
-  REGISTRY_NS,
   registryDoc,
+  writeRegistryData,
   writeRegistryValue,
 } from "../support/world.ts";
 import { seedWorld, WORLD_APPS } from "../support/world-apps.ts";
@@ -134,10 +134,7 @@ beforeAll(async () => {
     watchTimeoutSeconds: 5,
     reflector: "production",
   });
-  await waitUntil(async () => ((await get(ops(), "/readyz")).status === 200 ? true : undefined), {
-    timeoutMs: 15_000,
-    what: "ready",
-  });
+  await untilReady(ops());
 });
 
 afterAll(async () => {
@@ -231,15 +228,11 @@ describe("the mirror under generated Registry values", () => {
               break;
             }
             case "missing-key":
-              rv = envtest.apply({
-                namespace: REGISTRY_NS,
-                name: REGISTRY_NAME,
-                data: { other: "x" },
-              }).metadata.resourceVersion;
+              rv = writeRegistryData(envtest, { other: "x" });
               refused = true;
               break;
             case "delete":
-              envtest.delete(REGISTRY_NS, REGISTRY_NAME);
+              deleteRegistry(envtest);
               rv = null;
               good = [];
               refused = false;

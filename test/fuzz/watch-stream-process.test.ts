@@ -3,7 +3,7 @@
 
 import type { Envtest } from "@replica-mirror/envtest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { get, getJson } from "../support/http.ts";
+import { get, getJson, untilReady } from "../support/http.ts";
 import { type SidecarProcess, startSidecarProcess } from "../support/process.ts";
 import { waitUntil } from "../support/wait.ts";
 import { envtestFor, kubeconfigFor } from "../support/world.ts";
@@ -57,10 +57,7 @@ describe("`serve` as a process under garbage in the watch stream", () => {
       ).length;
 
   it("stays up and converges through every garbage kind, lines split and coalesced", async () => {
-    await waitUntil(
-      async () => ((await get(sidecar.opsPort, "/readyz")).status === 200 ? true : undefined),
-      { timeoutMs: 15_000, what: "ready" },
-    );
+    await untilReady(sidecar.opsPort);
     let step = 0;
     for (const mode of ["split", "coalesce"] as const) {
       envtest.faults.chunking({ mode, seed: 11 + step });

@@ -12,17 +12,17 @@ import { gzipSync } from "node:zlib";
 import { ENVTEST_TOKEN, type Envtest, startEnvtest } from "@replica-mirror/envtest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AppRecord } from "../../src/http/records.ts";
-import { get } from "../support/http.ts";
+import { get, untilReady } from "../support/http.ts";
 import { type SidecarProcess, startSidecarProcess } from "../support/process.ts";
 import { waitUntil } from "../support/wait.ts";
 import {
   APP_NS,
+  deleteRegistry,
   kubeconfigFor,
   REGISTRY_API_VERSION,
   REGISTRY_KEY,
-  REGISTRY_NAME,
-  REGISTRY_NS,
   registryDoc,
+  writeRegistryData,
 } from "../support/world.ts";
 
 const APPS = [
@@ -73,11 +73,7 @@ function putRegistry(value: Buffer | string): string {
   const bytes = Buffer.from(value);
   forbidden.add(bytes.toString("base64"));
   // The Registry Secret also holds a key the mirror never reads.
-  return envtest.apply({
-    namespace: REGISTRY_NS,
-    name: REGISTRY_NAME,
-    data: { [REGISTRY_KEY]: bytes, "signing-key": marker() },
-  }).metadata.resourceVersion;
+  return writeRegistryData(envtest, { [REGISTRY_KEY]: bytes, "signing-key": marker() });
 }
 
 /** Collects every answer of both listeners of one replica. */
@@ -148,11 +144,7 @@ beforeAll(async () => {
       startSidecarProcess({ kubeconfig: kubeconfig.path, logLevel, watchTimeoutSeconds: 1 }),
     ),
   );
-  for (const r of replicas)
-    await waitUntil(
-      async () => ((await get(r.opsPort, "/readyz")).status === 200 ? true : undefined),
-      { timeoutMs: 15_000, what: "ready" },
-    );
+  for (const r of replicas) await untilReady(r.opsPort);
 }, 30_000);
 
 afterAll(async () => {
@@ -189,11 +181,7 @@ describe("Secret bytes through a churn of Secrets, Registries and watch faults",
       "invalid document",
       putRegistry(JSON.stringify({ apiVersion: REGISTRY_API_VERSION, apps: [{ name: "Bad!" }] })),
     );
-    await settle(
-      "key missing",
-      envtest.apply({ namespace: REGISTRY_NS, name: REGISTRY_NAME, data: { other: marker() } })
-        .metadata.resourceVersion,
-    );
+    await settle("key missing", writeRegistryData(envtest, { other: marker() }));
     await settle("good again", putRegistry(gzipSync(doc)));
     for (const r of replicas) {
       const s = JSON.parse((await get(r.dataPort, "/v1/snapshot")).body) as {
@@ -230,7 +218,7 @@ describe("Secret bytes through a churn of Secrets, Registries and watch faults",
     envtest.faults.dropWatches();
     putSecret("shop-credentials");
     await settle("after failed watches");
-    envtest.delete(REGISTRY_NS, REGISTRY_NAME);
+    deleteRegistry(envtest);
     await settle("Registry deleted");
     await settle("Registry recreated", putRegistry(doc));
 

@@ -9,15 +9,18 @@ const eventLine = (type: string, object: unknown): string => JSON.stringify({ ty
 
 describe("decodeWatchLine", () => {
   it("keeps what the mirror needs of a Secret and drops the rest", () => {
+    const kept = {
+      namespace: "tenant-a",
+      name: "shop",
+      resourceVersion: "42",
+      uid: "u-1",
+      labels: { app: "shop" },
+    };
     const line = eventLine("MODIFIED", {
       kind: "Secret",
       apiVersion: "v1",
       metadata: {
-        namespace: "tenant-a",
-        name: "shop",
-        resourceVersion: "42",
-        uid: "u-1",
-        labels: { app: "shop" },
+        ...kept,
         annotations: {
           "kubectl.kubernetes.io/last-applied-configuration": `{"data":"${SECRET_VALUE}"}`,
         },
@@ -29,17 +32,7 @@ describe("decodeWatchLine", () => {
     expect(decodeWatchLine(line)).toEqual(
       ok({
         type: "MODIFIED",
-        object: {
-          metadata: {
-            namespace: "tenant-a",
-            name: "shop",
-            resourceVersion: "42",
-            uid: "u-1",
-            labels: { app: "shop" },
-          },
-          type: "Opaque",
-          data: { token: SECRET_VALUE },
-        },
+        object: { metadata: kept, type: "Opaque", data: { token: SECRET_VALUE } },
       }),
     );
   });

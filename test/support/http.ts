@@ -3,6 +3,7 @@
 // by its own probes; a caller sampling thousands of answers passes a keep-alive agent.
 
 import http from "node:http";
+import { waitUntil } from "./wait.ts";
 
 export interface Got {
   readonly status: number;
@@ -45,6 +46,18 @@ export function get(
       req.destroy(new Error(`GET ${path}: no answer within ${timeout / 1000} s`)),
     );
     req.on("error", reject);
+  });
+}
+
+/** Resolves once the ops listener on `opsPort` answers /readyz with 200; rejects after `timeoutMs`. */
+export async function untilReady(
+  opsPort: number,
+  options: { timeoutMs?: number; intervalMs?: number } = {},
+): Promise<void> {
+  await waitUntil(async () => (await get(opsPort, "/readyz")).status === 200, {
+    timeoutMs: 15_000,
+    ...options,
+    what: "/readyz 200",
   });
 }
 

@@ -63,13 +63,23 @@ export function registryOf(apps: readonly AppInput[], namespace = "apps"): Regis
   return parsed.value;
 }
 
+/** Writes the Registry Secret with exactly this data (keys besides REGISTRY_KEY, or without it). */
+export function writeRegistryData(
+  envtest: Envtest,
+  data: Readonly<Record<string, string | Uint8Array>>,
+): string {
+  return envtest.apply({ namespace: REGISTRY_NS, name: REGISTRY_NAME, data: { ...data } }).metadata
+    .resourceVersion;
+}
+
 /** Writes the Registry Secret's value as given (JSON text, or raw bytes such as gzip). */
 export function writeRegistryValue(envtest: Envtest, value: string | Uint8Array): string {
-  return envtest.apply({
-    namespace: REGISTRY_NS,
-    name: REGISTRY_NAME,
-    data: { [REGISTRY_KEY]: value },
-  }).metadata.resourceVersion;
+  return writeRegistryData(envtest, { [REGISTRY_KEY]: value });
+}
+
+/** Deletes the Registry Secret; false when there was none. */
+export function deleteRegistry(envtest: Envtest): boolean {
+  return envtest.delete(REGISTRY_NS, REGISTRY_NAME);
 }
 
 /** Writes the Registry Secret for these Apps, as JSON or gzip; returns its resourceVersion. */
