@@ -6,6 +6,7 @@
  */
 
 import { type Random, seeded } from "../support/random.ts";
+import { REGISTRY_NAME } from "../support/world.ts";
 import { EXACT, WILDCARDS } from "./hosts.ts";
 import type { AppDef } from "./model.ts";
 import type { BadRegistry, Op } from "./ops.ts";
@@ -28,7 +29,7 @@ const NOISE_SECRETS: readonly { namespace: string; name: string }[] = [
   { namespace: "tenant-b", name: "noise-2" },
   { namespace: "platform", name: "noise-3" },
   { namespace: "kube-system", name: "noise-4" },
-  { namespace: "tenant-a", name: "replica-registry" },
+  { namespace: "tenant-a", name: REGISTRY_NAME },
 ];
 
 const UPSTREAMS = [

@@ -108,7 +108,7 @@ export function truth(envtest: Envtest, apps: number): Record<string, string | n
   return out;
 }
 
-/** What the sidecar serves of each App: its value when ready, else null; undefined before a Snapshot. */
+/** Each App's served value (null when not ready); undefined before the first Snapshot. */
 export function served(m: TestSidecar): Record<string, string | null> | undefined {
   const s = m.holder.current();
   if (s === null) return undefined;

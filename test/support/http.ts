@@ -49,7 +49,7 @@ export function get(
   });
 }
 
-/** Resolves once the ops listener on `opsPort` answers /readyz with 200; rejects after `timeoutMs`. */
+/** Resolves once the ops listener on `opsPort` answers /readyz with 200 (default 15 s at most). */
 export async function untilReady(
   opsPort: number,
   options: { timeoutMs?: number; intervalMs?: number } = {},

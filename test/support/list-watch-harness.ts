@@ -36,7 +36,7 @@ export async function connect(
   return { stub, lw: createListWatch(transport.value, scope), transport: transport.value };
 }
 
-/** Opens a watch (from resourceVersion 1 with a 5 s timeout unless `options` say); throws if refused. */
+/** Opens a watch (from resourceVersion 1, timeout 5 s unless `options` say); throws if refused. */
 export async function openWatch(
   lw: ListWatch,
   options: Partial<WatchOptions> = {},

@@ -23,7 +23,7 @@ export interface Command {
   output(): string;
   /** The output split into lines (the last one may be partial while the command runs). */
   lines(): string[];
-  /** stdout and stderr, one parsed JSON object per log line (lines that are not JSON are skipped). */
+  /** One parsed JSON object per log line of the output (lines that are not JSON are skipped). */
   logLines(): Record<string, unknown>[];
   /** Resolves once the command exited and closed its output (every process holding it, too). */
   readonly exit: Promise<Exit>;
