@@ -17,11 +17,11 @@
  *   Anything else is a violation: an App set that is no document of the window, a readiness or
  *   Secret version the window never had, an answer from before the window, `not-synced` after
  *   the first Snapshot, an error or an off-contract answer.
- * The runner adds the ordering checks: revisions and Registry resourceVersions never go back,
- * and each part of `/v1/apps` only moves forward through the window.
+ * The judge (judge.ts) adds the ordering checks: revisions and Registry resourceVersions never
+ * go back, and each part of `/v1/apps` only moves forward through the window.
  */
+import type { AppRecord } from "../../src/http/records.ts";
 import {
-  type AppRecord,
   answerKey,
   appRecords,
   type ClusterState,

@@ -5,10 +5,18 @@ import { normaliseRequestHost } from "../../src/registry/hostname.ts";
 import { ok } from "../../src/result.ts";
 import { SnapshotHolder } from "../../src/snapshot/holder.ts";
 import { findApp, listApps } from "../../src/snapshot/lookup.ts";
-import { FakeListWatch, page, secret } from "../kube/fake-list-watch.ts";
+import { FakeListWatch, page, secret } from "../support/fake-list-watch.ts";
 import { startTestSidecar } from "../support/sidecar.ts";
 import { waitUntil } from "../support/wait.ts";
-import { envtestFor, REGISTRY_NAME, REGISTRY_NS, writeRegistry } from "../support/world.ts";
+import {
+  envtestFor,
+  REGISTRY_KEY,
+  REGISTRY_NAME,
+  REGISTRY_NS,
+  registryDoc,
+  writeRegistry,
+  writeRegistryValue,
+} from "../support/world.ts";
 
 describe("found by the chaos model check", () => {
   // Seeds 1 and 2 (any prefix): the probe `x{64}.example.com` was routed by `*.example.com`
@@ -36,11 +44,7 @@ describe("found by the chaos model check", () => {
       await waitUntil(() => (m.holder.current()?.apps.size === 1 ? true : undefined));
       // Written in one turn, the two values reach the mirror in one chunk, before one rebuild.
       writeRegistry(envtest, [{ name: "new", hostnames: ["new.example.com"] }]);
-      envtest.apply({
-        namespace: REGISTRY_NS,
-        name: REGISTRY_NAME,
-        data: { "registry.json": "{" },
-      });
+      writeRegistryValue(envtest, "{");
       await waitUntil(() => (m.holder.current()?.registry.error ? true : undefined));
       await m.mirror.idle();
       expect(listApps(m.holder.current()!).map((a) => a.name)).toEqual(["new"]);
@@ -62,17 +66,19 @@ describe("found by the chaos model check", () => {
     const registryLw = new FakeListWatch();
     const secretsLw = new FakeListWatch();
     const registry = (rv: string, apps: { name: string; secret: string }[]) => ({
-      metadata: { namespace: "platform", name: "replica-registry", resourceVersion: rv },
+      metadata: { namespace: REGISTRY_NS, name: REGISTRY_NAME, resourceVersion: rv },
       data: {
-        "registry.json": b64(
-          JSON.stringify({
-            apiVersion: "replica-mirror/v1",
-            apps: apps.map((a) => ({
-              name: a.name,
-              hostnames: [`${a.name}.example.com`],
-              secretRef: { namespace: "default", name: a.secret, key: "token" },
-            })),
-          }),
+        [REGISTRY_KEY]: b64(
+          JSON.stringify(
+            registryDoc(
+              apps.map((a) => ({
+                name: a.name,
+                hostnames: [`${a.name}.example.com`],
+                namespace: "default",
+                secret: a.secret,
+              })),
+            ),
+          ),
         ),
       },
     });
@@ -80,9 +86,9 @@ describe("found by the chaos model check", () => {
     const mirror = new Mirror({
       registry: {
         listWatch: registryLw,
-        namespace: "platform",
-        name: "replica-registry",
-        key: "registry.json",
+        namespace: REGISTRY_NS,
+        name: REGISTRY_NAME,
+        key: REGISTRY_KEY,
       },
       secrets: { scopes: [{ namespace: null, listWatch: secretsLw }] },
       holder,

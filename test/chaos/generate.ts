@@ -6,6 +6,8 @@
  */
 
 import { type Random, seeded } from "../support/random.ts";
+import { REGISTRY_NAME } from "../support/world.ts";
+import { EXACT, WILDCARDS } from "./hosts.ts";
 import type { AppDef } from "./model.ts";
 import type { BadRegistry, Op } from "./ops.ts";
 
@@ -27,27 +29,7 @@ const NOISE_SECRETS: readonly { namespace: string; name: string }[] = [
   { namespace: "tenant-b", name: "noise-2" },
   { namespace: "platform", name: "noise-3" },
   { namespace: "kube-system", name: "noise-4" },
-  { namespace: "tenant-a", name: "replica-registry" },
-];
-
-/** Declared patterns, as written (the model normalises the IDN ones). */
-const EXACT = [
-  "shop.example.com",
-  "blog.example.com",
-  "api.example.com",
-  "example.com",
-  "x.shop.example.com",
-  "a.b.example.com",
-  "www.other.test",
-  "bücher.example",
-];
-const WILDCARDS = [
-  "*.example.com",
-  "*.shop.example.com",
-  "*.b.example.com",
-  "*.other.test",
-  "*.x.shop.example.com",
-  "*.bücher.example",
+  { namespace: "tenant-a", name: REGISTRY_NAME },
 ];
 
 const UPSTREAMS = [

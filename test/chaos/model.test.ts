@@ -30,7 +30,7 @@ describe("reference model", () => {
     expect(who("xn--bcher-kva.example")).toBe("idn");
   });
 
-  it("answers 400, 404, 503 and 200 as SPEC §3 says", () => {
+  it("answers 400, 404, 503 and 200 as the routing contract says", () => {
     const ready = () => null;
     const absent = () => "secret-absent" as const;
     expect(answerKey(routeAnswer(apps, { raw: "[::1]", host: null }, ready))).toBe("400");

@@ -1,12 +1,12 @@
 /**
- * The reference model: SPEC §2 (hostnames, matching precedence, conflicts) and §3 (what is
- * served) written again, simply, from the spec. It imports nothing from src/registry or
- * src/snapshot: a shared bug there must show up as a disagreement, not cancel out.
+ * The reference model: the README's Registry document (hostnames, matching precedence, conflicts)
+ * and routing contract (what is served) written again, simply, from the contract. Its rules use
+ * nothing from src/registry or src/snapshot: a shared bug there must show up as a disagreement,
+ * not cancel out. It takes only the test world's Registry namespace and, as a type, the shape of
+ * an App record (src/http/records.ts).
  */
-
-export const REGISTRY_NAMESPACE = "platform";
-export const REGISTRY_NAME = "replica-registry";
-export const REGISTRY_KEY = "registry.json";
+import type { AppRecord } from "../../src/http/records.ts";
+import { REGISTRY_NS } from "../support/world.ts";
 
 /** One App as the generator writes it into the Registry document. */
 export interface AppDef {
@@ -51,7 +51,7 @@ export interface ClusterState {
   readonly registry: RegistryValue;
   readonly registryRv: string | null;
   readonly secrets: ReadonlyMap<string, SecretState>;
-  /** The last good document at this moment: absent counts as a good, empty one (SPEC §3). */
+  /** The last good document at this moment: absent counts as a good, empty one (README). */
   readonly served: readonly ServedApp[];
   /** Index of the latest state whose Registry was absent or good (this one if it is). */
   readonly lastGoodIndex: number;
@@ -77,7 +77,7 @@ export function servedApps(apps: readonly AppDef[]): ServedApp[] {
   return apps.map((a) => ({
     name: a.name,
     patterns: [...new Set(a.hostnames.map(normaliseDeclared))],
-    namespace: a.secret.namespace ?? REGISTRY_NAMESPACE,
+    namespace: a.secret.namespace ?? REGISTRY_NS,
     secretName: a.secret.name,
     key: a.secret.key,
     upstream: a.upstream,
@@ -164,17 +164,7 @@ export function visibleSecret(
     : undefined;
 }
 
-/** `/v1/apps` entries as the spec says they are, sorted by name. */
-export interface AppRecord {
-  readonly name: string;
-  readonly hostnames: readonly string[];
-  readonly secretRef: { readonly namespace: string; readonly name: string; readonly key: string };
-  readonly upstream: string | null;
-  readonly ready: boolean;
-  readonly reason: NotReady | null;
-  readonly secretResourceVersion: string | null;
-}
-
+/** `/v1/apps` entries as the contract says they are, sorted by name. */
 export function appRecords(
   apps: readonly ServedApp[],
   state: ClusterState,

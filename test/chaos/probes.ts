@@ -2,29 +2,14 @@
  * The hosts every check asks about (every name the generator can declare, names around its
  * wildcards, unknown names and bad ones) and the random spellings a data plane may send them in.
  */
-import type { OutgoingHttpHeaders } from "node:http";
 import type { Random } from "../support/random.ts";
-import type { Probe } from "./model.ts";
+import { EXACT, WILDCARDS } from "./hosts.ts";
+import { normaliseDeclared, type Probe } from "./model.ts";
 
-const NAMES = [
-  "shop.example.com",
-  "blog.example.com",
-  "api.example.com",
-  "example.com",
-  "x.shop.example.com",
-  "a.b.example.com",
-  "www.other.test",
-  "xn--bcher-kva.example",
-];
+/** The generator's exact names, as a data plane would ask for them. */
+const NAMES = EXACT.map(normaliseDeclared);
 /** Suffixes of the generator's wildcards: each is asked bare, with one label and with two. */
-const SUFFIXES = [
-  "example.com",
-  "shop.example.com",
-  "b.example.com",
-  "other.test",
-  "x.shop.example.com",
-  "xn--bcher-kva.example",
-];
+const SUFFIXES = WILDCARDS.map((w) => normaliseDeclared(w).slice("*.".length));
 const UNKNOWN = ["unknown.test", "nothing.example.org", "shop.example.co", "other.test", "com"];
 const BAD = [
   "",
@@ -53,7 +38,7 @@ export const PROBES: readonly Probe[] = [
  * X-Forwarded-Host (sometimes a list); a valid name in random case, sometimes with a trailing dot
  * or a port, none of which changes the answer.
  */
-export function spelling(r: Random, probe: Probe): OutgoingHttpHeaders {
+export function spelling(r: Random, probe: Probe): Record<string, string> {
   let value = probe.raw;
   if (probe.host !== null) {
     value = [...value].map((c) => (r.chance(0.3) ? c.toUpperCase() : c)).join("");

@@ -28,8 +28,8 @@ export interface SidecarEvents {
 
 export interface ChaosSidecar {
   readonly name: string;
-  /** http://127.0.0.1:PORT of the data listener. */
-  readonly url: string;
+  /** The data listener's port on 127.0.0.1. */
+  readonly port: number;
   readonly events: SidecarEvents;
   /** Whether this sidecar's Secret watches cover a namespace. */
   visible(namespace: string): boolean;
@@ -72,7 +72,7 @@ export async function startChaosSidecar(
   const namespaces = sidecar.config.secretNamespaces;
   return {
     name: spec.name,
-    url: sidecar.url,
+    port: sidecar.data.port,
     events,
     visible: (namespace) => namespaces.length === 0 || namespaces.includes(namespace),
     stop: () => sidecar.stop(),

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { FLAG_NAMES, parseServeConfig, serveHelp } from "../../src/cli/config.ts";
 
 describe("parseServeConfig", () => {
-  it("gives the SPEC defaults", () => {
+  it("gives the documented defaults", () => {
     expect(parseServeConfig([], { POD_NAMESPACE: "edge" })).toEqual({
       ok: true,
       value: {

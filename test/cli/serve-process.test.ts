@@ -1,9 +1,14 @@
-import { type ChildProcess, spawn } from "node:child_process";
+// `replica-mirror serve` and `registry validate` as processes: start-up through `npm start`,
+// SIGTERM, exit codes for bad flags and a missing kubeconfig, and validation output.
+
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Envtest, seedDemo, startEnvtest } from "@replica-mirror/envtest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { get, untilReady } from "../support/http.ts";
+import { type Command, listeningPorts, startCommand } from "../support/process.ts";
+import { registryDoc } from "../support/world.ts";
 
 let envtest: Envtest;
 let dir: string;
@@ -21,46 +26,11 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-interface Running {
-  child: ChildProcess;
-  lines: string[];
-  exit: Promise<{ code: number | null; signal: string | null }>;
-}
+const run = (command: string, args: string[]): Command =>
+  startCommand(command, args, { env: { ...process.env, REPLICA_MIRROR_LOG_LEVEL: "info" } });
 
-function run(command: string, args: string[]): Running {
-  const child = spawn(command, args, {
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, REPLICA_MIRROR_LOG_LEVEL: "info" },
-  });
-  const lines: string[] = [];
-  let buffered = "";
-  const collect = (chunk: Buffer) => {
-    buffered += chunk.toString("utf8");
-    const parts = buffered.split("\n");
-    buffered = parts.pop() ?? "";
-    lines.push(...parts);
-  };
-  child.stdout?.on("data", collect);
-  child.stderr?.on("data", collect);
-  const exit = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
-    child.on("close", (code, signal) => resolve({ code, signal })),
-  );
-  return { child, lines, exit };
-}
-
-async function until<T>(
-  check: () => T | undefined | Promise<T | undefined>,
-  timeoutMs: number,
-  what: string,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** Every non-empty line the command wrote. */
+const linesOf = (r: Command) => r.lines().filter((l) => l !== "");
 
 const serveArgs = () => [
   "serve",
@@ -74,44 +44,26 @@ const serveArgs = () => [
   "127.0.0.1:0",
 ];
 
-async function addresses(r: Running): Promise<{ data: string; ops: string }> {
-  return until(
-    () => {
-      for (const line of r.lines) {
-        if (!line.startsWith("{")) continue;
-        const entry = JSON.parse(line) as {
-          msg?: string;
-          listen?: { host: string; port: number };
-          opsListen?: { host: string; port: number };
-        };
-        if (entry.msg === "listening" && entry.listen && entry.opsListen) {
-          return {
-            data: `http://${entry.listen.host}:${entry.listen.port}`,
-            ops: `http://${entry.opsListen.host}:${entry.opsListen.port}`,
-          };
-        }
-      }
-      return undefined;
-    },
-    15_000,
-    `the "listening" log line; output so far:\n${r.lines.join("\n")}`,
-  );
+/** The listeners of a `serve` command, once it logged them and /readyz answers 200. */
+async function ready(r: Command): Promise<{ data: number; ops: number }> {
+  const ports = await listeningPorts(r, 15_000);
+  await untilReady(ports.ops, { intervalMs: 20 });
+  return ports;
 }
 
 describe("replica-mirror serve as a process", () => {
   it("`npm start -- serve` becomes ready against envtest, answers, and exits 0 on SIGTERM", async () => {
     const r = run("npm", ["start", "--silent", "--", ...serveArgs()]);
     try {
-      const { data, ops } = await addresses(r);
-      await until(
-        async () => ((await fetch(`${ops}/readyz`)).status === 200 ? true : undefined),
-        15_000,
-        "/readyz 200",
-      );
+      const { data } = await ready(r);
       const answers = await Promise.all(
         ["shop.example.com", "blog.example.com", "nope.example.com"].map(async (host) => {
-          const res = await fetch(`${data}/v1/route`, { headers: { "x-forwarded-host": host } });
-          return [res.status, res.headers.get("x-mirror-app"), res.headers.get("x-mirror-reason")];
+          const res = await get(data, "/v1/route", { "x-forwarded-host": host });
+          return [
+            res.status,
+            res.headers["x-mirror-app"] ?? null,
+            res.headers["x-mirror-reason"] ?? null,
+          ];
         }),
       );
       expect(answers).toEqual([
@@ -129,7 +81,7 @@ describe("replica-mirror serve as a process", () => {
         exit: { code: 0, signal: null },
         fast: true,
       });
-      expect(r.lines.some((l) => l.includes('"msg":"stopped"'))).toBe(true);
+      expect(r.lines().some((l) => l.includes('"msg":"stopped"'))).toBe(true);
     } finally {
       r.child.kill("SIGKILL");
     }
@@ -138,19 +90,12 @@ describe("replica-mirror serve as a process", () => {
   it("exits 0 on SIGTERM when run directly, and stops listening", async () => {
     const r = run(process.execPath, ["src/cli/main.ts", ...serveArgs()]);
     try {
-      const { data, ops } = await addresses(r);
-      await until(
-        async () => ((await fetch(`${ops}/readyz`)).status === 200 ? true : undefined),
-        15_000,
-        "/readyz 200",
-      );
+      const { data } = await ready(r);
       r.child.kill("SIGTERM");
       const exit = await r.exit;
       expect(exit).toEqual({ code: 0, signal: null });
-      expect(r.lines.some((l) => l.includes('"msg":"stopped"'))).toBe(true);
-      await expect(
-        fetch(`${data}/v1/route`, { headers: { host: "shop.example.com" } }),
-      ).rejects.toThrow();
+      expect(r.lines().some((l) => l.includes('"msg":"stopped"'))).toBe(true);
+      await expect(get(data, "/v1/route", { host: "shop.example.com" })).rejects.toThrow();
     } finally {
       r.child.kill("SIGKILL");
     }
@@ -159,7 +104,7 @@ describe("replica-mirror serve as a process", () => {
   it("exits 2 with one line naming a bad flag", async () => {
     const r = run(process.execPath, ["src/cli/main.ts", "serve", "--watch-timeout", "soon"]);
     const exit = await r.exit;
-    expect({ code: exit.code, lines: r.lines.filter((l) => l !== "") }).toEqual({
+    expect({ code: exit.code, lines: linesOf(r) }).toEqual({
       code: 2,
       lines: ["replica-mirror: --watch-timeout: Invalid input: expected number, received NaN"],
     });
@@ -178,7 +123,7 @@ describe("replica-mirror serve as a process", () => {
     ]);
     const exit = await r.exit;
     expect(exit.code).toBe(1);
-    expect(r.lines.some((l) => l.includes('"msg":"cannot start"'))).toBe(true);
+    expect(r.lines().some((l) => l.includes('"msg":"cannot start"'))).toBe(true);
   });
 });
 
@@ -187,31 +132,27 @@ describe("replica-mirror registry validate", () => {
     const bad = join(dir, "bad.json");
     await writeFile(
       bad,
-      JSON.stringify({
-        apiVersion: "replica-mirror/v1",
-        apps: [{ name: "a", hostnames: ["a.example:80"], secretRef: { name: "s", key: "k" } }],
-      }),
+      JSON.stringify(
+        registryDoc([{ name: "a", hostnames: ["a.example:80"], secret: "s", key: "k" }]),
+      ),
     );
     const invalid = run(process.execPath, ["src/cli/main.ts", "registry", "validate", bad]);
     expect((await invalid.exit).code).toBe(1);
-    expect(invalid.lines.filter((l) => l !== "")).toEqual([
-      `${bad}: apps[0].hostnames[0]: port not allowed`,
-    ]);
+    expect(linesOf(invalid)).toEqual([`${bad}: apps[0].hostnames[0]: port not allowed`]);
 
     const good = join(dir, "good.json");
     await writeFile(
       good,
-      JSON.stringify({
-        apiVersion: "replica-mirror/v1",
-        apps: [
-          { name: "a", hostnames: ["a.example", "*.example"], secretRef: { name: "s", key: "k" } },
-          { name: "b", hostnames: ["a.example"], secretRef: { name: "s", key: "k" } },
-        ],
-      }),
+      JSON.stringify(
+        registryDoc([
+          { name: "a", hostnames: ["a.example", "*.example"], secret: "s", key: "k" },
+          { name: "b", hostnames: ["a.example"], secret: "s", key: "k" },
+        ]),
+      ),
     );
     const valid = run(process.execPath, ["src/cli/main.ts", "registry", "validate", good]);
     expect((await valid.exit).code).toBe(0);
-    expect(valid.lines.filter((l) => l !== "")).toEqual([
+    expect(linesOf(valid)).toEqual([
       `${good}: valid: 2 Apps, 2 hostnames`,
       `${good}: warning: a.example is claimed by a, b; a serves it`,
     ]);

@@ -1,5 +1,5 @@
 // Generated requests over raw TCP against `replica-mirror serve` running as a child process:
-// only the answers http-fuzz.ts allows, the process stays up, and its heap stays flat.
+// only the answers http-oracle.ts allows, the process stays up, and its heap stays flat.
 // REPLICA_MIRROR_LONG=1 runs 100,000 requests (default 8,000) and 5,000 shrinking runs.
 
 import http from "node:http";
@@ -8,20 +8,12 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { get, getJson } from "../support/http.ts";
 import { type SidecarProcess, startSidecarProcess } from "../support/process.ts";
+import { type Exchange, header, RawConnection } from "../support/raw-http.ts";
 import { LONG, size, waitUntil } from "../support/wait.ts";
-import {
-  answerLabel,
-  describeAnswer,
-  describeRequest,
-  type FuzzRequest,
-  fuzzRequest,
-  serialise,
-  upstreamHeaders,
-  violation,
-  WORLD_APPS,
-} from "./support/http-fuzz.ts";
-import { type Exchange, header, RawConnection } from "./support/raw-http.ts";
-import { kubeconfigFor, seedWorld } from "./support/world.ts";
+import { kubeconfigFor } from "../support/world.ts";
+import { seedWorld, WORLD_APPS } from "../support/world-apps.ts";
+import { answerLabel, describeAnswer, upstreamHeaders, violation } from "./http-oracle.ts";
+import { describeRequest, type FuzzRequest, fuzzRequest, serialise } from "./http-request.ts";
 
 const UPSTREAMS = upstreamHeaders(WORLD_APPS);
 const BULK_REQUESTS = size(8_000, 100_000);

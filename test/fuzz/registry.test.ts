@@ -8,18 +8,18 @@ import { type Envtest, startEnvtest } from "@replica-mirror/envtest";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseRegistry } from "../../src/registry/parse.ts";
-import { get, getJson, metricValue } from "../support/http.ts";
+import { get, getJson, metricValue, untilReady } from "../support/http.ts";
 import { startTestSidecar, type TestSidecar } from "../support/sidecar.ts";
 import { size, waitUntil } from "../support/wait.ts";
-import { WORLD_APPS } from "./support/http-fuzz.ts";
-import { mutatedDocument, registryValue, validDocument } from "./support/registry-values.ts";
 import {
-  REGISTRY_NAME,
-  REGISTRY_NS,
-  registryDocument,
-  seedWorld,
+  deleteRegistry,
+  REGISTRY_API_VERSION,
+  registryDoc,
+  writeRegistryData,
   writeRegistryValue,
-} from "./support/world.ts";
+} from "../support/world.ts";
+import { seedWorld, WORLD_APPS } from "../support/world-apps.ts";
+import { mutatedDocument, registryValue, validDocument } from "./registry-values.ts";
 
 const OPTS = { defaultNamespace: "platform" };
 
@@ -134,10 +134,7 @@ beforeAll(async () => {
     watchTimeoutSeconds: 5,
     reflector: "production",
   });
-  await waitUntil(async () => ((await get(ops(), "/readyz")).status === 200 ? true : undefined), {
-    timeoutMs: 15_000,
-    what: "ready",
-  });
+  await untilReady(ops());
 });
 
 afterAll(async () => {
@@ -158,7 +155,7 @@ describe("the mirror under generated Registry values", () => {
   // MirrorObserver.registryRejected promises "once per distinct value": two different refused
   // values whose messages happen to be equal are two refusals (found by the property below).
   it("counts and logs each refused value, also when its error repeats the previous one", async () => {
-    const world = writeRegistryValue(envtest, JSON.stringify(registryDocument(WORLD_APPS)));
+    const world = writeRegistryValue(envtest, JSON.stringify(registryDoc(WORLD_APPS)));
     await waitUntil(
       async () =>
         (await getJson<SnapshotView>(data(), "/v1/snapshot")).registry.resourceVersion === world
@@ -169,8 +166,8 @@ describe("the mirror under generated Registry values", () => {
     const before = { metric: await parseErrors(), lines: refusedLogLines().length };
     const errors: (string | null)[] = [];
     for (const value of [
-      '{"apiVersion":"replica-mirror/v1"}',
-      '{"apiVersion":"replica-mirror/v1","x":1}',
+      JSON.stringify({ apiVersion: REGISTRY_API_VERSION }),
+      JSON.stringify({ apiVersion: REGISTRY_API_VERSION, x: 1 }),
     ]) {
       const rv = writeRegistryValue(envtest, value);
       const s = await waitUntil(
@@ -197,7 +194,7 @@ describe("the mirror under generated Registry values", () => {
     await fc.assert(
       fc.asyncProperty(fc.array(command, { minLength: 1, maxLength: 6 }), async (commands) => {
         // Every run starts from the whole world as the last good Registry.
-        const start = writeRegistryValue(envtest, JSON.stringify(registryDocument(WORLD_APPS)));
+        const start = writeRegistryValue(envtest, JSON.stringify(registryDoc(WORLD_APPS)));
         await waitUntil(
           async () => {
             const s = await getJson<SnapshotView>(data(), "/v1/snapshot");
@@ -224,22 +221,18 @@ describe("the mirror under generated Registry values", () => {
             }
             case "good": {
               const apps = WORLD_APPS.slice(0, c.apps);
-              const json = JSON.stringify(registryDocument(apps));
+              const json = JSON.stringify(registryDoc(apps));
               rv = writeRegistryValue(envtest, c.gzip ? gzipSync(json) : json);
               good = apps.map((a) => a.name).sort();
               refused = false;
               break;
             }
             case "missing-key":
-              rv = envtest.apply({
-                namespace: REGISTRY_NS,
-                name: REGISTRY_NAME,
-                data: { other: "x" },
-              }).metadata.resourceVersion;
+              rv = writeRegistryData(envtest, { other: "x" });
               refused = true;
               break;
             case "delete":
-              envtest.delete(REGISTRY_NS, REGISTRY_NAME);
+              deleteRegistry(envtest);
               rv = null;
               good = [];
               refused = false;

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { createDataServer } from "../../src/http/data-server.ts";
 import { SnapshotHolder } from "../../src/snapshot/holder.ts";
 import { memoryLogger } from "../support/log-sink.ts";
-import { snapshotOf } from "./support.ts";
+import { snapshotOf } from "../support/world.ts";
 
 function serverLogging(level: string, holder = new SnapshotHolder()) {
   holder.swap(snapshotOf([{ name: "shop", hostnames: ["shop.example.com"] }], {}, 2));

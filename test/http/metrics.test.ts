@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createMetrics } from "../../src/http/metrics.ts";
 import { ROUTE_OUTCOMES } from "../../src/http/reasons.ts";
-import { BUILT_AT, snapshotOf } from "./support.ts";
+import { BUILT_AT, snapshotOf } from "../support/world.ts";
 
 const START = BUILT_AT / 1000 - 30;
 

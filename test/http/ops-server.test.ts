@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { createMetrics } from "../../src/http/metrics.ts";
 import { createOpsServer } from "../../src/http/ops-server.ts";
 import { SnapshotHolder } from "../../src/snapshot/holder.ts";
-import { snapshotOf } from "./support.ts";
+import { snapshotOf } from "../support/world.ts";
 
 function ops() {
   const holder = new SnapshotHolder();

@@ -9,8 +9,8 @@ import {
   routed,
   routeRequest,
   secretUnavailable,
-  snapshotOf,
-} from "./support.ts";
+} from "../support/route-answers.ts";
+import { snapshotOf } from "../support/world.ts";
 
 const SHOP = {
   name: "shop",

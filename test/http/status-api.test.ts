@@ -1,14 +1,10 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { createDataServer } from "../../src/http/data-server.ts";
 import { SnapshotHolder } from "../../src/snapshot/holder.ts";
 import type { Snapshot } from "../../src/snapshot/types.ts";
-import { snapshotOf } from "./support.ts";
+import { SHOP, SHOP_DECLARED, snapshotOf } from "../support/world.ts";
 
-const SHOP = {
-  name: "shop",
-  hostnames: ["shop.example.com", "*.shop.example.com"],
-  upstream: "http://shop:8080",
-};
 const BLOG = { name: "blog", hostnames: ["blog.example.com"], secret: "shared", key: "blog" };
 // Claims shop's exact hostname too: "shop" sorts first and wins, the conflict is reported.
 const SHOP_EU = { name: "shop-eu", hostnames: ["shop.example.com", "eu.example.com"] };
@@ -91,15 +87,7 @@ describe("GET /v1/hosts/:host", () => {
 });
 
 describe("GET /v1/apps and /v1/apps/:name", () => {
-  const shopRecord = {
-    name: "shop",
-    hostnames: ["shop.example.com", "*.shop.example.com"],
-    secretRef: { namespace: "apps", name: "shop-credentials", key: "token" },
-    upstream: "http://shop:8080",
-    ready: true,
-    reason: null,
-    secretResourceVersion: "1",
-  };
+  const shopRecord = { ...SHOP_DECLARED, ready: true, reason: null, secretResourceVersion: "1" };
 
   it("lists every App by name, with readiness and no Secret bytes", async () => {
     expect(await get(ready(), "/v1/apps")).toEqual({
@@ -174,21 +162,14 @@ describe("GET /v1/snapshot", () => {
     expect(r.body.apps).toBe(1);
   });
 
-  it("answers 503 with revision 0, synced false and nulls before the first Snapshot", async () => {
-    expect(await get(null, "/v1/snapshot")).toEqual({
-      status: 503,
-      retryAfter: "1",
-      body: {
-        revision: 0,
-        synced: false,
-        builtAt: null,
-        apps: 0,
-        readyApps: 0,
-        hostnames: 0,
-        registry: null,
-        conflicts: [],
-      },
-    });
+  // The README spells this body out; the answer must be exactly that value.
+  it("answers 503 with the body the README documents before the first Snapshot", async () => {
+    const documented = /Before the first Snapshot it answers 503 with `(\{[^`]*\})`/.exec(
+      readFileSync("README.md", "utf8"),
+    )?.[1];
+    expect(documented).toBeDefined();
+    const body: unknown = JSON.parse(String(documented).replace(/(\w+):/g, '"$1":'));
+    expect(await get(null, "/v1/snapshot")).toEqual({ status: 503, retryAfter: "1", body });
   });
 });
 

@@ -5,10 +5,12 @@
 
 import { type Envtest, startEnvtest } from "@replica-mirror/envtest";
 import { afterEach, describe, expect, it } from "vitest";
-import { APP_NS, seedWorld } from "../fuzz/support/world.ts";
-import { get, getJson, metricValue } from "../support/http.ts";
+import type { AppRecord } from "../../src/http/records.ts";
+import { get, getJson, metricValue, untilReady } from "../support/http.ts";
 import { startTestSidecar, type TestSidecar } from "../support/sidecar.ts";
 import { waitUntil } from "../support/wait.ts";
+import { APP_NS } from "../support/world.ts";
+import { seedWorld } from "../support/world-apps.ts";
 
 let envtest: Envtest | undefined;
 let running: TestSidecar | undefined;
@@ -36,30 +38,27 @@ async function route(r: TestSidecar, host: string): Promise<[number, string | un
   return [a.status, String(a.headers["x-mirror-reason"] ?? a.headers["x-mirror-app"])];
 }
 
-interface AppRecord {
-  name: string;
-  ready: boolean;
-  secretResourceVersion: string | null;
-}
 const apps = async (r: TestSidecar) =>
   Object.fromEntries(
     (await getJson<{ apps: AppRecord[] }>(r.data.port, "/v1/apps")).apps.map((a) => [a.name, a]),
   );
 
+/** The fuzz world on an API server with a bookmark every 200 ms, and a ready sidecar on it. */
+async function startReady(watchTimeoutSeconds: number): Promise<TestSidecar> {
+  envtest = await startEnvtest({ bookmarkIntervalMs: 200 });
+  seedWorld(envtest);
+  running = await startTestSidecar(envtest, {
+    logLevel: "info",
+    watchTimeoutSeconds,
+    reflector: "production",
+  });
+  await untilReady(running.ops.port);
+  return running;
+}
+
 describe("the API server gone after the first sync", () => {
   it("keeps serving the last Snapshot and stays ready while staleness grows, then converges when it is back", async () => {
-    envtest = await startEnvtest({ bookmarkIntervalMs: 200 });
-    seedWorld(envtest);
-    const r = await startTestSidecar(envtest, {
-      logLevel: "info",
-      watchTimeoutSeconds: 1,
-      reflector: "production",
-    });
-    running = r;
-    await waitUntil(
-      async () => ((await get(r.ops.port, "/readyz")).status === 200 ? true : undefined),
-      { timeoutMs: 15_000, what: "ready" },
-    );
+    const r = await startReady(1);
     await waitUntil(async () => ((await apps(r)).shop?.ready ? true : undefined), {
       timeoutMs: 10_000,
       what: "shop ready",
@@ -69,8 +68,8 @@ describe("the API server gone after the first sync", () => {
     expect(await route(r, "shop.example.com")).toEqual([200, "shop"]);
     expect(await route(r, "blog.example.com")).toEqual([503, "secret-unavailable"]);
 
-    const { port, state } = envtest;
-    const old = envtest;
+    const old = envtest!;
+    const { port, state } = old;
     await old.close();
     envtest = undefined;
 
@@ -130,18 +129,7 @@ describe("the API server gone after the first sync", () => {
   // --watch-timeout 300 a watch ends on its own only every 5-10 minutes, so a mirror that does not
   // count bookmarks as contact reports a quiet, healthy cluster as minutes stale.
   it("keeps staleness low on a healthy, quiet cluster that sends only bookmarks", async () => {
-    envtest = await startEnvtest({ bookmarkIntervalMs: 200 });
-    seedWorld(envtest);
-    const r = await startTestSidecar(envtest, {
-      logLevel: "info",
-      watchTimeoutSeconds: 60,
-      reflector: "production",
-    });
-    running = r;
-    await waitUntil(
-      async () => ((await get(r.ops.port, "/readyz")).status === 200 ? true : undefined),
-      { timeoutMs: 15_000, what: "ready" },
-    );
+    const r = await startReady(60);
     await waitUntil(() => (envtest?.openWatches === 2 ? true : undefined), {
       timeoutMs: 10_000,
       what: "two watches",

@@ -11,10 +11,11 @@ import { runInNewContext } from "node:vm";
 import { type Envtest, startEnvtest } from "@replica-mirror/envtest";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { APP_NS, seedWorld } from "../fuzz/support/world.ts";
-import { get, getJson, metricValue } from "../support/http.ts";
+import { get, getJson, metricValue, untilReady } from "../support/http.ts";
 import { startTestSidecar, type TestSidecar } from "../support/sidecar.ts";
 import { LONG, size, waitUntil } from "../support/wait.ts";
+import { APP_NS } from "../support/world.ts";
+import { seedWorld } from "../support/world-apps.ts";
 
 const RECONNECTS = size(400, 10_000);
 const HEAP_BOUND_BYTES = 8 * 1024 * 1024;
@@ -78,10 +79,7 @@ beforeAll(async () => {
     logger: pino({ level: "info" }, sink),
     reflector: "production",
   });
-  await waitUntil(
-    async () => ((await get(sidecar.ops.port, "/readyz")).status === 200 ? true : undefined),
-    { timeoutMs: 15_000, what: "ready" },
-  );
+  await untilReady(sidecar.ops.port);
 });
 
 afterAll(async () => {

@@ -11,27 +11,30 @@ import { randomBytes } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import { ENVTEST_TOKEN, type Envtest, startEnvtest } from "@replica-mirror/envtest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  APP_NS,
-  kubeconfigFor,
-  REGISTRY_NAME,
-  REGISTRY_NS,
-  registryDocument,
-} from "../fuzz/support/world.ts";
-import { get } from "../support/http.ts";
+import type { AppRecord } from "../../src/http/records.ts";
+import { get, untilReady } from "../support/http.ts";
 import { type SidecarProcess, startSidecarProcess } from "../support/process.ts";
 import { waitUntil } from "../support/wait.ts";
+import {
+  APP_NS,
+  deleteRegistry,
+  kubeconfigFor,
+  REGISTRY_API_VERSION,
+  REGISTRY_KEY,
+  registryDoc,
+  writeRegistryData,
+} from "../support/world.ts";
 
 const APPS = [
   {
     name: "shop",
     hostnames: ["shop.example.com", "*.shop.example.com"],
     secret: "shop-credentials",
+    namespace: APP_NS,
     upstream: "http://shop:8080",
-    ready: true,
   },
-  { name: "blog", hostnames: ["blog.example.com"], secret: "blog-credentials", ready: false },
-  { name: "wiki", hostnames: ["wiki.example.com"], secret: "wiki-credentials", ready: false },
+  { name: "blog", hostnames: ["blog.example.com"], secret: "blog-credentials", namespace: APP_NS },
+  { name: "wiki", hostnames: ["wiki.example.com"], secret: "wiki-credentials", namespace: APP_NS },
 ];
 const HOSTS = [
   "shop.example.com",
@@ -70,11 +73,7 @@ function putRegistry(value: Buffer | string): string {
   const bytes = Buffer.from(value);
   forbidden.add(bytes.toString("base64"));
   // The Registry Secret also holds a key the mirror never reads.
-  return envtest.apply({
-    namespace: REGISTRY_NS,
-    name: REGISTRY_NAME,
-    data: { "registry.json": bytes, "signing-key": marker() },
-  }).metadata.resourceVersion;
+  return writeRegistryData(envtest, { [REGISTRY_KEY]: bytes, "signing-key": marker() });
 }
 
 /** Collects every answer of both listeners of one replica. */
@@ -102,12 +101,6 @@ async function collect(r: SidecarProcess): Promise<void> {
     const a = await get(r.opsPort, p);
     answers.push(`${p} ${JSON.stringify(a.headers)} ${a.body}`);
   }
-}
-
-interface AppRecord {
-  name: string;
-  ready: boolean;
-  secretResourceVersion: string | null;
 }
 
 /** Waits until every replica serves each App's Secret at the API server's resourceVersion, then collects. */
@@ -144,18 +137,14 @@ beforeAll(async () => {
   putSecret("shop-credentials");
   // Not referenced by any App: its bytes must not even be kept.
   envtest.apply({ namespace: APP_NS, name: "unrelated", data: { token: marker() } });
-  putRegistry(gzipSync(JSON.stringify(registryDocument(APPS))));
+  putRegistry(gzipSync(JSON.stringify(registryDoc(APPS))));
   kubeconfig = await kubeconfigFor(envtest);
   replicas = await Promise.all(
     (["debug", "trace"] as const).map((logLevel) =>
       startSidecarProcess({ kubeconfig: kubeconfig.path, logLevel, watchTimeoutSeconds: 1 }),
     ),
   );
-  for (const r of replicas)
-    await waitUntil(
-      async () => ((await get(r.opsPort, "/readyz")).status === 200 ? true : undefined),
-      { timeoutMs: 15_000, what: "ready" },
-    );
+  for (const r of replicas) await untilReady(r.opsPort);
 }, 30_000);
 
 afterAll(async () => {
@@ -185,18 +174,14 @@ describe("Secret bytes through a churn of Secrets, Registries and watch faults",
     await settle("wiki with an empty value");
 
     // Malformed Registries: the last good one stays, the error is reported.
-    const doc = JSON.stringify(registryDocument(APPS));
+    const doc = JSON.stringify(registryDoc(APPS));
     await settle("truncated gzip", putRegistry(gzipSync(doc).subarray(0, 30)));
     await settle("not JSON", putRegistry(`${doc.slice(0, doc.length / 2)}`));
     await settle(
       "invalid document",
-      putRegistry(JSON.stringify({ apiVersion: "replica-mirror/v1", apps: [{ name: "Bad!" }] })),
+      putRegistry(JSON.stringify({ apiVersion: REGISTRY_API_VERSION, apps: [{ name: "Bad!" }] })),
     );
-    await settle(
-      "key missing",
-      envtest.apply({ namespace: REGISTRY_NS, name: REGISTRY_NAME, data: { other: marker() } })
-        .metadata.resourceVersion,
-    );
+    await settle("key missing", writeRegistryData(envtest, { other: marker() }));
     await settle("good again", putRegistry(gzipSync(doc)));
     for (const r of replicas) {
       const s = JSON.parse((await get(r.dataPort, "/v1/snapshot")).body) as {
@@ -233,7 +218,7 @@ describe("Secret bytes through a churn of Secrets, Registries and watch faults",
     envtest.faults.dropWatches();
     putSecret("shop-credentials");
     await settle("after failed watches");
-    envtest.delete(REGISTRY_NS, REGISTRY_NAME);
+    deleteRegistry(envtest);
     await settle("Registry deleted");
     await settle("Registry recreated", putRegistry(doc));
 

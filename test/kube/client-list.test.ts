@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { err, ok } from "../../src/result.ts";
-import { sendJson, status, TOKEN } from "./api-stub.ts";
-import { connect, open, scope, secret, waitFor, wireSecret } from "./client-harness.ts";
+import { sendJson, status, TOKEN } from "../support/api-server-stub.ts";
+import { connect, open, scope, secret, wireSecret } from "../support/list-watch-harness.ts";
+import { waitUntil } from "../support/wait.ts";
 
 describe("createListWatch: list and get", () => {
   it("lists a page with the bearer token, selectors, limit and continue", async () => {
@@ -108,7 +109,7 @@ describe("createListWatch: list and get", () => {
     const { stub, lw } = await connect(() => {});
     const controller = new AbortController();
     const pending = lw.list({ signal: controller.signal });
-    await waitFor(() => stub.requests.length === 1);
+    await waitUntil(() => stub.requests.length === 1, { timeoutMs: 2_000, intervalMs: 5 });
     controller.abort();
     expect(await pending).toEqual(err({ kind: "aborted" }));
     await stub.clientClosed(0);

@@ -2,8 +2,17 @@ import type http from "node:http";
 import { describe, expect, it } from "vitest";
 import { createKubeTransport } from "../../src/kube/http-transport.ts";
 import { err, ok } from "../../src/result.ts";
-import { sendJson, status, TOKEN } from "./api-stub.ts";
-import { connect, drain, line, pause, scope, secret, wireSecret } from "./client-harness.ts";
+import { sendJson, status, TOKEN } from "../support/api-server-stub.ts";
+import {
+  connect,
+  drain,
+  line,
+  openWatch,
+  pause,
+  scope,
+  secret,
+  wireSecret,
+} from "../support/list-watch-harness.ts";
 
 describe("createListWatch: watch", () => {
   it("asks for a watch with bookmarks, resourceVersion, timeoutSeconds and the selectors", async () => {
@@ -13,13 +22,8 @@ describe("createListWatch: watch", () => {
         line({ type: "BOOKMARK", object: { kind: "Secret", metadata: { resourceVersion: "12" } } }),
       );
     }, scope);
-    const opened = await lw.watch({
-      resourceVersion: "10",
-      timeoutSeconds: 300,
-      signal: new AbortController().signal,
-    });
-    if (!opened.ok) throw new Error("watch failed");
-    expect(await drain(opened.value)).toEqual([ok({ type: "BOOKMARK", resourceVersion: "12" })]);
+    const stream = await openWatch(lw, { resourceVersion: "10", timeoutSeconds: 300 });
+    expect(await drain(stream)).toEqual([ok({ type: "BOOKMARK", resourceVersion: "12" })]);
     expect(stub.requests).toEqual([
       {
         path: "/api/v1/namespaces/ns1/secrets",
@@ -46,13 +50,8 @@ describe("createListWatch: watch", () => {
       await pause(20);
       res.end(line({ type: "DELETED", object: wireSecret("a", "13") }).slice(0, -1)); // no final newline
     });
-    const opened = await lw.watch({
-      resourceVersion: "10",
-      timeoutSeconds: 5,
-      signal: new AbortController().signal,
-    });
-    if (!opened.ok) throw new Error("watch failed");
-    expect(await drain(opened.value)).toEqual([
+    const stream = await openWatch(lw, { resourceVersion: "10" });
+    expect(await drain(stream)).toEqual([
       ok({ type: "ADDED", object: secret("a", "11") }),
       ok({ type: "MODIFIED", object: secret("a", "12") }),
       ok({ type: "DELETED", object: secret("a", "13") }),
@@ -67,13 +66,8 @@ describe("createListWatch: watch", () => {
         bad + line({ type: "ERROR", object: status(410, "Expired", "too old resource version") }),
       );
     });
-    const opened = await lw.watch({
-      resourceVersion: "1",
-      timeoutSeconds: 5,
-      signal: new AbortController().signal,
-    });
-    if (!opened.ok) throw new Error("watch failed");
-    const items = await drain(opened.value);
+    const stream = await openWatch(lw);
+    const items = await drain(stream);
     expect(items).toEqual([
       err({
         kind: "decode",
@@ -114,13 +108,8 @@ describe("createListWatch: watch", () => {
       res.write(line({ type: "BOOKMARK", object: { metadata: { resourceVersion: "3" } } }));
       setTimeout(() => req.socket.destroy(), 20);
     });
-    const opened = await lw.watch({
-      resourceVersion: "1",
-      timeoutSeconds: 5,
-      signal: new AbortController().signal,
-    });
-    if (!opened.ok) throw new Error("watch failed");
-    const items = await drain(opened.value);
+    const stream = await openWatch(lw);
+    const items = await drain(stream);
     expect(items[0]).toEqual(ok({ type: "BOOKMARK", resourceVersion: "3" }));
     expect(items.slice(1).map((i) => (i.ok ? i.value.type : i.error.kind))).toEqual(["network"]);
   });
@@ -133,13 +122,8 @@ describe("createListWatch: watch", () => {
       responses.push(res);
     });
     const controller = new AbortController();
-    const opened = await lw.watch({
-      resourceVersion: "1",
-      timeoutSeconds: 300,
-      signal: controller.signal,
-    });
-    if (!opened.ok) throw new Error("watch failed");
-    const items = drain(opened.value);
+    const stream = await openWatch(lw, { timeoutSeconds: 300, signal: controller.signal });
+    const items = drain(stream);
     controller.abort();
     expect(await items).toEqual([]);
     await stub.clientClosed(0);
@@ -150,14 +134,9 @@ describe("createListWatch: watch", () => {
       res.writeHead(200);
       res.flushHeaders();
     });
-    const opened = await lw.watch({
-      resourceVersion: "1",
-      timeoutSeconds: 300,
-      signal: new AbortController().signal,
-    });
-    if (!opened.ok) throw new Error("watch failed");
-    opened.value.close();
-    expect(await drain(opened.value)).toEqual([]);
+    const stream = await openWatch(lw, { timeoutSeconds: 300 });
+    stream.close();
+    expect(await drain(stream)).toEqual([]);
     await stub.clientClosed(0);
   });
 
@@ -169,16 +148,12 @@ describe("createListWatch: watch", () => {
       res.end('MARK","object":{"metadata":{"resourceVersion":"4"}}}\n');
     });
     let activity = 0;
-    const opened = await lw.watch({
-      resourceVersion: "1",
-      timeoutSeconds: 5,
-      signal: new AbortController().signal,
+    const stream = await openWatch(lw, {
       onActivity: () => {
         activity += 1;
       },
     });
-    if (!opened.ok) throw new Error("watch failed");
-    expect(await drain(opened.value)).toEqual([ok({ type: "BOOKMARK", resourceVersion: "4" })]);
+    expect(await drain(stream)).toEqual([ok({ type: "BOOKMARK", resourceVersion: "4" })]);
     expect(activity).toBe(2);
   });
 });

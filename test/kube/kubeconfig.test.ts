@@ -5,7 +5,7 @@ import { delimiter, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type LoadedKubeConfig, loadKubeConfig } from "../../src/kube/kubeconfig.ts";
 import type { Result } from "../../src/result.ts";
-import { kubeconfigYaml } from "./api-stub.ts";
+import { kubeconfigYaml } from "../support/api-server-stub.ts";
 
 let dir = "";
 

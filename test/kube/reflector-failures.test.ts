@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { ApiError } from "../../src/kube/list-watch.ts";
 import { err, ok } from "../../src/result.ts";
-import { settle } from "./fake-clock.ts";
-import { page, secret } from "./fake-list-watch.ts";
-import { harness } from "./reflector-harness.ts";
+import { settle } from "../support/fake-clock.ts";
+import { page, secret } from "../support/fake-list-watch.ts";
+import { harness } from "../support/reflector-harness.ts";
 
 const refused: ApiError = { kind: "network", message: "connect ECONNREFUSED 127.0.0.1:6443" };
 const unavailable: ApiError = { kind: "http", status: 503, message: "service unavailable" };

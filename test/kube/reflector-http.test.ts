@@ -1,25 +1,24 @@
 // The reflector over the real HTTP ListWatch, real time and sockets: what the fake cannot show.
 
 import type http from "node:http";
-import { afterEach, describe, expect, it } from "vitest";
-import { createListWatch } from "../../src/kube/client.ts";
-import { createKubeTransport, type KubeTransport } from "../../src/kube/http-transport.ts";
-import { loadKubeConfig } from "../../src/kube/kubeconfig.ts";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { Reflector } from "../../src/kube/reflector.ts";
 import type { ReflectorStatus } from "../../src/kube/reflector-status.ts";
-import { type ApiStub, sendJson, startApiStub } from "./api-stub.ts";
+import { sendJson } from "../support/api-server-stub.ts";
+import { connect, line } from "../support/list-watch-harness.ts";
+import { waitUntil } from "../support/wait.ts";
 
-const cleanup: (() => Promise<void> | void)[] = [];
+const reflectors: Reflector[] = [];
 
+// Stopped before the harness closes the transport and the stub.
 afterEach(async () => {
-  for (const fn of cleanup.splice(0).reverse()) await fn();
+  for (const r of reflectors.splice(0)) await r.stop();
 });
 
 const wireSecret = (name: string, rv: string) => ({
   metadata: { namespace: "ns1", name, resourceVersion: rv },
   data: { k: "dg==" },
 });
-const line = (value: unknown): string => `${JSON.stringify(value)}\n`;
 
 /** Socket and timer handles, to compare before and after. */
 function handles(): Record<string, number> {
@@ -30,25 +29,15 @@ function handles(): Record<string, number> {
   return counts;
 }
 
-async function eventually(check: () => void, timeoutMs = 3_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      check();
-      return;
-    } catch (e) {
-      if (Date.now() > until) throw e;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  }
-}
+// Assertions on what happens over real sockets are retried every 10 ms for up to 3 s.
+const POLL = { timeout: 3_000, interval: 10 };
 
 /** A server that lists a@1 at RV 10 and answers each watch with onWatch. */
 async function mirror(
   onWatch: (n: number, res: http.ServerResponse, query: URLSearchParams) => void,
 ) {
   let watches = 0;
-  const stub: ApiStub = await startApiStub((_req, res, url) => {
+  const { stub, lw, transport } = await connect((_req, res, url) => {
     if (url.searchParams.get("watch") !== "1") {
       sendJson(res, 200, { metadata: { resourceVersion: "10" }, items: [wireSecret("a", "1")] });
       return;
@@ -57,16 +46,11 @@ async function mirror(
     res.flushHeaders();
     onWatch(watches++, res, url.searchParams);
   });
-  const loaded = loadKubeConfig(stub.kubeconfigPath);
-  if (!loaded.ok) throw new Error(loaded.error.message);
-  const transport = createKubeTransport(loaded.value.kubeConfig);
-  if (!transport.ok) throw new Error(transport.error.message);
-  const t: KubeTransport = transport.value;
   const log: string[] = [];
   const statuses: ReflectorStatus[] = [];
   const reflector = new Reflector({
     name: "http",
-    listWatch: createListWatch(t, { namespace: "ns1" }),
+    listWatch: lw,
     watchTimeoutSeconds: 1,
     inactivityGraceMs: 200,
     handler: {
@@ -76,26 +60,35 @@ async function mirror(
     },
     onStatus: (s) => statuses.push(s),
   });
-  cleanup.push(() => stub.close());
-  cleanup.push(() => t.close());
-  cleanup.push(() => reflector.stop());
-  return { stub, transport: t, reflector, log, statuses };
+  reflectors.push(reflector);
+  return { stub, transport, reflector, log, statuses };
 }
 
 describe("Reflector over HTTP", () => {
   it("lists, watches, and on stop closes the watch connection and leaves no socket or timer", async () => {
+    // Vitest reports the test's start behind a 100 ms throttle timer; once it fired, `before`
+    // holds only what the process had before the reflector.
+    await new Promise((resolve) => setTimeout(resolve, 150));
     const before = handles();
+
     const m = await mirror((_n, res) =>
       res.write(line({ type: "ADDED", object: wireSecret("b", "11") })),
     );
     m.reflector.start();
-    await eventually(() => expect(m.log).toEqual(["ADDED a@1", "SYNCED", "ADDED b@11"]));
+    await vi.waitFor(() => expect(m.log).toEqual(["ADDED a@1", "SYNCED", "ADDED b@11"]), POLL);
 
     await m.reflector.stop();
     await m.stub.clientClosed(1);
     m.transport.close();
     await m.stub.close();
-    await eventually(() => expect(handles()).toEqual(before));
+    // vi.waitFor keeps a timer of its own while it checks; waitUntil holds none during a check.
+    await waitUntil(
+      () => {
+        expect(handles()).toEqual(before);
+        return true;
+      },
+      { timeoutMs: 3_000, intervalMs: 10, what: "no socket or timer left" },
+    );
   });
 
   it("resumes from the last bookmark when the server ends the watch at its timeout", async () => {
@@ -105,7 +98,7 @@ describe("Reflector over HTTP", () => {
       setTimeout(() => res.end(), Number(query.get("timeoutSeconds")) * 1000);
     });
     m.reflector.start();
-    await eventually(() => expect(m.stub.requests).toHaveLength(3));
+    await vi.waitFor(() => expect(m.stub.requests).toHaveLength(3), POLL);
     expect(m.stub.requests.map((r) => r.query.resourceVersion)).toEqual([undefined, "10", "15"]);
     expect(m.statuses.filter((s) => s.kind === "watch-restart")).toEqual([
       { kind: "watch-restart", reason: "timeout", resourceVersion: "15", events: 1 },
@@ -115,7 +108,7 @@ describe("Reflector over HTTP", () => {
   it("tears down a watch that goes silent, and resumes it without relisting", async () => {
     const m = await mirror(() => {}); // headers, then nothing: a half-open connection
     m.reflector.start();
-    await eventually(() => expect(m.stub.requests).toHaveLength(3), 5_000);
+    await vi.waitFor(() => expect(m.stub.requests).toHaveLength(3), { ...POLL, timeout: 5_000 });
     await m.stub.clientClosed(1);
     expect(m.stub.requests.map((r) => r.query.resourceVersion)).toEqual([undefined, "10", "10"]);
     expect(m.statuses.filter((s) => s.kind === "watch-restart")).toEqual([

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { err, ok } from "../../src/result.ts";
-import { settle } from "./fake-clock.ts";
-import { gone, page, secret } from "./fake-list-watch.ts";
-import { harness } from "./reflector-harness.ts";
+import { settle } from "../support/fake-clock.ts";
+import { gone, page, secret } from "../support/fake-list-watch.ts";
+import { harness } from "../support/reflector-harness.ts";
 
 describe("Reflector: list, then watch", () => {
   it("delivers the list as ADDED, reports synced once, then watches from the list's resourceVersion", async () => {
@@ -40,14 +40,15 @@ describe("Reflector: list, then watch", () => {
       ok(page("10", [secret("c", "3")])),
     );
     await h.start();
-    expect(h.lw.listCalls).toEqual([{ limit: 2 }, { limit: 2, continue: "tok-1" }]);
-    expect(h.log).toEqual([
-      "ADDED default/a@1",
-      "ADDED default/b@2",
-      "ADDED default/c@3",
-      "SYNCED",
-    ]);
-    expect(h.lw.current.options.resourceVersion).toBe("10");
+    expect({
+      lists: h.lw.listCalls,
+      log: h.log,
+      watchFrom: h.lw.current.options.resourceVersion,
+    }).toEqual({
+      lists: [{ limit: 2 }, { limit: 2, continue: "tok-1" }],
+      log: ["ADDED default/a@1", "ADDED default/b@2", "ADDED default/c@3", "SYNCED"],
+      watchFrom: "10",
+    });
   });
 
   it("starts over with one unpaged list when the continue token has expired", async () => {
@@ -58,16 +59,22 @@ describe("Reflector: list, then watch", () => {
       ok(page("15", [secret("a", "1"), secret("b", "12"), secret("d", "14")])),
     );
     await h.start();
-    expect(h.lw.listCalls).toEqual([{ limit: 2 }, { limit: 2, continue: "tok-1" }, {}]);
     expect(h.reported("relist")).toEqual([{ reason: "continue-expired" }]);
-    expect(h.log).toEqual([
-      "ADDED default/a@1",
-      "ADDED default/b@2",
-      "MODIFIED default/b@12",
-      "ADDED default/d@14",
-      "SYNCED",
-    ]);
-    expect(h.lw.current.options.resourceVersion).toBe("15");
+    expect({
+      lists: h.lw.listCalls,
+      log: h.log,
+      watchFrom: h.lw.current.options.resourceVersion,
+    }).toEqual({
+      lists: [{ limit: 2 }, { limit: 2, continue: "tok-1" }, {}],
+      log: [
+        "ADDED default/a@1",
+        "ADDED default/b@2",
+        "MODIFIED default/b@12",
+        "ADDED default/d@14",
+        "SYNCED",
+      ],
+      watchFrom: "15",
+    });
   });
 
   it("delivers watch events in order and advances the resourceVersion with each", async () => {

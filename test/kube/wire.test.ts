@@ -4,42 +4,35 @@ import { err, ok } from "../../src/result.ts";
 
 const SECRET_VALUE = "c3VwZXItc2VjcmV0LXRva2Vu";
 
+/** One watch event as the API server writes it on a line. */
+const eventLine = (type: string, object: unknown): string => JSON.stringify({ type, object });
+
 describe("decodeWatchLine", () => {
   it("keeps what the mirror needs of a Secret and drops the rest", () => {
-    const line = JSON.stringify({
-      type: "MODIFIED",
-      object: {
-        kind: "Secret",
-        apiVersion: "v1",
-        metadata: {
-          namespace: "tenant-a",
-          name: "shop",
-          resourceVersion: "42",
-          uid: "u-1",
-          labels: { app: "shop" },
-          annotations: {
-            "kubectl.kubernetes.io/last-applied-configuration": `{"data":"${SECRET_VALUE}"}`,
-          },
-          managedFields: [{ manager: "kubectl" }],
+    const kept = {
+      namespace: "tenant-a",
+      name: "shop",
+      resourceVersion: "42",
+      uid: "u-1",
+      labels: { app: "shop" },
+    };
+    const line = eventLine("MODIFIED", {
+      kind: "Secret",
+      apiVersion: "v1",
+      metadata: {
+        ...kept,
+        annotations: {
+          "kubectl.kubernetes.io/last-applied-configuration": `{"data":"${SECRET_VALUE}"}`,
         },
-        type: "Opaque",
-        data: { token: SECRET_VALUE },
+        managedFields: [{ manager: "kubectl" }],
       },
+      type: "Opaque",
+      data: { token: SECRET_VALUE },
     });
     expect(decodeWatchLine(line)).toEqual(
       ok({
         type: "MODIFIED",
-        object: {
-          metadata: {
-            namespace: "tenant-a",
-            name: "shop",
-            resourceVersion: "42",
-            uid: "u-1",
-            labels: { app: "shop" },
-          },
-          type: "Opaque",
-          data: { token: SECRET_VALUE },
-        },
+        object: { metadata: kept, type: "Opaque", data: { token: SECRET_VALUE } },
       }),
     );
   });
@@ -51,15 +44,12 @@ describe("decodeWatchLine", () => {
   });
 
   it("reads an ERROR event's Status", () => {
-    const line = JSON.stringify({
-      type: "ERROR",
-      object: {
-        kind: "Status",
-        status: "Failure",
-        message: "too old resource version: 1 (5)",
-        reason: "Expired",
-        code: 410,
-      },
+    const line = eventLine("ERROR", {
+      kind: "Status",
+      status: "Failure",
+      message: "too old resource version: 1 (5)",
+      reason: "Expired",
+      code: 410,
     });
     expect(decodeWatchLine(line)).toEqual(
       ok({
@@ -78,12 +68,9 @@ describe("decodeWatchLine", () => {
   });
 
   it("reports a wrong type by path, never the value", () => {
-    const line = JSON.stringify({
-      type: "ADDED",
-      object: {
-        metadata: { namespace: "n", name: "s", resourceVersion: "1" },
-        data: { token: 12345 },
-      },
+    const line = eventLine("ADDED", {
+      metadata: { namespace: "n", name: "s", resourceVersion: "1" },
+      data: { token: 12345 },
     });
     expect(decodeWatchLine(line)).toEqual(
       err({ message: "ADDED object: invalid_type at data.token (expected string)" }),

@@ -1,7 +1,7 @@
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { parseRegistry } from "../../src/registry/parse.ts";
-import { registryDoc } from "../support/world.ts";
+import { REGISTRY_API_VERSION, registryDoc, SHOP_DECLARED } from "../support/world.ts";
 
 const opts = { defaultNamespace: "platform" };
 const bytes = (value: unknown) => Buffer.from(JSON.stringify(value));
@@ -9,7 +9,7 @@ const bytes = (value: unknown) => Buffer.from(JSON.stringify(value));
 describe("parseRegistry", () => {
   it("parses version 1, defaults the namespace, drops unknown fields and ignores secretReady", () => {
     const doc = {
-      apiVersion: "replica-mirror/v1",
+      apiVersion: REGISTRY_API_VERSION,
       futureField: { anything: true },
       apps: [
         {
@@ -31,12 +31,7 @@ describe("parseRegistry", () => {
       ok: true,
       value: {
         apps: [
-          {
-            name: "shop",
-            hostnames: ["shop.example.com", "*.shop.example.com"],
-            secretRef: { namespace: "platform", name: "shop-credentials", key: "token" },
-            upstream: "http://shop:8080",
-          },
+          { ...SHOP_DECLARED, secretRef: { ...SHOP_DECLARED.secretRef, namespace: "platform" } },
           {
             name: "blog",
             hostnames: ["blog.example.com"],
@@ -79,7 +74,7 @@ describe("parseRegistry", () => {
 
   it("names the offending path of every error", () => {
     const doc = {
-      apiVersion: "replica-mirror/v1",
+      apiVersion: REGISTRY_API_VERSION,
       apps: [
         { name: "ok", hostnames: ["ok.example"], secretRef: { name: "s", key: "k" } },
         { name: "Bad_Name", hostnames: ["a.example"], secretRef: { name: "s", key: "k" } },

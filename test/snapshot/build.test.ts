@@ -2,18 +2,14 @@ import { describe, expect, it } from "vitest";
 import { build } from "../../src/snapshot/build.ts";
 import { assertConsistent } from "../../src/snapshot/consistency.ts";
 import { findApp, listApps, lookup } from "../../src/snapshot/lookup.ts";
-import { meta, registryOf, secretData, secretsOf } from "../support/world.ts";
+import { meta, registryOf, SHOP, SHOP_DECLARED, secretData, secretsOf } from "../support/world.ts";
 
 const registry = registryOf([
-  {
-    name: "shop",
-    hostnames: ["shop.example.com", "*.shop.example.com"],
-    upstream: "http://shop:8080",
-  },
+  SHOP,
   { name: "blog", hostnames: ["blog.example.com"], secret: "blog-secret", namespace: "tenant-b" },
 ]);
 
-describe("build: the rows of SPEC §3 the pure core decides", () => {
+describe("build: the rows of the routing contract (README) the pure core decides", () => {
   it("an absent Registry is a valid, empty Snapshot", () => {
     const s = build(null, secretsOf(), meta());
     expect(listApps(s)).toEqual([]);
@@ -25,10 +21,7 @@ describe("build: the rows of SPEC §3 the pure core decides", () => {
     const secrets = secretsOf([["apps/shop-credentials", secretData({ token: "s3cr3t" }, "42")]]);
     const s = build(registry, secrets, meta());
     expect(findApp(s, "shop")).toEqual({
-      name: "shop",
-      hostnames: ["shop.example.com", "*.shop.example.com"],
-      secretRef: { namespace: "apps", name: "shop-credentials", key: "token" },
-      upstream: "http://shop:8080",
+      ...SHOP_DECLARED,
       ready: true,
       reason: null,
       secretValue: Buffer.from("s3cr3t").toString("base64"),

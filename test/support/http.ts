@@ -1,7 +1,9 @@
-// Plain GETs against a sidecar's listeners, each on its own connection (agent: false), so a
-// test that counts sockets and timers sees none left behind by its own probes.
+// Plain GETs against a sidecar's listeners. Each is on its own connection unless the caller
+// passes an agent (agent: false), so a test that counts sockets and timers sees none left behind
+// by its own probes; a caller sampling thousands of answers passes a keep-alive agent.
 
 import http from "node:http";
+import { waitUntil } from "./wait.ts";
 
 export interface Got {
   readonly status: number;
@@ -9,15 +11,24 @@ export interface Got {
   readonly body: string;
 }
 
-/** GET http://127.0.0.1:port/path with optional headers; rejects on a network error or after 5 s. */
+/** How a GET travels: its connection pool (none by default) and how long it may take. */
+export interface GetOptions {
+  readonly agent?: http.Agent;
+  /** Default 5,000. */
+  readonly timeoutMs?: number;
+}
+
+/** GET http://127.0.0.1:port/path with optional headers; rejects on a network error or timeout. */
 export function get(
   port: number,
   path: string,
   headers: Record<string, string> = {},
+  options: GetOptions = {},
 ): Promise<Got> {
+  const timeout = options.timeoutMs ?? 5_000;
   return new Promise((resolve, reject) => {
     const req = http.get(
-      { host: "127.0.0.1", port, path, headers, agent: false, timeout: 5_000 },
+      { host: "127.0.0.1", port, path, headers, agent: options.agent ?? false, timeout },
       (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));
@@ -31,8 +42,22 @@ export function get(
         res.on("error", reject);
       },
     );
-    req.on("timeout", () => req.destroy(new Error(`GET ${path} timed out`)));
+    req.on("timeout", () =>
+      req.destroy(new Error(`GET ${path}: no answer within ${timeout / 1000} s`)),
+    );
     req.on("error", reject);
+  });
+}
+
+/** Resolves once the ops listener on `opsPort` answers /readyz with 200 (default 15 s at most). */
+export async function untilReady(
+  opsPort: number,
+  options: { timeoutMs?: number; intervalMs?: number } = {},
+): Promise<void> {
+  await waitUntil(async () => (await get(opsPort, "/readyz")).status === 200, {
+    timeoutMs: 15_000,
+    ...options,
+    what: "/readyz 200",
   });
 }
 

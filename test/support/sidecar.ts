@@ -9,7 +9,7 @@ import type { SidecarConfig } from "../../src/sidecar/config.ts";
 import { type Sidecar, type SidecarOptions, startSidecar } from "../../src/sidecar/sidecar.ts";
 import type { SnapshotHolder } from "../../src/snapshot/holder.ts";
 import { findApp } from "../../src/snapshot/lookup.ts";
-import { memoryLogger } from "../support/log-sink.ts";
+import { memoryLogger } from "./log-sink.ts";
 import { kubeconfigFor, REGISTRY_NS } from "./world.ts";
 
 /** Backoff and deadlines fast enough for failure tests to converge in test time. */

@@ -1,5 +1,5 @@
-// The world tests build: Registry documents, App Secrets, an envtest server holding them, and a
-// kubeconfig file for a sidecar. One set of names for every suite.
+// The world tests build: Registry documents, App Secrets, an envtest server holding them, a
+// kubeconfig file for a sidecar, and Snapshots for the pure core. One set of names for every suite.
 
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -8,13 +8,16 @@ import { gzipSync } from "node:zlib";
 import { type Envtest, type EnvtestOptions, startEnvtest } from "@replica-mirror/envtest";
 import { parseRegistryDocument } from "../../src/registry/parse.ts";
 import type { Registry } from "../../src/registry/schema.ts";
+import { build } from "../../src/snapshot/build.ts";
 import { SecretIndex } from "../../src/snapshot/secret-index.ts";
-import type { SecretData } from "../../src/snapshot/types.ts";
+import type { RegistryStatus, SecretData, Snapshot } from "../../src/snapshot/types.ts";
 
 /** Where the tests' Registry Secret lives, and the key holding the document. */
 export const REGISTRY_NS = "platform";
 export const REGISTRY_NAME = "replica-registry";
 export const REGISTRY_KEY = "registry.json";
+/** The one document version the sidecar reads. */
+export const REGISTRY_API_VERSION = "replica-mirror/v1";
 /** The namespace of App Secrets when a test does not say. */
 export const APP_NS = "tenant-a";
 
@@ -27,15 +30,17 @@ export interface AppInput {
   /** Omitted: the Registry's namespace (the document leaves it out). */
   readonly namespace?: string;
   readonly upstream?: string;
+  /** Fields written after the declared ones, which the sidecar must ignore. */
+  readonly extra?: Readonly<Record<string, unknown>>;
 }
 
-/** A Registry document as the leader would write it. */
-export function registryDoc(apps: readonly AppInput[]): {
-  apiVersion: string;
-  apps: unknown[];
-} {
+/** A Registry document as the leader would write it; `extra` adds top-level fields. */
+export function registryDoc(
+  apps: readonly AppInput[],
+  extra: Readonly<Record<string, unknown>> = {},
+): { apiVersion: string; apps: Record<string, unknown>[] } {
   return {
-    apiVersion: "replica-mirror/v1",
+    apiVersion: REGISTRY_API_VERSION,
     apps: apps.map((a) => ({
       name: a.name,
       hostnames: a.hostnames,
@@ -45,7 +50,9 @@ export function registryDoc(apps: readonly AppInput[]): {
         key: a.key ?? "token",
       },
       ...(a.upstream === undefined ? {} : { upstream: a.upstream }),
+      ...a.extra,
     })),
+    ...extra,
   };
 }
 
@@ -56,13 +63,23 @@ export function registryOf(apps: readonly AppInput[], namespace = "apps"): Regis
   return parsed.value;
 }
 
+/** Writes the Registry Secret with exactly this data (keys besides REGISTRY_KEY, or without it). */
+export function writeRegistryData(
+  envtest: Envtest,
+  data: Readonly<Record<string, string | Uint8Array>>,
+): string {
+  return envtest.apply({ namespace: REGISTRY_NS, name: REGISTRY_NAME, data: { ...data } }).metadata
+    .resourceVersion;
+}
+
 /** Writes the Registry Secret's value as given (JSON text, or raw bytes such as gzip). */
 export function writeRegistryValue(envtest: Envtest, value: string | Uint8Array): string {
-  return envtest.apply({
-    namespace: REGISTRY_NS,
-    name: REGISTRY_NAME,
-    data: { [REGISTRY_KEY]: value },
-  }).metadata.resourceVersion;
+  return writeRegistryData(envtest, { [REGISTRY_KEY]: value });
+}
+
+/** Deletes the Registry Secret; false when there was none. */
+export function deleteRegistry(envtest: Envtest): boolean {
+  return envtest.delete(REGISTRY_NS, REGISTRY_NAME);
 }
 
 /** Writes the Registry Secret for these Apps, as JSON or gzip; returns its resourceVersion. */
@@ -109,12 +126,46 @@ export function secretData(values: Record<string, string>, resourceVersion = "1"
   return { data, resourceVersion };
 }
 
+/** When every pure-core test's Snapshot was built. */
+export const BUILT_AT = 1_700_000_000_000;
+
 /** Build metadata for pure-core tests. */
 export const meta = (revision = 1) => ({
   revision,
-  builtAt: 1_700_000_000_000,
+  builtAt: BUILT_AT,
   registry: { present: true, resourceVersion: "1", error: null },
 });
+
+/** Apps in namespace `apps`; `secrets` maps a Secret name to its values. */
+export function snapshotOf(
+  apps: AppInput[] | null,
+  secrets: Record<string, Record<string, string>> = {},
+  revision = 1,
+  registry: RegistryStatus = { present: true, resourceVersion: "7", error: null },
+): Snapshot {
+  return build(
+    apps === null ? null : registryOf(apps),
+    secretsOf(
+      Object.entries(secrets).map(([name, values]) => [`apps/${name}`, secretData(values)]),
+    ),
+    { revision, builtAt: BUILT_AT, registry },
+  );
+}
+
+/** The App most suites serve: ready once `shop-credentials` has a token. */
+export const SHOP: AppInput = {
+  name: "shop",
+  hostnames: ["shop.example.com", "*.shop.example.com"],
+  upstream: "http://shop:8080",
+};
+
+/** SHOP as a Registry in namespace `apps` declares it (a Snapshot's App and an App record). */
+export const SHOP_DECLARED = {
+  name: "shop",
+  hostnames: ["shop.example.com", "*.shop.example.com"],
+  secretRef: { namespace: "apps", name: "shop-credentials", key: "token" },
+  upstream: "http://shop:8080",
+} as const;
 
 /** A SecretIndex from `namespace/name` keys. */
 export function secretsOf(entries: Iterable<[string, SecretData]> = []): SecretIndex<SecretData> {

@@ -8,9 +8,10 @@ import type {
   ListWatch,
   ListWatchScope,
   WatchItem,
+  WatchOptions,
   WatchStream,
 } from "../../src/kube/list-watch.ts";
-import { type ApiStub, type StubHandler, startApiStub } from "./api-stub.ts";
+import { type ApiStub, type StubHandler, startApiStub } from "./api-server-stub.ts";
 
 export const open: { stub: ApiStub; transport: KubeTransport }[] = [];
 
@@ -25,14 +26,29 @@ afterEach(async () => {
 export async function connect(
   handler: StubHandler,
   scope: ListWatchScope = { namespace: "ns1" },
-): Promise<{ stub: ApiStub; lw: ListWatch }> {
+): Promise<{ stub: ApiStub; lw: ListWatch; transport: KubeTransport }> {
   const stub = await startApiStub(handler);
   const loaded = loadKubeConfig(stub.kubeconfigPath);
   if (!loaded.ok) throw new Error(loaded.error.message);
   const transport = createKubeTransport(loaded.value.kubeConfig);
   if (!transport.ok) throw new Error(transport.error.message);
   open.push({ stub, transport: transport.value });
-  return { stub, lw: createListWatch(transport.value, scope) };
+  return { stub, lw: createListWatch(transport.value, scope), transport: transport.value };
+}
+
+/** Opens a watch (from resourceVersion 1, timeout 5 s unless `options` say); throws if refused. */
+export async function openWatch(
+  lw: ListWatch,
+  options: Partial<WatchOptions> = {},
+): Promise<WatchStream> {
+  const opened = await lw.watch({
+    resourceVersion: "1",
+    timeoutSeconds: 5,
+    signal: new AbortController().signal,
+    ...options,
+  });
+  if (!opened.ok) throw new Error(`watch failed: ${opened.error.kind}`);
+  return opened.value;
 }
 
 /** Every item of a stream until it ends. */
@@ -67,11 +83,3 @@ export const scope = {
   labelSelector: "app=shop",
   fieldSelector: "metadata.name=reg",
 };
-
-export async function waitFor(condition: () => boolean, timeoutMs = 2_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > until) throw new Error("condition not met in time");
-    await pause(5);
-  }
-}

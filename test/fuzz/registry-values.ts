@@ -3,6 +3,7 @@
 
 import { gzipSync } from "node:zlib";
 import fc from "fast-check";
+import { REGISTRY_API_VERSION } from "../support/world.ts";
 
 const label = fc.stringMatching(/^[a-z0-9]([a-z0-9-]{0,10}[a-z0-9])?$/);
 const hostname = fc.oneof(
@@ -53,7 +54,7 @@ export const validDocument = fc
   )
   .chain((apps) =>
     unknownFields.map((extra) => ({
-      apiVersion: "replica-mirror/v1",
+      apiVersion: REGISTRY_API_VERSION,
       ...extra,
       apps: apps.map(({ extra: e, upstream, secretReady, ...a }) => ({
         ...e,
@@ -233,7 +234,7 @@ export const registryValue: fc.Arbitrary<Buffer> = fc.oneof(
       .integer({ min: 1, max: 3000 })
       .map((depth) =>
         Buffer.from(
-          `{"apiVersion":"replica-mirror/v1","apps":${"[".repeat(depth)}${"]".repeat(depth)}}`,
+          `{"apiVersion":"${REGISTRY_API_VERSION}","apps":${"[".repeat(depth)}${"]".repeat(depth)}}`,
         ),
       ),
   },

@@ -1,25 +1,7 @@
+// What a data plane sees of a `/v1/route` answer through `inject()`, and the answers the
+// contract fixes (README "The routing contract").
+
 import type { FastifyInstance, InjectOptions } from "fastify";
-import { build } from "../../src/snapshot/build.ts";
-import type { RegistryStatus, Snapshot } from "../../src/snapshot/types.ts";
-import { type AppInput, registryOf, secretData, secretsOf } from "../support/world.ts";
-
-export const BUILT_AT = 1_700_000_000_000;
-
-/** Apps in namespace `apps`; `secrets` maps a Secret name to its values. */
-export function snapshotOf(
-  apps: AppInput[] | null,
-  secrets: Record<string, Record<string, string>> = {},
-  revision = 1,
-  registry: RegistryStatus = { present: true, resourceVersion: "7", error: null },
-): Snapshot {
-  return build(
-    apps === null ? null : registryOf(apps),
-    secretsOf(
-      Object.entries(secrets).map(([name, values]) => [`apps/${name}`, secretData(values)]),
-    ),
-    { revision, builtAt: BUILT_AT, registry },
-  );
-}
 
 /** What a data plane sees of an answer: status, the headers that vary by answer, the body. */
 export interface Answer {

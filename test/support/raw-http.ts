@@ -99,6 +99,8 @@ export class RawConnection {
   #ended = false;
   #wake: (() => void) | null = null;
   readonly connected: Promise<void>;
+  /** Resolves when the socket has closed, either side having ended it. */
+  readonly closed: Promise<void>;
 
   constructor(port: number, host = "127.0.0.1") {
     this.#socket = net.connect(port, host);
@@ -107,6 +109,7 @@ export class RawConnection {
       this.#socket.once("connect", () => resolve());
       this.#socket.once("error", reject);
     });
+    this.closed = new Promise((resolve) => this.#socket.once("close", () => resolve()));
     this.#socket.on("data", (d: Buffer) => {
       this.#buf = this.#buf.length === 0 ? d : Buffer.concat([this.#buf, d]);
       this.#wake?.();
@@ -129,6 +132,19 @@ export class RawConnection {
   async exchange(bytes: Buffer, head: boolean, timeoutMs = 5_000): Promise<Exchange> {
     await this.connected;
     if (!this.#ended) this.#socket.write(bytes);
+    return this.next(head, timeoutMs);
+  }
+
+  /** Sends `bytes` (part of a request, or several) once the socket took them. */
+  async send(bytes: Buffer | string): Promise<void> {
+    await this.connected;
+    await new Promise<void>((resolve, reject) =>
+      this.#socket.write(bytes, (e) => (e ? reject(e) : resolve())),
+    );
+  }
+
+  /** Reads the next answer; `head` says its request was a HEAD (no body follows). */
+  async next(head = false, timeoutMs = 5_000): Promise<Exchange> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const parsed = parseAnswer(this.#buf, head, this.#ended);

@@ -1,0 +1,209 @@
+// The oracle: which answers the contract (README "The routing contract" and "Lookup and status
+// API") allows for each generated request.
+//
+// Answers allowed, decided here once:
+// - `/v1/route`, `/v1/route/*` (also with a query or fragment), any method Node parses except
+//   CONNECT: exactly 200 (empty body, x-mirror-app, x-mirror-revision, x-mirror-upstream when the
+//   App has one), 503 (x-mirror-reason secret-unavailable with x-mirror-app, or not-synced; and
+//   retry-after), 404 (x-mirror-reason unknown-host) or 400 (x-mirror-reason bad-host); the body
+//   is always empty and x-mirror-reason appears at most once.
+// - `/v1/hosts/*`, `/v1/apps[/*]`, `/v1/snapshot` with GET or HEAD: 200, 400, 404 or 503 with a
+//   JSON body whose `error` is a catalogued code; every other path, or another method there: 404
+//   `{"error":"not-found"}` or 400 `{"error":"bad-request"}`.
+// - At the protocol level, for a request Node's parser refuses (bad request line or version,
+//   control characters, malformed framing, headers over 16 KiB): Fastify's client-error answer,
+//   400 or 431 with the body `{"error":"...","message":"Client Error","statusCode":...}`, then the
+//   connection closes. Node's 417 for an `Expect` other than 100-continue, and its interim
+//   100 Continue for 100-continue. A CONNECT request gets no answer: Node closes the connection
+//   (no 'connect' listener). Node never sent 505 here: HTTP/2.0 and HTTP/0.9 request lines are
+//   answered as HTTP/1.x, other versions are a 400; 505 is therefore not allowed.
+// - Never: a 5xx other than 503, a 503 outside the route and lookup API, no answer within 5 s,
+//   an answer on a closed connection for a well-formed keep-alive request, Secret bytes anywhere.
+
+import type { Exchange, RawResponse } from "../support/raw-http.ts";
+import { header, headerCount } from "../support/raw-http.ts";
+import { FORBIDDEN, type WorldApp } from "../support/world-apps.ts";
+import { BAD, type Outcome, UNKNOWN } from "./http-hosts.ts";
+import type { FuzzRequest } from "./http-request.ts";
+import type { Family } from "./http-request-line.ts";
+
+const CLIENT_ERROR_BODY =
+  /^\{"error":"[A-Za-z ]+","message":"(Client Error|Exceeded maximum allowed HTTP header size)","statusCode":(400|431)\}$/;
+
+/** Fastify's answer to a request Node's parser refused: two headers, a fixed JSON body. */
+function isClientError(res: RawResponse, head: boolean): boolean {
+  return (
+    (res.status === 400 || res.status === 431) &&
+    res.headers.map(([n]) => n).join() === "content-length,content-type" &&
+    (head || CLIENT_ERROR_BODY.test(res.body.toString("latin1")))
+  );
+}
+const CONTINUE = /(?:^|\W)100-continue(?:$|\W)/i;
+const JSON_ERRORS = new Set([
+  "not-synced",
+  "unknown-host",
+  "bad-host",
+  "unknown-app",
+  "not-found",
+  "bad-request",
+]);
+
+/** The path family the data listener routes this target to. */
+export function familyOf(r: FuzzRequest): Family {
+  const path = r.target.startsWith("http://") ? r.target.slice(r.target.indexOf("/", 7)) : r.target;
+  if (/^\/v1\/route([/?#]|$)/.test(path)) return "route";
+  if (!(r.method === "GET" || r.method === "HEAD")) return "other";
+  if (/^\/v1\/(hosts\/|apps([/?#]|$)|snapshot([?#]|$))/.test(path)) return "api";
+  return "other";
+}
+
+/** A short label of an answer, for the tally the test reports. */
+export function answerLabel(e: Exchange): string {
+  if (e.kind !== "answer") return e.kind;
+  const reason = header(e.response, "x-mirror-reason");
+  return reason === undefined ? String(e.response.status) : `${e.response.status} ${reason}`;
+}
+
+/** The whole answer, shortened, for failure messages. */
+export function describeAnswer(e: Exchange): string {
+  if (e.kind !== "answer")
+    return `${e.kind} ${JSON.stringify(e.received.toString("latin1").slice(0, 200))}`;
+  const { status, headers, body } = e.response;
+  return JSON.stringify({
+    status,
+    headers,
+    body: body.toString("latin1").slice(0, 200),
+    closed: e.closed,
+  });
+}
+
+/**
+ * Why this answer is not allowed for this request, or null when it is. `apps` gives each App's
+ * upstream as its header carries it.
+ */
+export function violation(
+  r: FuzzRequest,
+  e: Exchange,
+  upstreams: ReadonlyMap<string, string | null>,
+): string | null {
+  if (e.kind === "timeout") return "no answer within the deadline";
+  if (e.kind === "closed") {
+    if (r.method === "CONNECT") return null;
+    return `connection closed without an answer (received ${JSON.stringify(e.received.toString("latin1").slice(0, 200))})`;
+  }
+  const res = e.response;
+  const text = res.body.toString("latin1");
+  for (const f of FORBIDDEN) {
+    if (text.includes(f) || res.headers.some(([, v]) => v.includes(f)))
+      return "Secret bytes in the answer";
+  }
+  // Node joins repeated Expect lines with ", ".
+  const expects = r.headers.filter(([n]) => n.toLowerCase() === "expect").map(([, v]) => v);
+  const expect = expects.length === 0 ? undefined : expects.join(", ");
+  if (
+    res.interim.length > 0 &&
+    !(res.interim.every((s) => s === 100) && expect !== undefined && CONTINUE.test(expect))
+  )
+    return `unexpected interim answers ${res.interim.join(",")}`;
+
+  // Protocol level.
+  if (isClientError(res, r.method === "HEAD")) {
+    if (r.wellFormed) return `protocol-level ${res.status} for a well-formed request`;
+    return null;
+  }
+  if (res.status === 417) {
+    if (expect !== undefined && !CONTINUE.test(expect)) return null;
+    return "417 without an Expect other than 100-continue";
+  }
+  if (r.reusable && e.closed) return "a well-formed keep-alive request's connection was closed";
+
+  const family = familyOf(r);
+  const reasons = headerCount(res, "x-mirror-reason");
+  const reason = header(res, "x-mirror-reason");
+  if (family === "route") {
+    if (res.body.length !== 0) return "route answer with a body";
+    if (reasons > 1) return "x-mirror-reason repeated";
+    let got: Outcome;
+    switch (res.status) {
+      case 200: {
+        const app = header(res, "x-mirror-app");
+        if (reason !== undefined) return "200 with x-mirror-reason";
+        if (app === undefined || !upstreams.has(app)) return `200 for unknown App ${app}`;
+        if (!/^\d+$/.test(header(res, "x-mirror-revision") ?? ""))
+          return "200 without x-mirror-revision";
+        const upstream = upstreams.get(app) ?? undefined;
+        if (header(res, "x-mirror-upstream") !== upstream)
+          return `x-mirror-upstream ${header(res, "x-mirror-upstream")} is not ${upstream}`;
+        got = { status: 200, app };
+        break;
+      }
+      case 503: {
+        if (!/^\d+$/.test(header(res, "retry-after") ?? "")) return "503 without retry-after";
+        if (reason === "not-synced")
+          return r.outcome === undefined ? null : "not-synced after sync";
+        if (reason !== "secret-unavailable") return `503 with x-mirror-reason ${reason}`;
+        const app = header(res, "x-mirror-app");
+        if (app === undefined || !upstreams.has(app)) return `503 for unknown App ${app}`;
+        got = { status: 503, reason, app };
+        break;
+      }
+      case 404:
+        if (reason !== "unknown-host") return `404 with x-mirror-reason ${reason}`;
+        got = UNKNOWN;
+        break;
+      case 400:
+        if (reason !== "bad-host") return `400 with x-mirror-reason ${reason}`;
+        got = BAD;
+        break;
+      default:
+        return `route answered ${res.status}`;
+    }
+    if (
+      r.wellFormed &&
+      r.outcome !== undefined &&
+      JSON.stringify(got) !== JSON.stringify(r.outcome)
+    )
+      return `expected ${JSON.stringify(r.outcome)}, got ${JSON.stringify(got)}`;
+    return null;
+  }
+
+  if (reasons > 0) return `x-mirror-reason on a ${family} answer`;
+  const json = r.method === "HEAD" ? null : parseJson(text);
+  if (r.method !== "HEAD" && json === undefined)
+    return `${res.status} body is not JSON: ${text.slice(0, 100)}`;
+  if (!/^application\/json/.test(header(res, "content-type") ?? ""))
+    return `${res.status} is not JSON`;
+  const error =
+    json !== null && json !== undefined && typeof json === "object"
+      ? (json as { error?: unknown }).error
+      : undefined;
+  if (family === "api") {
+    if (![200, 400, 404, 503].includes(res.status)) return `API answered ${res.status}`;
+    if (res.status !== 200 && r.method !== "HEAD" && !JSON_ERRORS.has(String(error)))
+      return `API error code ${String(error)}`;
+    return null;
+  }
+  if (res.status === 404 && (r.method === "HEAD" || error === "not-found")) return null;
+  if (res.status === 400 && (r.method === "HEAD" || error === "bad-request")) return null;
+  return `${r.method} ${r.target.slice(0, 40)} answered ${res.status} ${text.slice(0, 80)}`;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The x-mirror-upstream each App's routed answer carries. */
+export function upstreamHeaders(apps: readonly WorldApp[]): Map<string, string | null> {
+  return new Map(
+    apps.map((a) => [
+      a.name,
+      a.upstream === undefined
+        ? null
+        : a.upstream.replace(/[^\x21-\x7e]/gu, (c) => encodeURIComponent(c)),
+    ]),
+  );
+}
