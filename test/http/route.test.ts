@@ -31,7 +31,7 @@ function serverWith(...snapshots: ReturnType<typeof snapshotOf>[]) {
   return { app, holder, outcomes };
 }
 
-describe("/v1/route, SPEC §3 row by row", () => {
+describe("/v1/route, docs/serving.md row by row", () => {
   it("answers 503 not-synced with retry-after before the first Snapshot", async () => {
     const { app } = serverWith();
     expect(await answer(app, routeRequest("shop.example.com"))).toEqual(notSynced);

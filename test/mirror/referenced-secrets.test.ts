@@ -4,7 +4,7 @@ import { createListWatch } from "../../src/kube/client.ts";
 import { createKubeTransport, type KubeTransport } from "../../src/kube/http-transport.ts";
 import { loadKubeConfig } from "../../src/kube/kubeconfig.ts";
 import { RETRY_DELAYS_MS, ReferencedSecrets } from "../../src/mirror/referenced-secrets.ts";
-import { FakeClock } from "../kube/fake-clock.ts";
+import { FakeClock } from "../support/fake-clock.ts";
 import {
   type AppInput,
   envtestFor,
