@@ -1,0 +1,51 @@
+// Charts for BENCHMARKS.md, rendered from a bench's own output with Vega-Lite to SVG: no browser,
+// no canvas, and the same input always draws the same picture.
+
+import { writeFile } from "node:fs/promises";
+import { parse, View } from "vega";
+import { compile, type TopLevelSpec } from "vega-lite";
+
+/** Renders a Vega-Lite spec (its data inline) to an SVG file. */
+export async function renderChart(spec: TopLevelSpec, path: string): Promise<void> {
+  const view = new View(parse(compile(spec).spec), { renderer: "none" });
+  const svg = await view.toSVG();
+  view.finalize();
+  await writeFile(path, svg);
+}
+
+/** One series of points for a line chart. */
+export interface Series {
+  readonly name: string;
+  readonly points: readonly { readonly x: number; readonly y: number }[];
+}
+
+/** A line chart of several series with labelled axes; `logX` for sizes spanning decades. */
+export function lineChart(options: {
+  readonly title: string;
+  readonly x: string;
+  readonly y: string;
+  readonly series: readonly Series[];
+  readonly logX?: boolean;
+}): TopLevelSpec {
+  const values = options.series.flatMap((s) =>
+    s.points.map((p) => ({ series: s.name, x: p.x, y: p.y })),
+  );
+  return {
+    $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+    title: options.title,
+    width: 560,
+    height: 300,
+    data: { values },
+    mark: { type: "line", point: true },
+    encoding: {
+      x: {
+        field: "x",
+        type: "quantitative",
+        title: options.x,
+        ...(options.logX === true ? { scale: { type: "log" } } : {}),
+      },
+      y: { field: "y", type: "quantitative", title: options.y },
+      color: { field: "series", type: "nominal", title: null },
+    },
+  };
+}
