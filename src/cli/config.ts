@@ -24,7 +24,7 @@ const dnsLabel = z
   .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "must be a DNS-1123 label");
 
 /** The flags of `serve` (README, "Configuration"), as zod parses them; keys are the flag names. */
-export const serveFlags = z.object({
+const serveFlags = z.object({
   kubeconfig: z.string().min(1, "must not be empty").optional(),
   "registry-namespace": dnsLabel.optional(),
   "registry-name": z

@@ -17,7 +17,7 @@ import {
 } from "./route.ts";
 import { registerStatusApi } from "./status-api.ts";
 
-export interface DataServerOptions {
+interface DataServerOptions {
   readonly holder: SnapshotHolder;
   /** False: no logging. A logger at debug or lower also logs a line per request. */
   readonly logger: Logger | false;

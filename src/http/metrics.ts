@@ -12,7 +12,7 @@ export interface Metrics extends RouteMetrics {
   readonly observer: MirrorObserver;
 }
 
-export interface MetricsOptions {
+interface MetricsOptions {
   /** Wall-clock seconds (fractions allowed); ages are computed from it when scraped. */
   readonly now?: () => number;
 }

@@ -5,7 +5,7 @@ import { ignoreBodies } from "./ignore-bodies.ts";
 import type { Metrics } from "./metrics.ts";
 import { loggingOptions } from "./request-logging.ts";
 
-export interface OpsServerOptions {
+interface OpsServerOptions {
   readonly holder: SnapshotHolder;
   readonly metrics: Metrics;
   /** Defaults to no logging; a logger at debug or lower also logs a line per request. */

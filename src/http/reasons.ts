@@ -15,7 +15,7 @@ export const ROUTE_OUTCOMES: readonly RouteOutcome[] = [
   "bad-host",
 ];
 
-export interface ErrorEntry {
+interface ErrorEntry {
   readonly status: number;
   readonly message: string;
 }
@@ -42,5 +42,3 @@ export const ERRORS = {
   "bad-request": { status: 400, message: "the request could not be understood" },
   internal: { status: 500, message: "a bug: the error is logged" },
 } as const satisfies Readonly<Record<string, ErrorEntry>>;
-
-export type ErrorCode = keyof typeof ERRORS;

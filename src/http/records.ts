@@ -16,7 +16,7 @@ export interface AppRecord {
 }
 
 /** What `/v1/hosts/{host}` says about a host some App serves. */
-export interface HostRecord {
+interface HostRecord {
   /** The host after normalisation (port, case and one trailing dot dropped; IDN as punycode). */
   readonly host: string;
   readonly app: string;

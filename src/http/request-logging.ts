@@ -25,7 +25,7 @@ class DebugRequestLog extends LogController {
   }
 }
 
-export type LoggingOptions = Pick<
+type LoggingOptions = Pick<
   FastifyServerOptions,
   "logger" | "loggerInstance" | "logController" | "childLoggerFactory"
 >;

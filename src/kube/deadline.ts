@@ -3,7 +3,7 @@
 import type { Clock } from "./clock.ts";
 
 /** A running deadline; touch() restarts the window, cancel() disarms it for good. */
-export interface Deadline {
+interface Deadline {
   touch(): void;
   cancel(): void;
 }

@@ -38,7 +38,7 @@ export interface KubeTransport {
   close(): void;
 }
 
-export interface KubeTransportError {
+interface KubeTransportError {
   readonly kind: "kubeconfig";
   readonly message: string;
 }
@@ -258,7 +258,7 @@ function httpError(res: http.IncomingMessage, body: string): ApiError {
 }
 
 /** Retry-After as delay-seconds; the API server never sends the HTTP-date form. */
-export function retryAfterHeader(value: string | undefined): number | undefined {
+function retryAfterHeader(value: string | undefined): number | undefined {
   if (value === undefined || !/^\s*\d+\s*$/.test(value)) return undefined;
   return Number.parseInt(value, 10);
 }

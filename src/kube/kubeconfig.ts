@@ -20,13 +20,13 @@ export interface LoadedKubeConfig {
   readonly namespace?: string;
 }
 
-export interface KubeConfigError {
+interface KubeConfigError {
   readonly kind: "kubeconfig";
   readonly message: string;
 }
 
 /** Where to look; defaults are the real process environment and filesystem. */
-export interface KubeConfigEnvironment {
+interface KubeConfigEnvironment {
   readonly env?: Readonly<Record<string, string | undefined>>;
   readonly home?: string;
   /** Prepended to /var/run/secrets/kubernetes.io/serviceaccount (for tests). */

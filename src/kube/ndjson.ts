@@ -7,7 +7,7 @@ export type SplitLine =
   | { readonly kind: "overlong"; readonly bytes: number };
 
 /** Accumulates bytes and hands back complete lines; blank lines are skipped. */
-export interface LineSplitter {
+interface LineSplitter {
   /** Lines completed by this chunk, in order. */
   push(chunk: Uint8Array): SplitLine[];
   /** The unterminated remainder, if any, once the body has ended. */
@@ -20,7 +20,7 @@ const NEWLINE = 0x0a;
  * 16 MiB: a Secret is at most 1 MiB of data, about 1.4 MB as base64 JSON; anything far longer
  * is not a Secret event and is dropped rather than buffered without bound.
  */
-export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
+const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
 
 /** Creates a splitter that reports lines longer than maxLineBytes as `overlong` without keeping them. */
 export function createLineSplitter(maxLineBytes: number = DEFAULT_MAX_LINE_BYTES): LineSplitter {

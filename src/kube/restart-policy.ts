@@ -18,22 +18,22 @@ export interface WatchOutcome {
 }
 
 /** What to do next: relist or resume, after delayMs. */
-export interface RestartDecision {
+interface RestartDecision {
   readonly relist?: RelistReason;
   readonly delayMs: number;
 }
 
 /** A watch ending sooner than this with no events is suspicious: repeated, it backs off. */
-export const QUICK_END_MS = 1_000;
+const QUICK_END_MS = 1_000;
 /** Decode failures in a row after which the stream is not trusted and the reflector relists. */
-export const DECODE_RELIST_AFTER = 3;
+const DECODE_RELIST_AFTER = 3;
 /** A longer Retry-After is cut to this: a misconfigured proxy cannot park the mirror for hours. */
-export const MAX_RETRY_AFTER_MS = 10 * 60_000;
+const MAX_RETRY_AFTER_MS = 10 * 60_000;
 
 export const isGone = (e: ApiError): boolean => e.kind === "http" && e.status === 410;
 
 /** The server's Retry-After in ms (0 when none), capped at MAX_RETRY_AFTER_MS. */
-export const retryAfterMs = (e: ApiError | WatchStreamError): number =>
+const retryAfterMs = (e: ApiError | WatchStreamError): number =>
   e.kind === "http" && e.retryAfterSeconds !== undefined
     ? Math.min(e.retryAfterSeconds * 1000, MAX_RETRY_AFTER_MS)
     : 0;

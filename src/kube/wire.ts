@@ -44,7 +44,7 @@ const eventSchema = z.object({
 const bookmarkSchema = z.object({ metadata: z.object({ resourceVersion: z.string() }) });
 
 /** A decode failure: where it failed, never the offending value. */
-export interface DecodeFailure {
+interface DecodeFailure {
   readonly message: string;
 }
 

@@ -8,14 +8,14 @@ export interface SecretScope {
   readonly listWatch: ListWatch;
 }
 
-export interface FetchOptions {
+interface FetchOptions {
   readonly scopes: readonly SecretScope[];
   /** A label selector on App Secrets: GETs ignore selectors, so fetching then goes through lists. */
   readonly selective: boolean;
   readonly signal: AbortSignal;
 }
 
-export interface FetchOutcome {
+interface FetchOutcome {
   /** Secrets whose stored state changed. */
   readonly changed: SecretRef[];
   /** Secrets that could not be fetched, with the first error. */
@@ -24,7 +24,7 @@ export interface FetchOutcome {
 }
 
 /** Up to this many newly referenced Secrets are fetched one GET each; more, and a list is cheaper. */
-export const MAX_GETS = 64;
+const MAX_GETS = 64;
 const GET_CONCURRENCY = 8;
 const PAGE_SIZE = 500;
 

@@ -57,13 +57,7 @@ export function logObserver(log: Logger): MirrorObserver {
       }
     },
     rebuildFailed(error) {
-      log.error(
-        {
-          err:
-            error instanceof Error ? { message: error.message, stack: error.stack } : String(error),
-        },
-        "rebuild failed (bug): the previous Snapshot is still served",
-      );
+      log.error({ err: error }, "rebuild failed (bug): the previous Snapshot is still served");
     },
     coalesced() {},
     ignored() {},
@@ -72,11 +66,11 @@ export function logObserver(log: Logger): MirrorObserver {
       logReflector(log, name, status);
     },
     registryRejected(message) {
-      log.error({ error: message }, "Registry refused: the last good Registry is still served");
+      log.error({ err: message }, "Registry refused: the last good Registry is still served");
     },
     fetchFailed(count, message) {
       log.warn(
-        { count, error: message },
+        { count, err: message },
         "could not fetch newly referenced Secrets: their Apps answer 503 until a retry succeeds",
       );
     },
@@ -114,11 +108,11 @@ function logReflector(log: Logger, reflector: string, status: ReflectorStatus): 
       log.info({ reflector, delayMs: Math.round(status.delayMs) }, "backing off");
       return;
     case "error":
-      log.warn({ reflector, phase: status.phase, error: status.error }, "watch error");
+      log.warn({ reflector, phase: status.phase, err: status.error }, "watch error");
       return;
     case "handler-error":
       log.error(
-        { reflector, event: status.event, key: status.key, error: String(status.error) },
+        { reflector, event: status.event, key: status.key, err: status.error },
         "handler failed (bug)",
       );
       return;

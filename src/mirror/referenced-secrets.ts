@@ -9,7 +9,7 @@ import { addedSecrets, deriveWatchedSet, unionOf } from "./watched-set.ts";
 /** Waits before fetching failed Secrets again: the ADR 12 schedule, the last one repeating. */
 export const RETRY_DELAYS_MS: readonly number[] = [1_000, 2_000, 5_000, 10_000, 30_000];
 
-export interface ReferencedSecretsOptions {
+interface ReferencedSecretsOptions {
   readonly scopes: readonly SecretScope[];
   /** A label selector on App Secrets: fetches then go through lists (GETs ignore selectors). */
   readonly selective: boolean;

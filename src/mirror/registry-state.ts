@@ -4,7 +4,7 @@ import type { Registry } from "../registry/schema.ts";
 import type { RegistryStatus } from "../snapshot/types.ts";
 
 /** The Registry Secret as the watch last saw it. */
-export type RegistrySecret =
+type RegistrySecret =
   | { readonly present: false }
   | {
       readonly present: true;
@@ -18,7 +18,7 @@ export interface ServedRegistry {
   readonly status: RegistryStatus;
 }
 
-export interface RegistryOptions {
+interface RegistryOptions {
   readonly key: string;
   readonly namespace: string;
   readonly maxDecompressedBytes?: number;

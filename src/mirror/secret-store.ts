@@ -5,10 +5,10 @@ import type { SecretData, SecretsView } from "../snapshot/types.ts";
 import { compareResourceVersions } from "./resource-version.ts";
 
 /** Where a Secret's state came from: a watch event is in order; a GET may race the watch. */
-export type Source = "watch" | "get";
+type Source = "watch" | "get";
 
 /** What applying one observation did to the store. */
-export type Applied = "ignored" | "unchanged" | "changed";
+type Applied = "ignored" | "unchanged" | "changed";
 
 /**
  * The Secret bytes this replica keeps: only for Secrets the served Registry references (the

@@ -2,14 +2,14 @@ import { domainToASCII } from "node:url";
 import { err, ok, type Result } from "../result.ts";
 
 /** A hostname as the Registry declares it, after normalisation. */
-export interface HostnamePattern {
+interface HostnamePattern {
   /** The normalised form: `shop.example.com` or `*.shop.example.com`. */
   readonly pattern: string;
   /** For a wildcard, the suffix it stands above (`shop.example.com`); null for an exact name. */
   readonly wildcardSuffix: string | null;
 }
 
-export const MAX_HOSTNAME_LENGTH = 253;
+const MAX_HOSTNAME_LENGTH = 253;
 const MAX_LABEL_LENGTH = 63;
 // Gateway API's hostname rule, applied after IDN conversion: DNS-1123 labels, lower-case ASCII.
 const LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;

@@ -4,19 +4,19 @@ import { err, ok, type Result } from "../result.ts";
 import { type AppSpec, type Registry, registryDocument } from "./schema.ts";
 
 /** Why a Registry value was refused; `issues` name the offending path, as `apps[3].hostnames[0]: port not allowed`. */
-export interface RegistryError {
+interface RegistryError {
   readonly message: string;
   readonly issues: readonly string[];
 }
 
-export interface ParseOptions {
+interface ParseOptions {
   /** The Registry Secret's namespace: the default for `secretRef.namespace`. */
   readonly defaultNamespace: string;
   /** Cap on the decompressed size of a gzip value; a bigger one is malformed, not an outage. */
   readonly maxDecompressedBytes?: number;
 }
 
-export const DEFAULT_MAX_DECOMPRESSED_BYTES = 32 * 1024 * 1024;
+const DEFAULT_MAX_DECOMPRESSED_BYTES = 32 * 1024 * 1024;
 const MAX_ISSUES = 20;
 
 /** Parses a Registry value (JSON, or gzip-compressed JSON): never throws. */
@@ -83,7 +83,7 @@ function failure(message: string): Result<never, RegistryError> {
 }
 
 /** `apps[3].hostnames[0]: port not allowed`. */
-export function formatIssue(issue: z.core.$ZodIssue): string {
+function formatIssue(issue: z.core.$ZodIssue): string {
   let path = "";
   for (const p of issue.path) {
     if (typeof p === "number") path += `[${p}]`;

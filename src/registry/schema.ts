@@ -25,7 +25,7 @@ export interface Registry {
   readonly apps: readonly AppSpec[];
 }
 
-export const API_VERSION = "replica-mirror/v1";
+const API_VERSION = "replica-mirror/v1";
 
 // Kubernetes rules: DNS-1123 label for App names and namespaces, DNS-1123 subdomain for
 // Secret names, and the ConfigMap/Secret key rule.
@@ -92,5 +92,3 @@ export const registryDocument = z
       }
     });
   });
-
-export type RegistryDocument = z.output<typeof registryDocument>;

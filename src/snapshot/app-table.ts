@@ -3,7 +3,7 @@ import { freezeArray } from "./freeze.ts";
 import type { App, AppTable, SecretsView } from "./types.ts";
 
 /** Apps per chunk: replacing one App copies this many pointers plus the chunk directory. */
-export const CHUNK_SIZE = 64;
+const CHUNK_SIZE = 64;
 
 /**
  * Resolves one App against the Secrets this replica sees: ready only if the referenced Secret

@@ -1,7 +1,7 @@
 /** Runs a callback on a later turn; injected so tests decide when a scheduled rebuild starts. */
 export type Schedule = (run: () => void) => void;
 
-export interface CoalescerOptions {
+interface CoalescerOptions {
   /** The rebuild. Never runs twice at once. */
   readonly run: () => void | Promise<void>;
   /** A rebuild that threw: reported, and the loop keeps going. */

@@ -7,7 +7,7 @@ import type { Snapshot } from "./types.ts";
  * App set at an App that declares that hostname; each App hostname is indexed to it or is a lost
  * conflict; slots, names, readiness and counts agree. Empty means consistent.
  */
-export function checkConsistency(snapshot: Snapshot): string[] {
+function checkConsistency(snapshot: Snapshot): string[] {
   const problems: string[] = [];
   const { routes, apps } = snapshot;
   if (apps.size !== routes.names.length)

@@ -175,7 +175,7 @@ const FALLBACK: AppDef = {
 };
 
 /** The Registry Secret's data for a good document. */
-export function goodRegistryData(
+function goodRegistryData(
   apps: readonly AppDef[],
   gzip: boolean,
 ): Record<string, string | Uint8Array> {
@@ -184,7 +184,7 @@ export function goodRegistryData(
 }
 
 /** The Registry Secret's data for a value the contract says to refuse (the last good one stays). */
-export function badRegistryData(
+function badRegistryData(
   variant: BadRegistry,
   apps: readonly AppDef[],
 ): Record<string, string | Uint8Array> {

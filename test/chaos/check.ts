@@ -48,10 +48,10 @@ export interface Viewer {
   served(state: ClusterState): readonly ServedApp[];
 }
 
-export type Verdict = "exact" | "skew" | "unfetched" | "violation";
+type Verdict = "exact" | "skew" | "unfetched" | "violation";
 
 /** The distinct served Registries of a window (one entry per document, by content). */
-export function registriesOf(
+function registriesOf(
   window: readonly ClusterState[],
   served: (state: ClusterState) => readonly ServedApp[],
 ): ServedApp[][] {
@@ -127,7 +127,7 @@ function secretStatesFor(
 const declared = (r: AppRecord) => JSON.stringify([r.name, r.hostnames, r.secretRef, r.upstream]);
 
 /** A `/v1/apps` answer judged, with the states (global indices) each part of it fits. */
-export interface AppsJudgement {
+interface AppsJudgement {
   readonly verdict: Verdict;
   readonly detail: string;
   /** States whose served Registry declares exactly these Apps. */

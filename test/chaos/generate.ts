@@ -14,7 +14,7 @@ import type { BadRegistry, Op } from "./ops.ts";
 const APP_NAMES = ["aaa", "api", "blog", "edge", "shop", "zed"];
 
 /** Referenced Secrets. tenant-c lies outside the namespaces one sidecar watches. */
-export const APP_SECRETS: readonly { namespace: string; name: string }[] = [
+const APP_SECRETS: readonly { namespace: string; name: string }[] = [
   { namespace: "tenant-a", name: "shop-credentials" },
   { namespace: "tenant-a", name: "shared" },
   { namespace: "tenant-b", name: "blog-credentials" },

@@ -57,7 +57,7 @@ export interface ClusterState {
   readonly lastGoodIndex: number;
 }
 
-export const secretId = (namespace: string, name: string): string => `${namespace}/${name}`;
+const secretId = (namespace: string, name: string): string => `${namespace}/${name}`;
 
 // The IDN names the generator uses, with their punycode (checked by hand, not computed).
 const IDN: Readonly<Record<string, string>> = {
@@ -194,7 +194,7 @@ export interface Conflict {
 }
 
 /** Every pattern claimed by two Apps or more, sorted by pattern; the first name wins. */
-export function conflicts(apps: readonly ServedApp[]): Conflict[] {
+function conflicts(apps: readonly ServedApp[]): Conflict[] {
   const claims = new Map<string, string[]>();
   for (const a of apps)
     for (const p of a.patterns) claims.set(p, [...(claims.get(p) ?? []), a.name]);

@@ -46,14 +46,6 @@ export type Op =
   /** Faults off; every sidecar must converge on the model, and a new window of states starts. */
   | { readonly op: "quiesce" };
 
-/** The world writes: the ones that add a state to the model's history. */
-export const isWrite = (op: Op): boolean =>
-  op.op === "registry" ||
-  op.op === "registry-bad" ||
-  op.op === "registry-delete" ||
-  op.op === "secret" ||
-  op.op === "secret-delete";
-
 function describeApp(a: AppDef): string {
   const ns = a.secret.namespace === null ? "" : `${a.secret.namespace}/`;
   const up = a.upstream === null ? "" : ` up=${a.upstream}`;

@@ -16,7 +16,7 @@ import { Prober, Sampler } from "./sample.ts";
 import { type ChaosSidecar, type SidecarSpec, startChaosSidecar } from "./sidecar.ts";
 
 /** Three replicas: cluster-wide with two watch timeouts, and one watching three namespaces only. */
-export const SIDECARS: readonly SidecarSpec[] = [
+const SIDECARS: readonly SidecarSpec[] = [
   { name: "a", flags: ["--watch-timeout", "1"], backoff: { initialMs: 50, capMs: 1000 } },
   { name: "b", flags: ["--watch-timeout", "2"], backoff: { initialMs: 100, capMs: 2000 } },
   {
@@ -26,7 +26,7 @@ export const SIDECARS: readonly SidecarSpec[] = [
   },
 ];
 
-export interface RunOptions {
+interface RunOptions {
   /** How long sidecars get to converge at a quiescent point. */
   readonly quiesceDeadlineMs: number;
   readonly bookmarkIntervalMs: number;

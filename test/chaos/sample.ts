@@ -21,7 +21,7 @@ const header = (a: Got, name: string): string | undefined => {
 const isJson = (a: Got) => a.headers["content-type"]?.startsWith("application/json") === true;
 
 /** The contract's parts of a `/v1/route` answer; anything off-contract keeps its details. */
-export function routeAnswerOf(a: Got): RouteAnswer {
+function routeAnswerOf(a: Got): RouteAnswer {
   const reason = header(a, "x-mirror-reason");
   const app = header(a, "x-mirror-app");
   const revision = header(a, "x-mirror-revision");

@@ -21,7 +21,7 @@ import type { Tool } from "../support/tools.ts";
 import { waitUntil } from "../support/wait.ts";
 
 /** What the client sees through this data plane for each answer of the sidecar but 200. */
-export interface ClientAnswers {
+interface ClientAnswers {
   readonly secretUnavailable: ClientAnswer;
   readonly notSynced: ClientAnswer;
   readonly unknownHost: ClientAnswer;
@@ -48,13 +48,13 @@ export function mappedAnswers(newline: string, sidecarDown: number): ClientAnswe
 }
 
 /** Where a data plane runs: its own port, a scratch directory, and the sidecar's port. */
-export interface PlaneSetup {
+interface PlaneSetup {
   readonly port: number;
   readonly dir: string;
   readonly sidecarPort: number;
 }
 
-export interface DataPlaneSpec {
+interface DataPlaneSpec {
   /** For the suite's title: "nginx auth_request". */
   readonly name: string;
   /** The data plane's executable. */

@@ -4,7 +4,7 @@
 import fc from "fast-check";
 import { latin1, valueChar } from "./http-chars.ts";
 
-export interface Extra {
+interface Extra {
   readonly headers: readonly (readonly [string, string])[];
   readonly wellFormed: boolean;
   readonly reusable: boolean;
@@ -125,7 +125,7 @@ export const extraHeader: fc.Arbitrary<Extra> = fc.oneof(
   },
 );
 
-export interface Body {
+interface Body {
   readonly headers: readonly (readonly [string, string])[];
   readonly body: string;
   readonly wellFormed: boolean;

@@ -12,10 +12,10 @@ export type Outcome =
   | { readonly status: 400; readonly reason: "bad-host" };
 
 /** The outcomes a known host may have. */
-export const routed = (app: string): Outcome => ({ status: 200, app });
+const routed = (app: string): Outcome => ({ status: 200, app });
 export const UNKNOWN: Outcome = { status: 404, reason: "unknown-host" };
 export const BAD: Outcome = { status: 400, reason: "bad-host" };
-export const UNAVAILABLE = (app: string): Outcome => ({
+const UNAVAILABLE = (app: string): Outcome => ({
   status: 503,
   reason: "secret-unavailable",
   app,
@@ -100,7 +100,7 @@ const hostValue: fc.Arbitrary<HostValue> = fc.oneof(
   ),
 );
 
-export interface HostHeaders {
+interface HostHeaders {
   readonly headers: readonly (readonly [string, string])[];
   readonly outcome?: Outcome;
   readonly wellFormed: boolean;

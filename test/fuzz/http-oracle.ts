@@ -49,7 +49,7 @@ const JSON_ERRORS = new Set([
 ]);
 
 /** The path family the data listener routes this target to. */
-export function familyOf(r: FuzzRequest): Family {
+function familyOf(r: FuzzRequest): Family {
   const path = r.target.startsWith("http://") ? r.target.slice(r.target.indexOf("/", 7)) : r.target;
   if (/^\/v1\/route([/?#]|$)/.test(path)) return "route";
   if (!(r.method === "GET" || r.method === "HEAD")) return "other";

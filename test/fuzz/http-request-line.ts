@@ -40,7 +40,7 @@ const host253 = fc.array(label, { minLength: 1, maxLength: 4 }).map((ls) => ls.j
 
 /** Which part of the data listener a target reaches. */
 export type Family = "route" | "api" | "other";
-export interface Target {
+interface Target {
   readonly target: string;
   readonly family: Family;
   readonly wellFormed: boolean;

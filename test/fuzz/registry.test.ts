@@ -148,7 +148,7 @@ const parseErrors = async () =>
 const refusedLogLines = () =>
   running
     .lines()
-    .map((l) => JSON.parse(l) as { msg?: string; error?: string })
+    .map((l) => JSON.parse(l) as { msg?: string; err?: string })
     .filter((l) => l.msg?.startsWith("Registry refused"));
 
 describe("the mirror under generated Registry values", () => {

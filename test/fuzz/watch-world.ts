@@ -30,7 +30,7 @@ export const APPS = [
 ] as const;
 
 /** One step of a generated run. */
-export type Action =
+type Action =
   | { readonly kind: "put"; readonly app: number; readonly value: string }
   | { readonly kind: "delete"; readonly app: number }
   | { readonly kind: "unrelated"; readonly value: string }

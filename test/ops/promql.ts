@@ -18,14 +18,14 @@ interface Dashboard {
 }
 
 /** An alerting rule as a rules file holds it. */
-export interface AlertRule {
+interface AlertRule {
   readonly alert: string;
   readonly expr: string;
   readonly [key: string]: unknown;
 }
 
 /** The rule groups of a plain Prometheus rules file. */
-export interface RuleGroups {
+interface RuleGroups {
   readonly groups: readonly { readonly name: string; readonly rules: readonly AlertRule[] }[];
 }
 

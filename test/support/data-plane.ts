@@ -39,7 +39,7 @@ export function sha256(bytes: Uint8Array): string {
 }
 
 /** An App's upstream on 127.0.0.1 that answers every request with its `Echoed` JSON. */
-export async function startEchoUpstream(): Promise<{ url: string; close(): Promise<void> }> {
+async function startEchoUpstream(): Promise<{ url: string; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
@@ -148,7 +148,7 @@ export interface ClientAnswer {
 }
 
 /** A client request: its Host, and optionally a method, path, body and more headers. */
-export interface ClientRequest {
+interface ClientRequest {
   readonly host: string;
   readonly method?: string;
   readonly path?: string;

@@ -39,7 +39,7 @@ export const gone: ApiError = {
 };
 
 /** One watch stream the fake handed out; the test pushes into it. */
-export class FakeWatch implements WatchStream {
+class FakeWatch implements WatchStream {
   readonly options: { readonly resourceVersion: string; readonly timeoutSeconds: number };
   readonly #queue: WatchItem[] = [];
   #waiting: ((r: IteratorResult<WatchItem>) => void) | undefined;

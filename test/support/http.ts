@@ -12,7 +12,7 @@ export interface Got {
 }
 
 /** How a GET travels: its connection pool (none by default) and how long it may take. */
-export interface GetOptions {
+interface GetOptions {
   readonly agent?: http.Agent;
   /** Default 5,000. */
   readonly timeoutMs?: number;

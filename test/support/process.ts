@@ -123,7 +123,7 @@ export interface SidecarProcess {
   stop(ms?: number): Promise<Exit>;
 }
 
-export interface SidecarProcessOptions {
+interface SidecarProcessOptions {
   readonly kubeconfig: string;
   readonly registryNamespace?: string;
   readonly logLevel?: "trace" | "debug" | "info" | "warn" | "error" | "fatal";

@@ -6,7 +6,7 @@ import type { ReflectorStatus } from "../../src/kube/reflector-status.ts";
 import { FakeClock, settle } from "./fake-clock.ts";
 import { FakeListWatch } from "./fake-list-watch.ts";
 
-export interface Harness {
+interface Harness {
   readonly clock: FakeClock;
   readonly lw: FakeListWatch;
   /** Deliveries as "TYPE namespace/name@resourceVersion", and "SYNCED". */

@@ -4,7 +4,7 @@
 import type { FastifyInstance, InjectOptions } from "fastify";
 
 /** What a data plane sees of an answer: status, the headers that vary by answer, the body. */
-export interface Answer {
+interface Answer {
   readonly status: number;
   readonly headers: Record<string, string>;
   readonly body: string;

@@ -13,7 +13,7 @@ import { memoryLogger } from "./log-sink.ts";
 import { kubeconfigFor, REGISTRY_NS } from "./world.ts";
 
 /** Backoff and deadlines fast enough for failure tests to converge in test time. */
-export const FAST_REFLECTOR: NonNullable<SidecarOptions["reflector"]> = {
+const FAST_REFLECTOR: NonNullable<SidecarOptions["reflector"]> = {
   backoff: { initialMs: 50, capMs: 400 },
   inactivityGraceMs: 500,
 };
@@ -40,7 +40,7 @@ export interface TestSidecar extends Sidecar {
 }
 
 /** The config `serve` would parse from the test defaults and `flags`. */
-export function testConfig(kubeconfigPath: string, flags: readonly string[] = []): SidecarConfig {
+function testConfig(kubeconfigPath: string, flags: readonly string[] = []): SidecarConfig {
   const parsed = parseServeConfig(
     [
       "--kubeconfig",

@@ -31,7 +31,7 @@ import {
 /**
  * The leaves an applied configuration sets; `stringData` keys count as the `data` keys they become.
  */
-export function appliedLeaves(input: SecretInput): Leaves {
+function appliedLeaves(input: SecretInput): Leaves {
   return {
     data: { ...input.data, ...toBase64(input.stringData) },
     labels: input.metadata.labels,
@@ -70,7 +70,7 @@ function setLeaf(l: MutableLeaves, p: FieldPath, value: string | undefined): voi
 /**
  * What an apply produces: the Secret's new leaves and the managedFields recording who owns them.
  */
-export interface ApplyOutcome {
+interface ApplyOutcome {
   readonly leaves: Leaves;
   readonly managedFields: ManagedFieldsEntry[];
 }
@@ -79,7 +79,7 @@ export interface ApplyOutcome {
  * Merges `input` applied by `manager` into `current` (undefined: the apply creates). Returns the
  * resulting leaves and managedFields, or the 409 listing every conflict.
  */
-export function serverSideApply(
+function serverSideApply(
   current: SecretJSON | undefined,
   input: SecretInput,
   manager: string,

@@ -41,7 +41,7 @@ export interface SecretInput {
 }
 
 /** The write body encodings the server decodes. */
-export type MediaType = "json" | "yaml" | "protobuf";
+type MediaType = "json" | "yaml" | "protobuf";
 
 const ACCEPTED = ["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"];
 
@@ -154,7 +154,7 @@ function jsonTypeAt(value: unknown, path: readonly PropertyKey[]): string {
 const STRICT_BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /** The byte offset where Go's strict base64 decoder would fail, or undefined when `v` decodes. */
-export function base64ErrorOffset(v: string): number | undefined {
+function base64ErrorOffset(v: string): number | undefined {
   const clean = v.replace(/[\r\n]/g, "");
   if (STRICT_BASE64.test(clean) && clean.length % 4 === 0) return undefined;
   const bad = clean.search(/[^A-Za-z0-9+/=]/);

@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { entityTooLarge, failWith, type OrStatus, ok, type StatusFailure } from "./status.ts";
 
 /** kube-apiserver refuses request bodies over 3 MiB before decoding them. */
-export const MAX_BODY_BYTES = 3 * 1024 * 1024;
+const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
 /** Reads the whole request body, or the 413 Status when it exceeds the limit. */
 export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<OrStatus<Buffer>> {
@@ -112,7 +112,7 @@ interface MediaRange {
 }
 
 /** Splits an Accept header into media ranges with their parameters. */
-export function parseAccept(accept: string | undefined): MediaRange[] {
+function parseAccept(accept: string | undefined): MediaRange[] {
   return (accept ?? "")
     .split(",")
     .map((part) => {
@@ -131,7 +131,7 @@ export function parseAccept(accept: string | undefined): MediaRange[] {
 }
 
 /** What representation a client's Accept header lets this server answer with. */
-export type Representation = "json" | "table" | "none";
+type Representation = "json" | "table" | "none";
 
 /**
  * Picks the first acceptable representation in the client's order: a meta.k8s.io Table when asked

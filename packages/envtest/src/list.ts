@@ -19,7 +19,7 @@ import {
 import type { EnvtestState, StoreView } from "./store.ts";
 
 /** A list request: scope, selection, paging and resourceVersion parameters as received. */
-export interface ListParams {
+interface ListParams {
   readonly namespace?: string | undefined;
   readonly matches: Predicate;
   /**
@@ -41,7 +41,7 @@ export interface ListParams {
 export type ListRead = "cache" | "consistent" | "exact";
 
 /** One page, all of it read at `rv`. */
-export interface ListResult {
+interface ListResult {
   readonly rv: number;
   readonly items: readonly StoredSecret[];
   readonly read: ListRead;

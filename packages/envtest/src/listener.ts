@@ -13,13 +13,13 @@ import { createServer as createHttpsServer } from "node:https";
 import type { Socket } from "node:net";
 
 /** PEM key and certificate to serve https with. */
-export interface Tls {
+interface Tls {
   readonly key: string;
   readonly cert: string;
 }
 
 /** A bound listener. */
-export interface Listening {
+interface Listening {
   readonly port: number;
   /** Stops accepting connections and destroys the open ones; resolves once the port is free. */
   pause(): Promise<void>;

@@ -10,7 +10,7 @@ export type FieldPath = string;
 
 const SEP = "\u0000";
 /** Joins segments into a leaf path. */
-export function path(...segments: string[]): FieldPath {
+function path(...segments: string[]): FieldPath {
   return segments.join(SEP);
 }
 /** Splits a leaf path into its segments. */
@@ -55,7 +55,7 @@ export function secretLeaves(s: SecretJSON): Leaves {
 }
 
 /** Renders paths as a `fieldsV1` tree, with `.` marking each map or list that is itself set. */
-export function toFieldsV1(paths: Iterable<FieldPath>): FieldsV1 {
+function toFieldsV1(paths: Iterable<FieldPath>): FieldsV1 {
   const root: Record<string, Record<string, unknown>> = {};
   for (const p of [...paths].sort()) {
     let node: Record<string, unknown> = root;
@@ -74,7 +74,7 @@ export function toFieldsV1(paths: Iterable<FieldPath>): FieldsV1 {
 }
 
 /** The leaf paths a `fieldsV1` tree names. */
-export function fromFieldsV1(f: FieldsV1, prefix: string[] = []): Set<FieldPath> {
+function fromFieldsV1(f: FieldsV1, prefix: string[] = []): Set<FieldPath> {
   const out = new Set<FieldPath>();
   for (const [k, child] of Object.entries(f)) {
     if (k === ".") continue;

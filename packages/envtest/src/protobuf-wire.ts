@@ -62,7 +62,7 @@ export class WireReader {
 }
 
 /** Handlers by field number: `bytes` for length-delimited fields, `varint` for varint fields. */
-export interface FieldHandlers {
+interface FieldHandlers {
   readonly bytes?: Readonly<Record<number, (r: WireReader) => void>>;
   readonly varint?: Readonly<Record<number, (v: number) => void>>;
 }

@@ -16,7 +16,7 @@ import {
 } from "./status.ts";
 
 /** The four bytes every Kubernetes protobuf body starts with. */
-export const PROTOBUF_MAGIC = Uint8Array.from([0x6b, 0x38, 0x73, 0x00]);
+const PROTOBUF_MAGIC = Uint8Array.from([0x6b, 0x38, 0x73, 0x00]);
 
 /** Runs a decoder; a malformed message becomes the 400 `refuse` words (default: BadRequest). */
 function guard<T>(
@@ -38,7 +38,7 @@ function utf8(b: Uint8Array): string {
 }
 
 /** The runtime.Unknown wrapper: the type of the object in `raw` and how it is encoded. */
-export interface UnknownEnvelope {
+interface UnknownEnvelope {
   readonly apiVersion: string;
   readonly kind: string;
   readonly raw: Uint8Array;
@@ -95,7 +95,7 @@ export function decodeEnvelope(body: Uint8Array): OrStatus<UnknownEnvelope> {
 }
 
 /** The ObjectMeta fields a write can set. */
-export interface ProtoObjectMeta {
+interface ProtoObjectMeta {
   name?: string;
   generateName?: string;
   namespace?: string;
@@ -139,7 +139,7 @@ function readObjectMeta(buf: Uint8Array): ProtoObjectMeta {
 }
 
 /** A v1.Secret as decoded from protobuf; `data` values are base64, as in JSON. */
-export interface ProtoSecret {
+interface ProtoSecret {
   metadata: ProtoObjectMeta;
   data?: Record<string, string>;
   type?: string;
@@ -201,7 +201,7 @@ export function decodeNamespaceProto(raw: Uint8Array): OrStatus<{ metadata: Prot
 }
 
 /** The DeleteOptions fields the server honours. */
-export interface ProtoDeleteOptions {
+interface ProtoDeleteOptions {
   preconditions?: { uid?: string; resourceVersion?: string };
   propagationPolicy?: string;
   dryRun?: string[];

@@ -20,7 +20,7 @@ export interface RestartOptions {
 }
 
 /** The parts of a running server a restart acts on. */
-export interface RestartTarget {
+interface RestartTarget {
   /** Stops listening and cuts every connection. */
   pause(): Promise<void>;
   /** Listens again on the same port. */

@@ -23,7 +23,7 @@ export type Route =
 /**
  * The prefix of the fault-injection and request-log endpoints, outside the Kubernetes URL space.
  */
-export const CONTROL_PREFIX = "/__envtest/";
+const CONTROL_PREFIX = "/__envtest/";
 
 const HEALTH = new Set(["healthz", "readyz", "livez"]);
 

@@ -21,7 +21,7 @@ import type { EnvtestState } from "./store.ts";
 import { updateSecret, type WriteOptions, type WriteResult } from "./writes.ts";
 
 /** The patch semantics a PATCH Content-Type selects. */
-export type PatchType = "json" | "merge" | "strategic" | "apply";
+type PatchType = "json" | "merge" | "strategic" | "apply";
 
 const PATCH_TYPES: Readonly<Record<string, PatchType>> = {
   "application/json-patch+json": "json",
@@ -41,12 +41,12 @@ export function patchTypeOf(contentType: string | undefined): OrStatus<PatchType
 }
 
 /** Write options plus server-side apply's `force`. */
-export interface PatchOptions extends WriteOptions {
+interface PatchOptions extends WriteOptions {
   readonly force: boolean;
 }
 
 /** The outcome of a PATCH plus the fields a strict decoder would have refused. */
-export interface PatchOutcome {
+interface PatchOutcome {
   readonly result: WriteResult;
   readonly unknownFields: readonly string[];
 }

@@ -44,7 +44,7 @@ export interface SecretJSON {
 }
 
 /** The parts of a Secret a write decides; the store fills in the rest. */
-export interface SecretParts {
+interface SecretParts {
   readonly name: string;
   readonly generateName?: string | undefined;
   readonly namespace: string;
@@ -139,7 +139,7 @@ export function toBase64(m: Readonly<Record<string, string>> | undefined): Recor
 }
 
 /** Decoded byte length of a base64 string, without decoding it. */
-export function base64ByteLength(b64: string): number {
+function base64ByteLength(b64: string): number {
   let pad = 0;
   if (b64.endsWith("==")) pad = 2;
   else if (b64.endsWith("=")) pad = 1;

@@ -28,7 +28,7 @@ import type { EnvtestState } from "./store.ts";
 import type { WatchHub } from "./watch-hub.ts";
 
 /** Everything requests are served from; the state may outlive the server. */
-export interface ServerDeps {
+interface ServerDeps {
   readonly state: EnvtestState;
   readonly hub: WatchHub;
   readonly settings: FaultSettings;

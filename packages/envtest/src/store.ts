@@ -34,7 +34,7 @@ export interface StoreView {
 }
 
 /** How to build an empty store. */
-export interface StateOptions {
+interface StateOptions {
   /** Events retained for watch resumes and paged lists (default 1000). */
   readonly historySize?: number;
   readonly now?: () => Date;

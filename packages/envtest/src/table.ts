@@ -6,7 +6,7 @@
 import type { SecretJSON } from "./secret.ts";
 
 /** What each Table row carries in `object`. */
-export type IncludeObject = "None" | "Metadata" | "Object";
+type IncludeObject = "None" | "Metadata" | "Object";
 
 /** The `includeObject` query parameter; Metadata is the server's default. */
 export function includeObjectOf(v: string | undefined): IncludeObject {
@@ -63,7 +63,7 @@ export const NAMESPACE_COLUMNS: readonly Column[] = [
 ];
 
 /** apimachinery's duration.HumanDuration, which the Age column uses. */
-export function humanDuration(ms: number): string {
+function humanDuration(ms: number): string {
   const seconds = Math.floor(ms / 1000);
   if (seconds < -1) return "<invalid>";
   if (seconds < 0) return "0s";

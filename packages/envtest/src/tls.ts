@@ -8,7 +8,7 @@ import { promisify } from "node:util";
 const run = promisify(execFile);
 
 /** PEM-encoded private key and certificate. */
-export interface KeyPair {
+interface KeyPair {
   readonly key: string;
   readonly cert: string;
 }

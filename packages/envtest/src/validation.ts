@@ -21,7 +21,7 @@ export interface FieldError {
 }
 
 /** The 1 MiB limit on the decoded bytes of a Secret's data. */
-export const MAX_SECRET_BYTES = 1024 * 1024;
+const MAX_SECRET_BYTES = 1024 * 1024;
 const MAX_ANNOTATION_BYTES = 256 * 1024;
 
 function quote(v: unknown): string {
@@ -37,7 +37,7 @@ export function invalidValue(field: string, value: unknown, detail: string): Fie
   };
 }
 /** `field: Required value[: detail]`. */
-export function required(field: string, detail = ""): FieldError {
+function required(field: string, detail = ""): FieldError {
   return {
     field,
     reason: "FieldValueRequired",
@@ -45,7 +45,7 @@ export function required(field: string, detail = ""): FieldError {
   };
 }
 /** `field: Too long: must have at most N bytes`. */
-export function tooLong(field: string, max: number): FieldError {
+function tooLong(field: string, max: number): FieldError {
   return {
     field,
     reason: "FieldValueTooLong",
@@ -53,7 +53,7 @@ export function tooLong(field: string, max: number): FieldError {
   };
 }
 /** `field: Forbidden: detail`. */
-export function forbidden(field: string, detail: string): FieldError {
+function forbidden(field: string, detail: string): FieldError {
   return {
     field,
     reason: "FieldValueForbidden",
@@ -70,7 +70,7 @@ const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[
 const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
 
 /** IsDNS1123Subdomain's messages for a value (empty when valid). */
-export function dns1123SubdomainErrors(v: string): string[] {
+function dns1123SubdomainErrors(v: string): string[] {
   const out: string[] = [];
   if (v.length > 253) out.push("must be no more than 253 characters");
   if (!DNS1123_SUBDOMAIN.test(v)) {
@@ -102,7 +102,7 @@ export function dns1123LabelErrors(v: string): string[] {
 }
 
 /** IsConfigMapKey's messages for a data key (empty when valid). */
-export function configKeyErrors(k: string): string[] {
+function configKeyErrors(k: string): string[] {
   const out: string[] = [];
   if (k.length > 253) out.push("must be no more than 253 characters");
   if (!CONFIG_KEY.test(k)) {

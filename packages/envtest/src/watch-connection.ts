@@ -62,7 +62,7 @@ export type EventEncoder = (e: StoreEvent, as: EventType) => Buffer;
  * What a watch connection needs: its response and request record, its selection and encoding, and
  * the shared fault switches.
  */
-export interface WatchConnectionOptions {
+interface WatchConnectionOptions {
   readonly res: ServerResponse;
   readonly record: RequestRecord;
   readonly encode: EventEncoder;

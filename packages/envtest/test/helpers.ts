@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import type { Envtest } from "../src/index.ts";
 
-export interface HttpResponse {
+interface HttpResponse {
   readonly status: number;
   readonly headers: Headers;
   readonly text: string;
@@ -78,7 +78,7 @@ export function secretBody(
   };
 }
 
-export interface WatchEvent {
+interface WatchEvent {
   readonly type: string;
   readonly object: {
     readonly kind?: string;
@@ -95,7 +95,7 @@ export interface WatchEvent {
 }
 
 /** An open watch read line by line. */
-export interface WatchReader {
+interface WatchReader {
   readonly status: number;
   readonly headers: Record<string, string | string[] | undefined>;
   /** Every raw line received so far (without the newline). */
@@ -224,7 +224,7 @@ export async function kubectlWorkspace(env: Envtest, client?: string) {
 }
 
 /** Runs kubectl; resolves with its output whatever the exit code. */
-export function kubectl(
+function kubectl(
   args: readonly string[],
   timeout = 20_000,
 ): Promise<{ code: number; stdout: string; stderr: string }> {

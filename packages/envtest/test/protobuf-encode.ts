@@ -1,6 +1,6 @@
 /** A minimal protobuf encoder for building the bodies kubectl sends, field by field. */
 
-export type Field =
+type Field =
   | { readonly n: number; readonly bytes: Uint8Array | string | readonly Field[] }
   | { readonly n: number; readonly varint: number }
   | { readonly n: number; readonly fixed64: true }
