@@ -45,15 +45,15 @@ export class Backoff {
     this.#random = random;
   }
 
-  /** The delay before retrying after a failure at time now, honouring a server's Retry-After. */
-  next(now: number, retryAfterMs = 0): number {
+  /** The delay before retrying after a failure at time now. */
+  next(now: number): number {
     if (this.#healthySince !== undefined && now - this.#healthySince >= this.#policy.resetAfterMs) {
       this.#attempt = 0;
     }
     this.#healthySince = undefined;
     const delay = backoffDelay(this.#policy, this.#attempt, this.#random());
     this.#attempt += 1;
-    return Math.max(delay, retryAfterMs);
+    return delay;
   }
 
   /** Records that a request succeeded at time now; only the first mark after a failure counts. */

@@ -1,10 +1,11 @@
 // The HTTP ListWatch for Secrets: URLs and query parameters over a KubeTransport.
 
-import { err, ok } from "../result.ts";
+import { err, ok, type Result } from "../result.ts";
 import type { KubeTransport } from "./http-transport.ts";
-import type { ListWatch, ListWatchScope } from "./list-watch.ts";
+import { readList } from "./list-stream.ts";
+import type { ApiError, ListWatch, ListWatchScope, SecretObject } from "./list-watch.ts";
 import { createWatchStream } from "./watch-stream.ts";
-import { decodeSecret, decodeSecretList } from "./wire.ts";
+import { decodeSecret } from "./wire.ts";
 
 const segment = encodeURIComponent;
 
@@ -28,14 +29,14 @@ function selectorQuery(scope: ListWatchScope): URLSearchParams {
 export function createListWatch(transport: KubeTransport, scope: ListWatchScope): ListWatch {
   const path = collectionPath(scope.namespace);
   return {
-    async list({ limit, continue: token, signal }) {
+    async list({ resourceVersion, limit, continue: token, signal }, onItem) {
       const query = selectorQuery(scope);
+      if (resourceVersion !== undefined) query.set("resourceVersion", resourceVersion);
       if (limit !== undefined) query.set("limit", String(limit));
       if (token !== undefined) query.set("continue", token);
-      const body = await transport.getJson(path, query, signal);
-      if (!body.ok) return body;
-      const page = decodeSecretList(body.value);
-      return page.ok ? page : err({ kind: "decode", message: page.error.message });
+      const opened = await transport.openStream(path, query, signal, { pooled: true });
+      if (!opened.ok) return opened;
+      return readList(opened.value, signal, onItem);
     },
     async watch({ resourceVersion, timeoutSeconds, signal, onActivity }) {
       const query = selectorQuery(scope);
@@ -48,6 +49,8 @@ export function createListWatch(transport: KubeTransport, scope: ListWatchScope)
       return ok(createWatchStream(opened.value, signal, onActivity));
     },
     async get(namespace, name, signal) {
+      if (scope.labelSelector)
+        return getSelected(transport, namespace, name, scope.labelSelector, signal);
       const body = await transport.getJson(
         `${collectionPath(namespace)}/${segment(name)}`,
         new URLSearchParams(),
@@ -59,4 +62,27 @@ export function createListWatch(transport: KubeTransport, scope: ListWatchScope)
       return secret.ok ? secret : err({ kind: "decode", message: secret.error.message });
     },
   };
+}
+
+/**
+ * A GET that honours a label selector: a list of the namespace selecting the one name, which the
+ * API server filters by both selectors and answers with at most one item, at the cost of a GET.
+ */
+async function getSelected(
+  transport: KubeTransport,
+  namespace: string,
+  name: string,
+  labelSelector: string,
+  signal: AbortSignal,
+): Promise<Result<SecretObject | null, ApiError>> {
+  const query = new URLSearchParams({ labelSelector, fieldSelector: `metadata.name=${name}` });
+  const opened = await transport.openStream(collectionPath(namespace), query, signal, {
+    pooled: true,
+  });
+  if (!opened.ok) return opened;
+  let found: SecretObject | null = null;
+  const page = await readList(opened.value, signal, (item) => {
+    if (item.metadata.name === name) found = item;
+  });
+  return page.ok ? ok(found) : page;
 }

@@ -28,11 +28,16 @@ export interface KubeTransport {
     query: URLSearchParams,
     signal: AbortSignal,
   ): Promise<Result<unknown, ApiError>>;
-  /** GET path?query and hand back the body once 200 headers arrive; aborting destroys it. */
+  /**
+   * GET path?query and hand back the body once 200 headers arrive; aborting destroys it. A
+   * watch gets a connection of its own, so destroying it never touches a pooled socket; a
+   * list (`pooled`) reuses the pool, and its socket returns there once the body was read.
+   */
   openStream(
     path: string,
     query: URLSearchParams,
     signal: AbortSignal,
+    options?: { readonly pooled?: boolean },
   ): Promise<Result<OpenResponse, ApiError>>;
   /** Destroys pooled connections. In-flight requests are their signals' business. */
   close(): void;
@@ -160,8 +165,8 @@ export function createKubeTransport(kc: KubeConfig): Result<KubeTransport, KubeT
       const json = parseJson("response body", body.value);
       return json.ok ? json : err({ kind: "decode", message: json.error.message });
     },
-    async openStream(path, query, signal) {
-      const sent = await request(path, query, signal, false);
+    async openStream(path, query, signal, options) {
+      const sent = await request(path, query, signal, options?.pooled === true);
       if (!sent.ok) return sent;
       const { req, res } = sent.value;
       if (res.statusCode !== 200) {

@@ -70,15 +70,22 @@ export interface WatchStream extends AsyncIterable<WatchItem> {
   close(): void;
 }
 
-/** One page of a list, all pages of one paged list sharing one resourceVersion. */
+/**
+ * The end of one list response, whose items were handed on one by one as they arrived; all pages
+ * of one paged list share one resourceVersion.
+ */
 export interface ListPage {
-  readonly items: readonly SecretObject[];
   readonly resourceVersion: string;
   /** Present when more pages follow. */
   readonly continue?: string;
 }
 
 export interface ListOptions {
+  /**
+   * "0": any recent state, served by the API server's watch cache, which ignores `limit`; a
+   * version: a state not older than it; absent: the latest state, a consistent read that pages.
+   */
+  readonly resourceVersion?: string;
   /** Page size; absent means everything in one response. */
   readonly limit?: number;
   readonly continue?: string;
@@ -100,11 +107,21 @@ export interface WatchOptions {
  * throws or rejects: expected failures, including aborts, come back as ApiError values.
  */
 export interface ListWatch {
-  /** One page of the current Secrets of the scope. */
-  list(options: ListOptions): Promise<Result<ListPage, ApiError>>;
+  /**
+   * One page of the Secrets of the scope. Each item goes to onItem, in order, as soon as it has
+   * arrived, so a large list never sits in memory whole; a list that fails part way may have
+   * handed some items on already.
+   */
+  list(
+    options: ListOptions,
+    onItem: (item: SecretObject) => void,
+  ): Promise<Result<ListPage, ApiError>>;
   /** Opens a watch from resourceVersion; resolves once the response headers arrive. */
   watch(options: WatchOptions): Promise<Result<WatchStream, ApiError>>;
-  /** One Secret by name, ignoring the scope's selectors; null when it does not exist. */
+  /**
+   * One Secret by name, if the scope's label selector selects it; null when it does not exist or
+   * is not selected, as a list or watch of the scope would not show it either.
+   */
   get(
     namespace: string,
     name: string,

@@ -18,7 +18,10 @@ import {
 } from "./list-watch.ts";
 import type { ReflectorStatus } from "./reflector-status.ts";
 import {
+  DEFAULT_PACING,
   isGone,
+  isUnservableVersion,
+  type RestartPacing,
   RestartPolicy,
   statusError,
   type WatchOutcome,
@@ -61,6 +64,8 @@ export interface ReflectorOptions {
   /** In [0, 1), like Math.random. */
   readonly random?: () => number;
   readonly backoff?: Partial<BackoffPolicy>;
+  /** How far relists after 410 Expired are spread (ADR 15); default 15 s. */
+  readonly relistSpreadMs?: number;
   /** Silence allowed past a watch's own timeoutSeconds; default max(1 s, T/10). */
   readonly inactivityGraceMs?: number;
   /** Deadline for one list page; default 60 s. */
@@ -68,7 +73,9 @@ export interface ReflectorOptions {
   readonly onStatus?: (status: ReflectorStatus) => void;
 }
 
-type Settings = Required<Omit<ReflectorOptions, "name" | "listWatch" | "handler" | "backoff">>;
+type Settings = Required<
+  Omit<ReflectorOptions, "name" | "listWatch" | "handler" | "backoff" | "relistSpreadMs">
+>;
 
 /** Lists and watches one ListWatch into a handler until stopped. */
 export class Reflector {
@@ -82,6 +89,8 @@ export class Reflector {
   #current: AbortController | undefined;
   #loop: Promise<void> | undefined;
   #lastSyncResourceVersion = "";
+  /** A list at a resourceVersion failed as unservable: the next list is a consistent read. */
+  #lastSyncUnavailable = false;
   #synced = false;
 
   constructor(options: ReflectorOptions) {
@@ -100,7 +109,14 @@ export class Reflector {
       requestTimeoutMs: options.requestTimeoutMs ?? 60_000,
       onStatus: options.onStatus ?? (() => {}),
     };
-    this.#policy = new RestartPolicy({ ...DEFAULT_BACKOFF, ...options.backoff }, this.#o.random);
+    const pacing: RestartPacing = {
+      relistSpreadMs: options.relistSpreadMs ?? DEFAULT_PACING.relistSpreadMs,
+    };
+    this.#policy = new RestartPolicy(
+      { ...DEFAULT_BACKOFF, ...options.backoff },
+      this.#o.random,
+      pacing,
+    );
   }
 
   /** Starts the list-and-watch loop; later calls do nothing. */
@@ -222,20 +238,43 @@ export class Reflector {
     }
   }
 
+  /**
+   * The resourceVersion of the next list, as client-go's reflector chooses it (ADR 15): "0" for
+   * the first (any recent state, from the API server's watch cache), the last synced version for
+   * a relist (not older than what was delivered), and "" (the latest state, read consistently
+   * and paged) once a list at a version failed because the server could not serve it.
+   */
+  #listResourceVersion(): string {
+    if (this.#lastSyncUnavailable) return "";
+    return this.#lastSyncResourceVersion === "" ? "0" : this.#lastSyncResourceVersion;
+  }
+
   /** Lists every page and delivers the differences to the index; sets lastSyncResourceVersion. */
   async #list(): Promise<Result<void, ApiError>> {
     const seen = new Set<string>();
-    let limit: number | undefined = this.#o.pageSize;
+    const onItem = (item: SecretObject): void => {
+      seen.add(secretKey(item.metadata));
+      const type = this.#known.listed(item);
+      if (type !== undefined) this.#deliver(type, item);
+    };
+    const asked = this.#listResourceVersion();
+    // The watch cache serves a list at a version whole, whatever the limit: only a consistent
+    // read pages.
+    let limit: number | undefined = asked === "" ? this.#o.pageSize : undefined;
     let token: string | undefined;
     let pages = 0;
     let resourceVersion = "";
     for (;;) {
       const page = await this.#request((signal) =>
-        this.#lw.list({
-          ...(limit === undefined ? {} : { limit }),
-          ...(token === undefined ? {} : { continue: token }),
-          signal,
-        }),
+        this.#lw.list(
+          {
+            ...(asked === "" || token !== undefined ? {} : { resourceVersion: asked }),
+            ...(limit === undefined ? {} : { limit }),
+            ...(token === undefined ? {} : { continue: token }),
+            signal,
+          },
+          onItem,
+        ),
       );
       if (this.#stopped) return err({ kind: "aborted" });
       if (!page.ok) {
@@ -249,14 +288,15 @@ export class Reflector {
           continue;
         }
         this.#report({ kind: "error", phase: "list", error: page.error });
+        if (asked !== "" && isUnservableVersion(page.error)) {
+          // Not a failure of the server: this version cannot be served (410, or a watch cache
+          // behind it). Read the latest state consistently instead, at once, as client-go does.
+          this.#lastSyncUnavailable = true;
+          return this.#list();
+        }
         return page;
       }
       pages += 1;
-      for (const item of page.value.items) {
-        seen.add(secretKey(item.metadata));
-        const type = this.#known.listed(item);
-        if (type !== undefined) this.#deliver(type, item);
-      }
       resourceVersion = page.value.resourceVersion;
       if (page.value.continue === undefined) break;
       token = page.value.continue;
@@ -268,6 +308,7 @@ export class Reflector {
       this.#report({ kind: "handler-error", event: "LISTED", error });
     }
     this.#lastSyncResourceVersion = resourceVersion;
+    this.#lastSyncUnavailable = false;
     this.#policy.healthy(this.#o.clock.now());
     this.#report({ kind: "listed", resourceVersion, items: seen.size, pages });
     if (!this.#synced) {

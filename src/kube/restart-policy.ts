@@ -32,11 +32,24 @@ const MAX_RETRY_AFTER_MS = 10 * 60_000;
 
 export const isGone = (e: ApiError): boolean => e.kind === "http" && e.status === 410;
 
-/** The server's Retry-After in ms (0 when none), capped at MAX_RETRY_AFTER_MS. */
-const retryAfterMs = (e: ApiError | WatchStreamError): number =>
-  e.kind === "http" && e.retryAfterSeconds !== undefined
-    ? Math.min(e.retryAfterSeconds * 1000, MAX_RETRY_AFTER_MS)
-    : 0;
+/**
+ * A list at a resourceVersion the server cannot serve: 410 Expired, or a version newer than its
+ * watch cache has reached ("Too large resource version", as client-go recognises it).
+ */
+export function isUnservableVersion(e: ApiError): boolean {
+  return isGone(e) || (e.kind === "http" && e.message.includes("Too large resource version"));
+}
+
+/**
+ * The delay the server asked for, in ms (0 when none), capped at MAX_RETRY_AFTER_MS: a 429's
+ * Retry-After, or a 5xx's (an API server answers 503 with one while it starts), as client-go's
+ * REST client honours them.
+ */
+function retryAfterMs(e: ApiError | WatchStreamError): number {
+  if (e.kind !== "http" || e.retryAfterSeconds === undefined) return 0;
+  if (e.status !== 429 && e.status < 500) return 0;
+  return Math.min(e.retryAfterSeconds * 1000, MAX_RETRY_AFTER_MS);
+}
 
 /** An ERROR event's Status as the ApiError an HTTP response with that code would give. */
 export const statusError = (s: ApiStatus): ApiError => ({
@@ -54,19 +67,39 @@ export function watchFailed(error: ApiError): Omit<WatchOutcome, "events" | "ela
   return { reason, error, backoff: true, retryAfterMs: retryAfterMs(error) };
 }
 
+/** How restarts are paced, besides the backoff. */
+export interface RestartPacing {
+  /**
+   * A relist after 410 Expired waits a random delay in [0, this): when an API server restart
+   * loses the watch history, every replica of a fleet gets its 410 in the same second, and this
+   * spreads their relists out (ADR 15).
+   */
+  readonly relistSpreadMs: number;
+}
+
+export const DEFAULT_PACING: RestartPacing = { relistSpreadMs: 15_000 };
+
 /**
- * Turns watch outcomes and list failures into decisions. Failures back off. Ends that come
- * fast and empty (a server closing at once, a 410 right after a list) are free once, then back
- * off too. A malformed line resumes at once the first time, backs off when it happens again
- * in a row, and the DECODE_RELIST_AFTER-th in a row relists (after the backoff).
+ * Turns watch outcomes and list failures into decisions. Failures back off, except that a
+ * server's Retry-After (a 429, or a 5xx that names one) is honoured exactly: the retry waits
+ * that long, no longer and no sooner, and the backoff neither applies nor grows, so earlier
+ * unrelated failures never delay recovery from throttling. Ends that come fast and empty (a
+ * server closing at once, a 410 right after a list) are free once, then back off too. A
+ * malformed line resumes at once the first time, backs off when it happens again in a row, and
+ * the DECODE_RELIST_AFTER-th in a row relists (after the backoff). A relist after 410 Expired
+ * waits a random part of the relist spread.
  */
 export class RestartPolicy {
   readonly #backoff: Backoff;
+  readonly #pacing: RestartPacing;
+  readonly #random: () => number;
   #quickEnds = 0;
   #decodeStreak = 0;
 
-  constructor(policy: BackoffPolicy, random: () => number) {
+  constructor(policy: BackoffPolicy, random: () => number, pacing: RestartPacing = DEFAULT_PACING) {
     this.#backoff = new Backoff(policy, random);
+    this.#pacing = pacing;
+    this.#random = random;
   }
 
   /** Records a successful request (a list, a watch opened). */
@@ -76,7 +109,8 @@ export class RestartPolicy {
 
   /** The delay before retrying a failed list. */
   afterListFailure(now: number, error: ApiError): number {
-    return this.#backoff.next(now, retryAfterMs(error));
+    const asked = retryAfterMs(error);
+    return asked > 0 ? asked : this.#backoff.next(now);
   }
 
   /** The delay after an unexpected exception in the loop. */
@@ -93,14 +127,18 @@ export class RestartPolicy {
       this.#decodeStreak = 0;
     }
     let delayMs = 0;
-    if (outcome.backoff || this.#decodeStreak >= 2 || relist === "decode") {
-      delayMs = this.#backoff.next(now, outcome.retryAfterMs);
+    if (outcome.retryAfterMs !== undefined && outcome.retryAfterMs > 0) {
+      delayMs = outcome.retryAfterMs;
+    } else if (outcome.backoff || this.#decodeStreak >= 2 || relist === "decode") {
+      delayMs = this.#backoff.next(now);
     } else if (outcome.events > 0 || outcome.elapsedMs >= QUICK_END_MS) {
       this.#quickEnds = 0;
     } else {
       this.#quickEnds += 1;
       if (this.#quickEnds >= 2) delayMs = this.#backoff.next(now);
     }
+    if (relist === "expired")
+      delayMs = Math.max(delayMs, this.#random() * this.#pacing.relistSpreadMs);
     return relist === undefined ? { delayMs } : { relist, delayMs };
   }
 }

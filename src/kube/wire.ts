@@ -24,9 +24,9 @@ const secretSchema = z.object({
     .transform((v) => v ?? undefined),
 });
 
-const listSchema = z.object({
-  metadata: z.object({ resourceVersion: z.string(), continue: z.string().optional() }),
-  items: z.array(z.unknown()).nullish(),
+const listMetadataSchema = z.object({
+  resourceVersion: z.string(),
+  continue: z.string().optional(),
 });
 
 const statusSchema = z.object({
@@ -80,19 +80,12 @@ export function decodeSecret(value: unknown, what = "Secret"): Result<SecretObje
   return parsed.success ? ok(parsed.data) : err(describeIssues(what, parsed.error));
 }
 
-/** Decodes one page of a SecretList; an empty `continue` means the last page. */
-export function decodeSecretList(value: unknown): Result<ListPage, DecodeFailure> {
-  const parsed = listSchema.safeParse(value);
-  if (!parsed.success) return err(describeIssues("SecretList", parsed.error));
-  const raw = parsed.data.items ?? [];
-  const items: SecretObject[] = [];
-  for (const [i, item] of raw.entries()) {
-    const secret = decodeSecret(item, `SecretList item ${i}`);
-    if (!secret.ok) return secret;
-    items.push(secret.value);
-  }
-  const { resourceVersion, continue: token } = parsed.data.metadata;
-  return ok(token ? { items, resourceVersion, continue: token } : { items, resourceVersion });
+/** Decodes a SecretList's metadata; an empty `continue` means the last page. */
+export function decodeListMetadata(value: unknown): Result<ListPage, DecodeFailure> {
+  const parsed = listMetadataSchema.safeParse(value);
+  if (!parsed.success) return err(describeIssues("SecretList metadata", parsed.error));
+  const { resourceVersion, continue: token } = parsed.data;
+  return ok(token ? { resourceVersion, continue: token } : { resourceVersion });
 }
 
 /** Decodes a metav1.Status (an error body or an ERROR event's object). */

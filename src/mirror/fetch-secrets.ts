@@ -10,8 +10,6 @@ export interface SecretScope {
 
 interface FetchOptions {
   readonly scopes: readonly SecretScope[];
-  /** A label selector on App Secrets: GETs ignore selectors, so fetching then goes through lists. */
-  readonly selective: boolean;
   readonly signal: AbortSignal;
 }
 
@@ -23,15 +21,19 @@ interface FetchOutcome {
   readonly error: ApiError | null;
 }
 
-/** Up to this many newly referenced Secrets are fetched one GET each; more, and a list is cheaper. */
-const MAX_GETS = 64;
+/**
+ * GETs in flight at once: enough to fetch a thousand newly referenced Secrets in well under a
+ * second on a healthy API server, few enough that a fleet of replicas fetching at the same time
+ * does not queue up in its priority level (ADR 15).
+ */
 const GET_CONCURRENCY = 8;
-const PAGE_SIZE = 500;
 
 /**
  * Brings the store up to date for Secrets that just became referenced, whose bytes were dropped
- * while nothing referenced them. The store orders results against watch events by
- * resourceVersion, so a fetch that races the watch never installs older state.
+ * while nothing referenced them: one GET each (a name-selected list where a label selector
+ * applies), so the cost grows with the Secrets referenced, never with the Secrets in the cluster
+ * (ADR 15). The store orders results against watch events by resourceVersion, so a fetch that
+ * races the watch never installs older state.
  */
 export async function fetchSecrets(
   store: SecretStore,
@@ -39,27 +41,13 @@ export async function fetchSecrets(
   options: FetchOptions,
 ): Promise<FetchOutcome> {
   const covered = refs.filter((r) => scopeFor(options.scopes, r.namespace) !== undefined);
-  if (covered.length === 0) return { changed: [], failed: [], error: null };
-  if (options.selective || covered.length > MAX_GETS) return listInto(store, covered, options);
-  return getInto(store, covered, options);
-}
-
-function scopeFor(scopes: readonly SecretScope[], namespace: string): SecretScope | undefined {
-  return scopes.find((s) => s.namespace === namespace) ?? scopes.find((s) => s.namespace === null);
-}
-
-async function getInto(
-  store: SecretStore,
-  refs: readonly SecretRef[],
-  options: FetchOptions,
-): Promise<FetchOutcome> {
   const changed: SecretRef[] = [];
   const failed: SecretRef[] = [];
   let error: ApiError | null = null;
   let next = 0;
   const worker = async () => {
-    for (let i = next++; i < refs.length; i = next++) {
-      const ref = refs[i]!;
+    for (let i = next++; i < covered.length; i = next++) {
+      const ref = covered[i]!;
       const got = await scopeFor(options.scopes, ref.namespace)!.listWatch.get(
         ref.namespace,
         ref.name,
@@ -73,44 +61,10 @@ async function getInto(
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(GET_CONCURRENCY, refs.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(GET_CONCURRENCY, covered.length) }, worker));
   return { changed, failed, error };
 }
 
-async function listInto(
-  store: SecretStore,
-  refs: readonly SecretRef[],
-  options: FetchOptions,
-): Promise<FetchOutcome> {
-  const wanted = new Set(refs.map((r) => `${r.namespace}/${r.name}`));
-  const scopes = new Set(refs.map((r) => scopeFor(options.scopes, r.namespace)!));
-  const changed: SecretRef[] = [];
-  const failed: SecretRef[] = [];
-  let error: ApiError | null = null;
-  for (const scope of scopes) {
-    let continueToken: string | undefined;
-    do {
-      const page = await scope.listWatch.list({
-        limit: PAGE_SIZE,
-        signal: options.signal,
-        ...(continueToken === undefined ? {} : { continue: continueToken }),
-      });
-      if (!page.ok) {
-        error ??= page.error;
-        failed.push(...refs.filter((r) => scopeFor(options.scopes, r.namespace) === scope));
-        break;
-      }
-      for (const item of page.value.items) {
-        const { namespace, name } = item.metadata;
-        if (
-          wanted.has(`${namespace}/${name}`) &&
-          store.apply("upsert", item, "get") === "changed"
-        ) {
-          changed.push({ namespace, name });
-        }
-      }
-      continueToken = page.value.continue;
-    } while (continueToken !== undefined);
-  }
-  return { changed, failed, error };
+function scopeFor(scopes: readonly SecretScope[], namespace: string): SecretScope | undefined {
+  return scopes.find((s) => s.namespace === namespace) ?? scopes.find((s) => s.namespace === null);
 }

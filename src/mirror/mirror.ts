@@ -71,7 +71,6 @@ export class Mirror {
     this.#registry = new RegistryTracker(options.registry);
     this.#referenced = new ReferencedSecrets({
       scopes: options.secrets.scopes,
-      selective: options.secrets.labelSelector !== undefined,
       clock: this.#clock,
       observer: this.#observer,
       onRetryDue: () => this.#adoptions.signal(),

@@ -12,7 +12,7 @@ export interface ReflectorSettings {
   /** Backoff and deadlines (tests shorten them). */
   readonly tuning?: Pick<
     ReflectorOptions,
-    "backoff" | "inactivityGraceMs" | "requestTimeoutMs" | "pageSize"
+    "backoff" | "inactivityGraceMs" | "requestTimeoutMs" | "pageSize" | "relistSpreadMs"
   >;
 }
 

@@ -11,8 +11,6 @@ export const RETRY_DELAYS_MS: readonly number[] = [1_000, 2_000, 5_000, 10_000, 
 
 interface ReferencedSecretsOptions {
   readonly scopes: readonly SecretScope[];
-  /** A label selector on App Secrets: fetches then go through lists (GETs ignore selectors). */
-  readonly selective: boolean;
   readonly clock: Clock;
   readonly observer: Pick<MirrorObserver, "fetchFailed">;
   /** A retry of failed fetches fell due: the owner calls `retryFailed` when it can. */
@@ -87,7 +85,6 @@ export class ReferencedSecrets {
   async #fetch(refs: readonly SecretRef[]): Promise<SecretRef[]> {
     const outcome = await fetchSecrets(this.store, refs, {
       scopes: this.#options.scopes,
-      selective: this.#options.selective,
       signal: this.#stop.signal,
     });
     if (outcome.failed.length === 0) {

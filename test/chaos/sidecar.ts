@@ -47,7 +47,7 @@ export async function startChaosSidecar(
   const listed = new Set<string>();
   const sidecar = await startTestSidecar(envtest, {
     flags: spec.flags,
-    reflector: { backoff: spec.backoff, inactivityGraceMs: 500 },
+    reflector: { backoff: spec.backoff, inactivityGraceMs: 500, relistSpreadMs: 500 },
     observer: {
       ...silentObserver,
       fetchFailed: () => {

@@ -41,7 +41,7 @@ describe("Reflector: backoff", () => {
     expect(h.lw.watches).toHaveLength(1);
   });
 
-  it("waits for Retry-After on 429 when it is longer than the backoff", async () => {
+  it("waits exactly Retry-After on 429, and the throttled attempt does not grow the backoff", async () => {
     const h = harness();
     h.lw.replyList(ok(page("10", [])));
     h.lw.failWatch({
@@ -57,10 +57,42 @@ describe("Reflector: backoff", () => {
       { reason: "throttled", resourceVersion: "10", events: 0 },
     ]);
     await h.clock.runNext();
-    expect(h.reported("backoff")).toEqual([{ delayMs: 5_000 }, { delayMs: 1_600 }]);
+    // A 429 without Retry-After backs off from where the earlier failures left the backoff.
+    expect(h.reported("backoff")).toEqual([{ delayMs: 5_000 }, { delayMs: 800 }]);
     await h.clock.runNext();
     expect(h.lw.watches).toHaveLength(1);
     expect(h.lw.listCalls).toHaveLength(1);
+  });
+
+  it("honours Retry-After exactly however far earlier failures grew the backoff", async () => {
+    const h = harness();
+    const throttled: ApiError = {
+      kind: "http",
+      status: 429,
+      message: "too many requests",
+      retryAfterSeconds: 1,
+    };
+    h.lw.replyList(
+      ...Array.from({ length: 5 }, () => err(unavailable)),
+      err(throttled),
+      err(throttled),
+      ok(page("10", [])),
+    );
+    await h.start();
+    for (let i = 0; i < 7; i += 1) await h.clock.runNext();
+    expect(h.reported("backoff").map((b) => b.delayMs)).toEqual([
+      800, 1_600, 3_200, 6_400, 12_800, 1_000, 1_000,
+    ]);
+    expect(h.reflector.hasSynced()).toBe(true);
+  });
+
+  it("honours a 503's Retry-After, as an API server starting up sends it", async () => {
+    const h = harness();
+    h.lw.replyList(err({ ...unavailable, retryAfterSeconds: 2 }), ok(page("10", [])));
+    await h.start();
+    await h.clock.runNext();
+    expect(h.reported("backoff")).toEqual([{ delayMs: 2_000 }]);
+    expect(h.reflector.hasSynced()).toBe(true);
   });
 
   it("retries a failing watch request from the same resourceVersion without relisting", async () => {

@@ -99,7 +99,7 @@ describe("Reflector over HTTP", () => {
     });
     m.reflector.start();
     await vi.waitFor(() => expect(m.stub.requests).toHaveLength(3), POLL);
-    expect(m.stub.requests.map((r) => r.query.resourceVersion)).toEqual([undefined, "10", "15"]);
+    expect(m.stub.requests.map((r) => r.query.resourceVersion)).toEqual(["0", "10", "15"]);
     expect(m.statuses.filter((s) => s.kind === "watch-restart")).toEqual([
       { kind: "watch-restart", reason: "timeout", resourceVersion: "15", events: 1 },
     ]);
@@ -110,7 +110,7 @@ describe("Reflector over HTTP", () => {
     m.reflector.start();
     await vi.waitFor(() => expect(m.stub.requests).toHaveLength(3), { ...POLL, timeout: 5_000 });
     await m.stub.clientClosed(1);
-    expect(m.stub.requests.map((r) => r.query.resourceVersion)).toEqual([undefined, "10", "10"]);
+    expect(m.stub.requests.map((r) => r.query.resourceVersion)).toEqual(["0", "10", "10"]);
     expect(m.statuses.filter((s) => s.kind === "watch-restart")).toEqual([
       { kind: "watch-restart", reason: "inactive", resourceVersion: "10", events: 0 },
     ]);

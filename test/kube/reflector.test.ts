@@ -4,6 +4,14 @@ import { settle } from "../support/fake-clock.ts";
 import { gone, page, secret } from "../support/fake-list-watch.ts";
 import { harness } from "../support/reflector-harness.ts";
 
+/** What an API server whose watch cache is behind answers a list at a newer version. */
+const tooLarge = {
+  kind: "http",
+  status: 504,
+  reason: "Timeout",
+  message: "Too large resource version: 12, current: 10",
+} as const;
+
 describe("Reflector: list, then watch", () => {
   it("delivers the list as ADDED, reports synced once, then watches from the list's resourceVersion", async () => {
     const h = harness();
@@ -15,7 +23,8 @@ describe("Reflector: list, then watch", () => {
     expect(h.log).toEqual(["ADDED default/a@5", "ADDED default/b@7", "SYNCED"]);
     expect(h.reflector.hasSynced()).toBe(true);
     expect(h.reflector.lastSyncResourceVersion()).toBe("10");
-    expect(h.lw.listCalls).toEqual([{ limit: 500 }]);
+    // The first list asks for any recent state: the API server's watch cache serves it whole.
+    expect(h.lw.listCalls).toEqual([{ resourceVersion: "0" }]);
     expect(h.lw.watches.map((w) => w.options)).toEqual([
       { resourceVersion: "10", timeoutSeconds: 1 },
     ]);
@@ -33,9 +42,10 @@ describe("Reflector: list, then watch", () => {
     ]);
   });
 
-  it("pages with limit and continue, and watches from the resourceVersion the pages share", async () => {
+  it("falls back at once to a consistent read when a version cannot be served, paging it with limit and continue", async () => {
     const h = harness({ pageSize: 2 });
     h.lw.replyList(
+      err(tooLarge),
       ok(page("10", [secret("a", "1"), secret("b", "2")], "tok-1")),
       ok(page("10", [secret("c", "3")])),
     );
@@ -45,15 +55,42 @@ describe("Reflector: list, then watch", () => {
       log: h.log,
       watchFrom: h.lw.current.options.resourceVersion,
     }).toEqual({
-      lists: [{ limit: 2 }, { limit: 2, continue: "tok-1" }],
+      lists: [{ resourceVersion: "0" }, { limit: 2 }, { limit: 2, continue: "tok-1" }],
       log: ["ADDED default/a@1", "ADDED default/b@2", "ADDED default/c@3", "SYNCED"],
       watchFrom: "10",
     });
+    expect(h.reported("backoff")).toEqual([]);
+  });
+
+  it("relists from the last synced version, and after a consistent read returns to it", async () => {
+    const h = harness();
+    h.lw.replyList(
+      ok(page("10", [secret("a", "5")])),
+      err(gone),
+      ok(page("20", [secret("a", "5")])),
+      ok(page("30", [])),
+    );
+    await h.start();
+    h.lw.current.error({ code: 410 });
+    await settle();
+    h.lw.current.error({ code: 410 });
+    await settle();
+    await h.clock.runNext(); // a second quick, empty end backs off
+    // A relist may not go back in time: not older than what was delivered ("10"); when the
+    // server cannot serve that, the latest state, read consistently; then "20" again.
+    expect(h.lw.listCalls).toEqual([
+      { resourceVersion: "0" },
+      { resourceVersion: "10" },
+      { limit: 500 },
+      { resourceVersion: "20" },
+    ]);
+    expect(h.log).toEqual(["ADDED default/a@5", "SYNCED", "DELETED default/a@5"]);
   });
 
   it("starts over with one unpaged list when the continue token has expired", async () => {
     const h = harness({ pageSize: 2 });
     h.lw.replyList(
+      err(tooLarge),
       ok(page("10", [secret("a", "1"), secret("b", "2")], "tok-1")),
       err(gone),
       ok(page("15", [secret("a", "1"), secret("b", "12"), secret("d", "14")])),
@@ -65,7 +102,7 @@ describe("Reflector: list, then watch", () => {
       log: h.log,
       watchFrom: h.lw.current.options.resourceVersion,
     }).toEqual({
-      lists: [{ limit: 2 }, { limit: 2, continue: "tok-1" }, {}],
+      lists: [{ resourceVersion: "0" }, { limit: 2 }, { limit: 2, continue: "tok-1" }, {}],
       log: [
         "ADDED default/a@1",
         "ADDED default/b@2",
@@ -168,6 +205,17 @@ describe("Reflector: resuming and relisting", () => {
     expect(h.log).toEqual(["ADDED default/a@5", "SYNCED", "DELETED default/a@5"]);
     expect(h.lw.listCalls).toHaveLength(2);
     expect(h.lw.current.options.resourceVersion).toBe("40");
+  });
+
+  it("spreads a relist after 410 over the relist spread, then lists", async () => {
+    const h = harness({ random: () => 0.25, relistSpreadMs: 8_000 });
+    h.lw.replyList(ok(page("10", [])), ok(page("40", [])));
+    h.lw.failWatch(gone);
+    await h.start();
+    expect(h.reported("backoff")).toEqual([{ delayMs: 2_000 }]);
+    expect(h.lw.listCalls).toHaveLength(1);
+    await h.clock.runNext();
+    expect(h.lw.listCalls).toHaveLength(2);
   });
 
   it("calls onSynced only for the first list", async () => {

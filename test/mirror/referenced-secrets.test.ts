@@ -49,7 +49,6 @@ function start(options: { labelSelector?: string } = {}) {
   const listWatch = createListWatch(transport, options);
   referenced = new ReferencedSecrets({
     scopes: [{ namespace: null, listWatch }],
-    selective: options.labelSelector !== undefined,
     clock,
     observer: { fetchFailed: (count, message) => told.fetchFailed.push(`${count} ${message}`) },
     onRetryDue: () => told.retryDue++,
@@ -78,14 +77,35 @@ describe("ReferencedSecrets", () => {
     });
   });
 
-  it("fetches through a list when a label selector is set, and stores only what it selects", async () => {
+  it("fetches one name-selected list per Secret when a label selector is set, and stores only what it selects", async () => {
     const { referenced: r } = start({ labelSelector: "mirror=yes" });
     r.watch(null);
     const added = await r.follow(registry(shop, blog));
-    expect({ added, kept: kept(r), requests: requests() }).toEqual({
+    expect({ added, kept: kept(r), requests: requests().sort() }).toEqual({
       added: [{ namespace: "tenant-a", name: "shop-credentials" }],
       kept: ["tenant-a/shop-credentials cw=="],
-      requests: ["list */"],
+      requests: ["list tenant-a/", "list tenant-b/"],
+    });
+  });
+
+  it("fetches a thousand added Secrets with a thousand GETs, never a list of the cluster", async () => {
+    for (let i = 0; i < 1_000; i++)
+      writeSecret(envtest, "tenant-c", `app-${i}-credentials`, { token: `t${i}` });
+    for (let i = 0; i < 200; i++) writeSecret(envtest, "tenant-c", `unreferenced-${i}`, { x: "y" });
+    const { referenced: r } = start();
+    r.watch(null);
+    const apps = Array.from({ length: 1_000 }, (_, i) => ({
+      name: `app-${i}`,
+      hostnames: [`app-${i}.x`],
+      namespace: "tenant-c",
+    }));
+    const added = await r.follow(registryOf(apps));
+    const verbs = new Map<string, number>();
+    for (const e of envtest.requests.entries()) verbs.set(e.verb, (verbs.get(e.verb) ?? 0) + 1);
+    expect({ added: added.length, kept: kept(r).length, verbs: [...verbs] }).toEqual({
+      added: 1_000,
+      kept: 1_000,
+      verbs: [["get", 1_000]],
     });
   });
 

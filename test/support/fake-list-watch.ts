@@ -24,8 +24,13 @@ export function secret(
   return { metadata: { namespace, name, resourceVersion }, data };
 }
 
+/** A scripted list answer: the items the fake hands on one by one, then the page's end. */
+export interface ListReply extends ListPage {
+  readonly items: readonly SecretObject[];
+}
+
 /** A list page fixture. */
-export function page(resourceVersion: string, items: SecretObject[], token?: string): ListPage {
+export function page(resourceVersion: string, items: SecretObject[], token?: string): ListReply {
   return token === undefined
     ? { items, resourceVersion }
     : { items, resourceVersion, continue: token };
@@ -136,17 +141,17 @@ type Pending<T> = {
 
 /** A ListWatch driven by the test. Unscripted lists wait for replyList() or an abort. */
 export class FakeListWatch implements ListWatch {
-  readonly listCalls: { limit?: number; continue?: string }[] = [];
+  readonly listCalls: { resourceVersion?: string; limit?: number; continue?: string }[] = [];
   readonly watches: FakeWatch[] = [];
   /** Every signal handed to a call, to check that stop() aborted them all. */
   readonly signals: AbortSignal[] = [];
   readonly objects = new Map<string, SecretObject>();
-  readonly #listReplies: Result<ListPage, ApiError>[] = [];
-  readonly #pendingLists: Pending<ListPage>[] = [];
+  readonly #listReplies: Result<ListReply, ApiError>[] = [];
+  readonly #pendingLists: Pending<ListReply>[] = [];
   readonly #watchReplies: (ApiError | "hang")[] = [];
 
   /** Answers list calls in order, the pending one first. */
-  replyList(...replies: Result<ListPage, ApiError>[]): void {
+  replyList(...replies: Result<ListReply, ApiError>[]): void {
     for (const reply of replies) {
       const pending = this.#pendingLists.shift();
       if (pending) pending.resolve(reply);
@@ -171,16 +176,31 @@ export class FakeListWatch implements ListWatch {
     return last;
   }
 
-  list(options: ListOptions): Promise<Result<ListPage, ApiError>> {
+  async list(
+    options: ListOptions,
+    onItem: (item: SecretObject) => void,
+  ): Promise<Result<ListPage, ApiError>> {
     this.signals.push(options.signal);
     this.listCalls.push({
+      ...(options.resourceVersion === undefined
+        ? {}
+        : { resourceVersion: options.resourceVersion }),
       ...(options.limit === undefined ? {} : { limit: options.limit }),
       ...(options.continue === undefined ? {} : { continue: options.continue }),
     });
+    const reply = await this.#nextListReply(options.signal);
+    if (!reply.ok) return reply;
+    for (const item of reply.value.items) onItem(item);
+    const { resourceVersion, continue: token } = reply.value;
+    return ok(token === undefined ? { resourceVersion } : { resourceVersion, continue: token });
+  }
+
+  #nextListReply(signal: AbortSignal): Promise<Result<ListReply, ApiError>> {
     const reply = this.#listReplies.shift();
     if (reply !== undefined) return Promise.resolve(reply);
+    const options = { signal };
     return new Promise((resolve) => {
-      const pending: Pending<ListPage> = { resolve, signal: options.signal };
+      const pending: Pending<ListReply> = { resolve, signal: options.signal };
       this.#pendingLists.push(pending);
       options.signal.addEventListener("abort", () => {
         const i = this.#pendingLists.indexOf(pending);

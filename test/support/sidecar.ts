@@ -16,6 +16,7 @@ import { kubeconfigFor, REGISTRY_NS } from "./world.ts";
 const FAST_REFLECTOR: NonNullable<SidecarOptions["reflector"]> = {
   backoff: { initialMs: 50, capMs: 400 },
   inactivityGraceMs: 500,
+  relistSpreadMs: 200,
 };
 
 export interface TestSidecarOptions {
