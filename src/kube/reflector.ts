@@ -64,7 +64,7 @@ export interface ReflectorOptions {
   /** In [0, 1), like Math.random. */
   readonly random?: () => number;
   readonly backoff?: Partial<BackoffPolicy>;
-  /** How far relists after 410 Expired are spread (ADR 15); default 15 s. */
+  /** How far relists after 410 Expired are spread (ADR 18); default 15 s. */
   readonly relistSpreadMs?: number;
   /** Silence allowed past a watch's own timeoutSeconds; default max(1 s, T/10). */
   readonly inactivityGraceMs?: number;
@@ -239,7 +239,7 @@ export class Reflector {
   }
 
   /**
-   * The resourceVersion of the next list, as client-go's reflector chooses it (ADR 15): "0" for
+   * The resourceVersion of the next list, as client-go's reflector chooses it (ADR 16): "0" for
    * the first (any recent state, from the API server's watch cache), the last synced version for
    * a relist (not older than what was delivered), and "" (the latest state, read consistently
    * and paged) once a list at a version failed because the server could not serve it.

@@ -72,7 +72,7 @@ export interface RestartPacing {
   /**
    * A relist after 410 Expired waits a random delay in [0, this): when an API server restart
    * loses the watch history, every replica of a fleet gets its 410 in the same second, and this
-   * spreads their relists out (ADR 15).
+   * spreads their relists out (ADR 18).
    */
   readonly relistSpreadMs: number;
 }
@@ -81,9 +81,9 @@ export const DEFAULT_PACING: RestartPacing = { relistSpreadMs: 15_000 };
 
 /**
  * Turns watch outcomes and list failures into decisions. Failures back off, except that a
- * server's Retry-After (a 429, or a 5xx that names one) is honoured exactly: the retry waits
- * that long, no longer and no sooner, and the backoff neither applies nor grows, so earlier
- * unrelated failures never delay recovery from throttling. Ends that come fast and empty (a
+ * server's Retry-After (a 429, or a 5xx that names one) is honoured exactly (ADR 17): the retry
+ * waits that long, no longer and no sooner, and the backoff neither applies nor grows, so
+ * earlier unrelated failures never delay recovery from throttling. Ends that come fast and empty (a
  * server closing at once, a 410 right after a list) are free once, then back off too. A
  * malformed line resumes at once the first time, backs off when it happens again in a row, and
  * the DECODE_RELIST_AFTER-th in a row relists (after the backoff). A relist after 410 Expired
