@@ -1,0 +1,149 @@
+// The BENCHMARKS.md tables: per scenario, one table per phase with a column per label (before,
+// after), so a change reads across a row. Built from the result files only.
+
+import { extrapolation } from "./extrapolate.ts";
+import { bytes, fact, num, pct, secs, spreadOf } from "./format.ts";
+import { SCENARIOS, type Scenario } from "./options.ts";
+import { type PhaseResult, readResult, type ScenarioResult } from "./results.ts";
+
+const TITLES: Record<Scenario, string> = {
+  memory: "Memory of one replica during its initial list",
+  start: "Cold start and rolling restart",
+  steady: "Steady state with churn",
+  registry: "Registry edits",
+  restart: "API-server restart losing the watch history",
+  throttle: "Throttling: 429 with Retry-After",
+};
+
+type Rows = [string, string][];
+
+function verbs(p: PhaseResult): string {
+  const v = p.fleet.byVerb;
+  const main = `${num(v.list ?? 0)} / ${num(v.watch ?? 0)} / ${num(v.get ?? 0)}`;
+  const other = Object.entries(v).filter(([k]) => !["list", "watch", "get"].includes(k));
+  return other.length === 0 ? main : `${main} (+ ${other.map(([k, n]) => `${n} ${k}`).join(", ")})`;
+}
+
+/** The rows of one phase, common figures first, then the scenario's own, then the targets. */
+export function phaseRows(p: PhaseResult): Rows {
+  const f = p.fleet;
+  const r = p.perReplica;
+  const reads = ["consistent", "cache", "exact"].map((k) => num(f.listReads[k] ?? 0)).join(" / ");
+  const rows: Rows = [
+    ["replicas that reached the expected state", `${p.converged} of ${p.replicas}`],
+    ["time to get there per replica, min / median / max", spreadOf(p.convergeMs, secs)],
+    ["requests, fleet: list / watch / get", verbs(p)],
+    ["list requests (pages) per replica, min / median / max", spreadOf(r.listPages)],
+    ["lists started per replica (each list or relist once)", spreadOf(r.listStarts)],
+    ["list pages read consistently / from the cache / at an exact version", reads],
+    [
+      "objects sent, fleet; per replica min / median / max",
+      `${num(f.objects)}; ${spreadOf(r.objects)}`,
+    ],
+    [
+      "bytes sent, fleet; per replica min / median / max",
+      `${bytes(f.bytes)}; ${spreadOf(r.bytes, bytes)}`,
+    ],
+    ["watches opened, fleet", num(f.watches)],
+    [
+      "410 / 429 / 5xx answers, fleet",
+      `${num(f.expired)} / ${num(f.throttled)} / ${num(f.serverErrors)}`,
+    ],
+    ["peak lists in flight", num(f.peakListsInFlight)],
+    [
+      "API server: event loop busy, CPU",
+      `${pct(p.apiServer.eventLoopBusy)}, ${secs(p.apiServer.cpuMs)} over ${secs(p.durationMs)}`,
+    ],
+    ["machine load average (1 min) at the end", num(p.loadAverage, 1)],
+  ];
+  for (const [name, v] of Object.entries(p.facts)) rows.push([name, fact(name, v)]);
+  for (const t of p.targets)
+    rows.push([
+      `**target**: ${t.what} (${t.target})`,
+      `${t.figure}: **${t.met ? "met" : "not met"}**`,
+    ]);
+  return rows;
+}
+
+function memoryRows(s: ScenarioResult): Rows {
+  const m = s.memory;
+  if (m === undefined) return [];
+  return [
+    ["Secrets in the cluster", num(m.secrets)],
+    ["spawn to every App ready", secs(m.syncMs)],
+    ["peak RSS (sampled every 50 ms) / VmHWM", `${bytes(m.peakRssBytes)} / ${bytes(m.hwmBytes)}`],
+    ["RSS 5 s after sync", bytes(m.rssAfterSyncBytes)],
+    ...m.targets.map((t): [string, string] => [
+      `**target**: ${t.what} (${t.target})`,
+      `${t.figure}: **${t.met ? "met" : "not met"}**`,
+    ]),
+  ];
+}
+
+/** A markdown table with one column per label; a row missing from a label shows "–". */
+function table(labels: readonly string[], byLabel: ReadonlyMap<string, Rows>): string {
+  const names: string[] = [];
+  for (const rows of byLabel.values())
+    for (const [n] of rows) if (!names.includes(n)) names.push(n);
+  const cols = labels.filter((l) => byLabel.has(l));
+  const lines = [`| | ${cols.join(" | ")} |`, `|---|${cols.map(() => "---").join("|")}|`];
+  for (const n of names) {
+    const cells = cols.map((l) => byLabel.get(l)?.find(([k]) => k === n)?.[1] ?? "–");
+    lines.push(`| ${n} | ${cells.join(" | ")} |`);
+  }
+  return lines.join("\n");
+}
+
+/** Loads every scenario's results for the labels that exist. */
+export async function loadResults(
+  labels: readonly string[],
+): Promise<Map<Scenario, Map<string, ScenarioResult>>> {
+  const all = new Map<Scenario, Map<string, ScenarioResult>>();
+  for (const scenario of SCENARIOS) {
+    const byLabel = new Map<string, ScenarioResult>();
+    for (const label of labels) {
+      const r = await readResult(scenario, label);
+      if (r !== undefined) byLabel.set(label, r);
+    }
+    if (byLabel.size > 0) all.set(scenario, byLabel);
+  }
+  return all;
+}
+
+/** The tables of every scenario with results for any of `labels`, and the 500-replica note. */
+export async function renderReport(labels: readonly string[]): Promise<string> {
+  const all = await loadResults(labels);
+  const out: string[] = [];
+  const runs = new Map<string, ScenarioResult>();
+  for (const byLabel of all.values()) for (const [l, r] of byLabel) runs.set(`${l} ${r.commit}`, r);
+  for (const r of runs.values())
+    out.push(
+      `- **${r.label}**: commit ${r.commit}, ${r.startedAt}; ${r.machine}; ${JSON.stringify(r.config)}`,
+    );
+  for (const [scenario, byLabel] of all) {
+    out.push(`\n### ${TITLES[scenario]}\n`);
+    if (scenario === "memory") {
+      out.push(table(labels, new Map([...byLabel].map(([l, r]) => [l, memoryRows(r)]))));
+      out.push(`\n![RSS of one replica during its initial list](docs/charts/fleet-memory.svg)`);
+      continue;
+    }
+    const keys: string[] = [];
+    for (const r of byLabel.values())
+      for (const p of r.phases) if (!keys.includes(p.key)) keys.push(p.key);
+    for (const key of keys) {
+      const phases = new Map<string, PhaseResult>();
+      for (const [l, r] of byLabel) {
+        const p = r.phases.find((x) => x.key === key);
+        if (p !== undefined) phases.set(l, p);
+      }
+      const first = [...phases.values()][0];
+      if (first === undefined) continue;
+      out.push(`\n#### ${first.name}\n`);
+      out.push(table(labels, new Map([...phases].map(([l, p]) => [l, phaseRows(p)]))));
+      out.push(`\n![API requests per second: ${first.name}](docs/charts/fleet-${key}.svg)`);
+    }
+  }
+  const note = extrapolation(all, labels);
+  if (note !== "") out.push(`\n${note}`);
+  return `${out.join("\n")}\n`;
+}
