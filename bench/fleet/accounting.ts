@@ -30,6 +30,40 @@ const expired = (t: RequestTotals) => status(t, (c) => c === 410) + (t.watchErro
 /** A list's first page: one per list, however many pages it took. */
 export const isListStart = (r: Req): boolean => r.verb === "list" && !r.continued;
 
+/**
+ * The most paged lists in progress at once, each from its first page's arrival to its last
+ * page's end: what the server holds open (a continue token, a snapshot to read from), whereas the
+ * server's own count of lists in flight sees one page at a time.
+ */
+export function peakListsInProgress(requests: readonly Req[]): number {
+  const open = new Map<string, { start: number; end: number }>();
+  const spans: { start: number; end: number }[] = [];
+  for (const r of [...requests].sort((a, b) => a.time - b.time)) {
+    if (r.verb !== "list") continue;
+    const key = `${r.client} ${r.stream}`;
+    const end = r.time + (r.durationMs ?? 0);
+    const current = open.get(key);
+    if (r.continued && current !== undefined) current.end = Math.max(current.end, end);
+    else {
+      const span = { start: r.time, end };
+      open.set(key, span);
+      spans.push(span);
+    }
+  }
+  const edges = spans.flatMap((s) => [
+    { t: s.start, d: 1 },
+    { t: s.end, d: -1 },
+  ]);
+  edges.sort((a, b) => a.t - b.t || a.d - b.d);
+  let now = 0;
+  let peak = 0;
+  for (const e of edges) {
+    now += e.d;
+    peak = Math.max(peak, now);
+  }
+  return peak;
+}
+
 /** Fleet totals and per-replica spreads of a phase, over the fleet's clients (absent ones: 0). */
 export function phaseFigures(
   c: Collected,
@@ -55,7 +89,9 @@ export function phaseFigures(
     expired: sum(byVerb, expired),
     throttled: sum(byVerb, (t) => status(t, (code) => code === 429)),
     serverErrors: sum(byVerb, (t) => status(t, (code) => code >= 500)),
+    unanswered: sum(byVerb, (t) => status(t, (code) => code === 0)),
     peakListsInFlight: c.summary.peakListsInFlight,
+    peakListsInProgress: peakListsInProgress(c.requests),
   };
   const per = (f: (verbs: Verbs, client: string) => number) =>
     spread(clients.map((client) => f((c.summary.byClient[client] ?? {}) as Verbs, client)));
@@ -115,16 +151,16 @@ export function perWindow(times: readonly number[], start: number, windowMs = 10
   return counts;
 }
 
-/** How each 429 was followed: the wait before the same client's next request. */
+/** How each 429 was followed: the wait before the same client asked again. */
 export interface RetryGaps {
   readonly throttled: number;
-  /** 429s after which the client sent another request on the same stream (list or watch of one reflector). */
+  /** 429s after which the client sent the same verb on the same stream again (a retry). */
   readonly followed: number;
-  /** The shortest wait, in ms, from a 429 answer to the next request on its stream. */
-  readonly minStreamGapMs: number | null;
-  /** Retries sooner than the Retry-After on the same stream. */
-  readonly tooSoon: number;
-  /** The shortest wait to the same client's next request on any stream. */
+  /** The shortest wait, in ms, from a 429 answer to that retry. */
+  readonly minGapMs: number | null;
+  /** Retries sooner than the Retry-After, by the verb that got the 429. */
+  readonly tooSoon: Readonly<Record<string, number>>;
+  /** The shortest wait to the same client's next request of any kind (another reflector's). */
   readonly minClientGapMs: number | null;
 }
 
@@ -133,26 +169,26 @@ export function retryGaps(requests: readonly Req[], retryAfterMs: number): Retry
   const sorted = [...requests].sort((a, b) => a.time - b.time);
   let throttled = 0;
   let followed = 0;
-  let tooSoon = 0;
-  let minStream: number | null = null;
+  const tooSoon: Record<string, number> = {};
+  let minGap: number | null = null;
   let minClient: number | null = null;
   for (const [i, r] of sorted.entries()) {
     if (r.status !== 429) continue;
     throttled++;
     const answeredAt = r.time + (r.durationMs ?? 0);
-    const later = sorted.slice(i + 1).filter((n) => n.client === r.client && n.time >= r.time);
-    const sameStream = later.find((n) => n.stream === r.stream);
+    const later = sorted.slice(i + 1).filter((n) => n.client === r.client);
     if (later[0] !== undefined) {
       const g = later[0].time - answeredAt;
       minClient = minClient === null ? g : Math.min(minClient, g);
     }
-    if (sameStream === undefined) continue;
+    const retry = later.find((n) => n.stream === r.stream && n.verb === r.verb);
+    if (retry === undefined) continue;
     followed++;
-    const gap = sameStream.time - answeredAt;
-    minStream = minStream === null ? gap : Math.min(minStream, gap);
-    if (gap < retryAfterMs) tooSoon++;
+    const gap = retry.time - answeredAt;
+    minGap = minGap === null ? gap : Math.min(minGap, gap);
+    if (gap < retryAfterMs) tooSoon[r.verb] = (tooSoon[r.verb] ?? 0) + 1;
   }
-  return { throttled, followed, minStreamGapMs: minStream, tooSoon, minClientGapMs: minClient };
+  return { throttled, followed, minGapMs: minGap, tooSoon, minClientGapMs: minClient };
 }
 
 /** A count over `windowMs` scaled to one hour. */

@@ -118,14 +118,7 @@ const handlers: { [K in keyof Commands]: (a: Commands[K][0]) => Promise<Commands
     const from = Date.now();
     return { from, until: from + a.forMs };
   },
-  expire: async () => {
-    // A restart that is never down: watches end cleanly, the resourceVersion moves on and the
-    // history is discarded, so every resume gets 410 (a compaction alone lets a watcher that is
-    // already at the latest resourceVersion resume).
-    const watches = envtest.openWatches;
-    await envtest.restart({ downMs: 0, down: "unavailable" });
-    return { watches, now: Date.now() };
-  },
+  endWatches: async () => ({ watches: envtest.faults.endWatches(), now: Date.now() }),
   reset: async () => {
     envtest.faults.reset();
     return { now: Date.now() };

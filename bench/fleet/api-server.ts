@@ -62,8 +62,8 @@ export interface Commands {
     { share: number; retryAfterSeconds: number; forMs: number; seed: number },
     { from: number; until: number },
   ];
-  /** Ends every watch and discards the history: every reflector resumes into a 410. */
-  expire: [Record<string, never>, { watches: number; now: number }];
+  /** Ends every watch cleanly, history kept: every reflector resumes. */
+  endWatches: [Record<string, never>, { watches: number; now: number }];
   reset: [Record<string, never>, { now: number }];
 }
 

@@ -25,11 +25,13 @@ if (config.reportOnly) {
   process.exit(0);
 }
 const started = Date.now();
-log("building dist/main.mjs (npm run build)");
-execFileSync(process.execPath, ["scripts/build.ts"], {
-  cwd: ROOT,
-  stdio: ["ignore", "ignore", "inherit"],
-});
+if (config.artifact === "dist") {
+  log("building dist/main.mjs (npm run build)");
+  execFileSync(process.execPath, ["scripts/build.ts"], {
+    cwd: ROOT,
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+}
 await runSuite(config, log);
 process.stdout.write(await renderReport([config.label]));
 log(`fleet suite (${config.label}) done in ${((Date.now() - started) / 1000).toFixed(0)} s`);

@@ -30,6 +30,10 @@ export interface FleetConfig {
   readonly quick: boolean;
   /** Only render the report and charts from the results already written. */
   readonly reportOnly: boolean;
+  /** The CLI every replica runs: the built artifact (default) or `src/cli/main.ts`. */
+  readonly artifact: "dist" | "src";
+  /** Where the result files go (default bench/fleet/results). */
+  readonly resultsDir?: string;
 }
 
 const FULL = {
@@ -37,7 +41,7 @@ const FULL = {
   apps: 10_000,
   added: 1_000,
   secrets: 50_000,
-  steadySeconds: 300,
+  steadySeconds: 240,
   throttleSeconds: 20,
   convergeTimeoutSeconds: 300,
 };
@@ -67,6 +71,7 @@ const FLAGS = {
   "converge-timeout": "the longest wait, in seconds, for the fleet to reach a state",
   scenario: `comma-separated, from ${SCENARIOS.join(", ")} (default: all)`,
   label: "results are written as <scenario>-<label>.json (default: latest, quick with --quick)",
+  artifact: "dist (default: npm run build, then dist/main.mjs) or src (src/cli/main.ts, no build)",
 } as const;
 
 const positive = z.coerce.number().int().min(1);
@@ -93,6 +98,7 @@ const schema = z.object({
     .string()
     .regex(/^[a-z0-9-]+$/, "lower-case letters, digits and -")
     .optional(),
+  artifact: z.enum(["dist", "src"]).default("dist"),
   quick: z.boolean().default(false),
   report: z.boolean().default(false),
 });
@@ -148,6 +154,7 @@ export function parseFleetArgs(argv: readonly string[]): FleetConfig | string {
     label: v.label ?? (v.quick ? "quick" : "latest"),
     quick: v.quick,
     reportOnly: v.report,
+    artifact: v.artifact,
   };
   if (config.secrets < config.apps + config.added + 1)
     return `--secrets: must be at least apps + added + 1 (${config.apps + config.added + 1})`;

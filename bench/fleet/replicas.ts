@@ -13,7 +13,8 @@ import { type Command, listeningPorts, startCommand } from "../../test/support/p
 import { REGISTRY_NS } from "../../test/support/world.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const MAIN = join(ROOT, "dist/main.mjs");
+/** The CLI a replica runs: the production artifact, or the source it is built from. */
+const ENTRY = { dist: join(ROOT, "dist/main.mjs"), src: join(ROOT, "src/cli/main.ts") } as const;
 const MANIFEST = join(ROOT, "manifests/components/replica-mirror/sidecar.yaml");
 
 /** One running replica. */
@@ -37,6 +38,11 @@ export interface FleetSpec {
   readonly prefix: string;
   /** How long one replica may take to log where it listens. */
   readonly startTimeoutMs: number;
+  /** Which CLI each replica runs (see ENTRY). */
+  readonly artifact: keyof typeof ENTRY;
+  /** Node options before the artifact (`--expose-gc`, `--import` a probe), and an IPC channel. */
+  readonly nodeArgs?: readonly string[];
+  readonly ipc?: boolean;
 }
 
 const manifestPatch = z.array(
@@ -119,9 +125,15 @@ export class Fleet {
     for (const [k, v] of Object.entries(process.env))
       if (v !== undefined && !k.startsWith("REPLICA_MIRROR_")) env[k] = v;
     const spawned = indices.map((index) => {
-      const args = [MAIN, ...this.#args, `--kubeconfig=${this.#kubeconfig(index)}`];
+      const node = this.spec.nodeArgs ?? [];
+      const args = [
+        ...node,
+        ENTRY[this.spec.artifact],
+        ...this.#args,
+        `--kubeconfig=${this.#kubeconfig(index)}`,
+      ];
       const spawnedAt = Date.now();
-      const command = startCommand(process.execPath, args, { env });
+      const command = startCommand(process.execPath, args, { env, ipc: this.spec.ipc === true });
       onSpawn?.(command.child.pid ?? -1);
       return { index, spawnedAt, command };
     });

@@ -4,7 +4,7 @@
 import { extrapolation } from "./extrapolate.ts";
 import { bytes, fact, num, pct, secs, spreadOf } from "./format.ts";
 import { SCENARIOS, type Scenario } from "./options.ts";
-import { type PhaseResult, readResult, type ScenarioResult } from "./results.ts";
+import { type PhaseResult, RESULTS_DIR, readResult, type ScenarioResult } from "./results.ts";
 
 const TITLES: Record<Scenario, string> = {
   memory: "Memory of one replica during its initial list",
@@ -46,10 +46,13 @@ export function phaseRows(p: PhaseResult): Rows {
     ],
     ["watches opened, fleet", num(f.watches)],
     [
-      "410 / 429 / 5xx answers, fleet",
-      `${num(f.expired)} / ${num(f.throttled)} / ${num(f.serverErrors)}`,
+      "410 / 429 / 5xx answers, and connections closed unanswered, fleet",
+      `${num(f.expired)} / ${num(f.throttled)} / ${num(f.serverErrors)}, ${num(f.unanswered)}`,
     ],
-    ["peak lists in flight", num(f.peakListsInFlight)],
+    [
+      "peak lists in progress (first page to last) / list pages being answered at once",
+      `${num(f.peakListsInProgress)} / ${num(f.peakListsInFlight)}`,
+    ],
     [
       "API server: event loop busy, CPU",
       `${pct(p.apiServer.eventLoopBusy)}, ${secs(p.apiServer.cpuMs)} over ${secs(p.durationMs)}`,
@@ -71,8 +74,12 @@ function memoryRows(s: ScenarioResult): Rows {
   return [
     ["Secrets in the cluster", num(m.secrets)],
     ["spawn to every App ready", secs(m.syncMs)],
-    ["peak RSS (sampled every 50 ms) / VmHWM", `${bytes(m.peakRssBytes)} / ${bytes(m.hwmBytes)}`],
-    ["RSS 5 s after sync", bytes(m.rssAfterSyncBytes)],
+    ["peak RSS (VmHWM, and samples every 50 ms)", bytes(m.peakRssBytes)],
+    ["RSS after sync, idle 15 s", bytes(m.rssIdleBytes)],
+    [
+      "RSS / heap held after sync (collections that release free pages)",
+      `${bytes(m.rssAfterSyncBytes)} / ${bytes(m.heapAfterSyncBytes)}`,
+    ],
     ...m.targets.map((t): [string, string] => [
       `**target**: ${t.what} (${t.target})`,
       `${t.figure}: **${t.met ? "met" : "not met"}**`,
@@ -97,12 +104,13 @@ function table(labels: readonly string[], byLabel: ReadonlyMap<string, Rows>): s
 /** Loads every scenario's results for the labels that exist. */
 export async function loadResults(
   labels: readonly string[],
+  dir = RESULTS_DIR,
 ): Promise<Map<Scenario, Map<string, ScenarioResult>>> {
   const all = new Map<Scenario, Map<string, ScenarioResult>>();
   for (const scenario of SCENARIOS) {
     const byLabel = new Map<string, ScenarioResult>();
     for (const label of labels) {
-      const r = await readResult(scenario, label);
+      const r = await readResult(scenario, label, dir);
       if (r !== undefined) byLabel.set(label, r);
     }
     if (byLabel.size > 0) all.set(scenario, byLabel);
@@ -111,8 +119,8 @@ export async function loadResults(
 }
 
 /** The tables of every scenario with results for any of `labels`, and the 500-replica note. */
-export async function renderReport(labels: readonly string[]): Promise<string> {
-  const all = await loadResults(labels);
+export async function renderReport(labels: readonly string[], dir = RESULTS_DIR): Promise<string> {
+  const all = await loadResults(labels, dir);
   const out: string[] = [];
   const runs = new Map<string, ScenarioResult>();
   for (const byLabel of all.values()) for (const [l, r] of byLabel) runs.set(`${l} ${r.commit}`, r);

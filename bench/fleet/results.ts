@@ -34,7 +34,12 @@ export interface FleetTotals {
   readonly expired: number;
   readonly throttled: number;
   readonly serverErrors: number;
+  /** Requests whose connection closed before any answer (a client gave up, a restart cut it). */
+  readonly unanswered: number;
+  /** The server's own count: list requests (pages) being answered at once. */
   readonly peakListsInFlight: number;
+  /** Paged lists from first page to last, in progress at once. */
+  readonly peakListsInProgress: number;
 }
 
 /** The same figures per replica. */
@@ -99,7 +104,11 @@ export interface MemoryResult {
   readonly peakRssBytes: number;
   /** The kernel's own high-water mark (VmHWM) at the end. */
   readonly hwmBytes: number;
+  /** RSS as the kernel sees it once the replica sat idle a while after sync. */
+  readonly rssIdleBytes: number;
+  /** RSS and heap after full collections, once synced: what the replica holds. */
   readonly rssAfterSyncBytes: number;
+  readonly heapAfterSyncBytes: number;
   readonly syncMs: number | null;
   /** RSS samples: ms since the spawn, bytes. */
   readonly samples: readonly { readonly t: number; readonly rss: number }[];

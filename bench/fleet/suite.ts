@@ -17,7 +17,7 @@ import { memoryDuringInitialList } from "./scenarios/memory.ts";
 import { registryAdd, registryRemove } from "./scenarios/registry-change.ts";
 import { coldStart, rollingRestart } from "./scenarios/start.ts";
 import { steadyState } from "./scenarios/steady.ts";
-import { throttling } from "./scenarios/throttle.ts";
+import { throttledRegistryEdit, throttledResumes } from "./scenarios/throttle.ts";
 import { APP_SELECTOR } from "./world.ts";
 
 function commit(): string {
@@ -75,7 +75,7 @@ export async function runSuite(
       phases: phases.get(scenario) ?? [],
       ...(memory === undefined ? {} : { memory }),
     };
-    await writeResult(r);
+    await writeResult(r, config.resultsDir);
     const i = written.findIndex((w) => w.scenario === scenario);
     if (i >= 0) written[i] = r;
     else written.push(r);
@@ -104,7 +104,7 @@ export async function runSuite(
     body: (ctx: FleetContext) => Promise<void>,
   ) => {
     const fleet = await Fleet.create(
-      { apiUrl: api.url, extraArgs, prefix, startTimeoutMs: 180_000 },
+      { apiUrl: api.url, extraArgs, prefix, startTimeoutMs: 180_000, artifact: config.artifact },
       config.replicas,
     );
     try {
@@ -113,65 +113,51 @@ export async function runSuite(
       await fleet.close();
     }
   };
+  const name = (key: string, text: string): PhaseName => ({ key, name: text });
   const sel = ", --secret-selector";
   const add = `Registry +${config.added} Apps`;
   const remove = `Registry −${config.added} Apps`;
-  const name = (key: string, text: string): PhaseName => ({ key, name: text });
+  const throttle = `${config.throttleShare * 100}% of lists and watches answered 429`;
+  const P = {
+    cold: name("cold-start", "cold start, whole fleet at once"),
+    rolling: name("rolling-restart", "rolling restart, 10% at a time"),
+    steady: name("steady", "steady state, cluster-wide watch"),
+    add: name("registry-add", add),
+    remove: name("registry-remove", remove),
+    restart: name("api-restart", "API-server restart losing the watch history"),
+    resumes: name("throttle-resumes", `${throttle}, every watch resuming`),
+    edit: name("throttle-registry", `${throttle}, ${add} meanwhile`),
+    coldSel: name("cold-start-selector", `cold start${sel}`),
+    steadySel: name("steady-selector", `steady state${sel}`),
+    addSel: name("registry-add-selector", `${add}${sel}`),
+    removeSel: name("registry-remove-selector", `${remove}${sel}`),
+  };
+  /** Runs a phase of `scenario` when it is wanted, and records it. */
+  const run = async (scenario: Scenario, phase: () => Promise<PhaseResult>) => {
+    if (wants(scenario)) await record(scenario, await phase());
+  };
   try {
     if (wants("memory")) await save("memory", await memoryDuringInitialList(api, config, log));
     if (config.scenarios.some((s) => s !== "memory")) {
       await withFleet("replica", [], async (ctx) => {
-        const cold = await coldStart(ctx, name("cold-start", "cold start, whole fleet at once"));
-        if (wants("start")) {
-          await record("start", cold);
-          await record(
-            "start",
-            await rollingRestart(ctx, name("rolling-restart", "rolling restart, 10% at a time")),
-          );
-        }
-        if (wants("steady"))
-          await record(
-            "steady",
-            await steadyState(ctx, name("steady", "steady state, cluster-wide watch")),
-          );
-        if (wants("registry")) {
-          await record("registry", await registryAdd(ctx, name("registry-add", add)));
-          await record("registry", await registryRemove(ctx, name("registry-remove", remove)));
-        }
-        if (wants("restart"))
-          await record(
-            "restart",
-            await apiRestart(
-              ctx,
-              name("api-restart", "API-server restart losing the watch history"),
-            ),
-          );
-        if (wants("throttle"))
-          await record(
-            "throttle",
-            await throttling(ctx, name("throttle", "429 with Retry-After on lists and watches")),
-          );
+        const cold = await coldStart(ctx, P.cold);
+        await run("start", async () => cold);
+        await run("start", () => rollingRestart(ctx, P.rolling));
+        await run("steady", () => steadyState(ctx, P.steady));
+        await run("registry", () => registryAdd(ctx, P.add));
+        await run("registry", () => registryRemove(ctx, P.remove));
+        await run("restart", () => apiRestart(ctx, P.restart));
+        await run("throttle", () => throttledResumes(ctx, P.resumes));
+        await run("throttle", () => throttledRegistryEdit(ctx, P.edit));
       });
     }
     if (wants("start") || wants("steady") || wants("registry")) {
       await withFleet("selected", [`--secret-selector=${APP_SELECTOR}`], async (ctx) => {
-        const cold = await coldStart(ctx, name("cold-start-selector", `cold start${sel}`));
-        if (wants("start")) await record("start", cold);
-        if (wants("steady"))
-          await record(
-            "steady",
-            await steadyState(ctx, name("steady-selector", `steady state${sel}`)),
-          );
-        if (wants("registry")) {
-          await record(
-            "registry",
-            await registryAdd(ctx, name("registry-add-selector", `${add}${sel}`)),
-          );
-          await record(
-            "registry",
-            await registryRemove(ctx, name("registry-remove-selector", `${remove}${sel}`)),
-          );
-        }
+        const cold = await coldStart(ctx, P.coldSel);
+        await run("start", async () => cold);
+        await run("steady", () => steadyState(ctx, P.steadySel));
+        await run("registry", () => registryAdd(ctx, P.addSel));
+        await run("registry", () => registryRemove(ctx, P.removeSel));
       });
     }
   } finally {
