@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import type { TopLevelSpec } from "vega-lite";
 import { renderChart } from "../chart.ts";
 import { loadResults } from "./report.ts";
+import { RESULTS_DIR } from "./results.ts";
 
 const CHARTS = fileURLToPath(new URL("../../docs/charts/", import.meta.url));
 const VERBS = ["list", "watch", "get"] as const;
@@ -19,7 +20,20 @@ interface Point {
   readonly label: string;
 }
 
-function spec(title: string, x: string, y: string, values: readonly Point[]): TopLevelSpec {
+/** Line styles by label, in the order of the labels asked for: solid first (before), then dashed. */
+const DASHES = [
+  [1, 0],
+  [6, 3],
+  [2, 2],
+];
+
+function spec(
+  title: string,
+  x: string,
+  y: string,
+  values: readonly Point[],
+  labels: readonly string[],
+): TopLevelSpec {
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
     title,
@@ -31,16 +45,25 @@ function spec(title: string, x: string, y: string, values: readonly Point[]): To
       x: { field: "t", type: "quantitative", title: x },
       y: { field: "y", type: "quantitative", title: y },
       color: { field: "series", type: "nominal", title: null },
-      strokeDash: { field: "label", type: "nominal", title: null },
+      strokeDash: {
+        field: "label",
+        type: "nominal",
+        title: null,
+        scale: { domain: [...labels], range: DASHES.slice(0, labels.length) },
+      },
     },
   };
 }
 
 /** Renders every chart the results for `labels` allow; returns the files written. */
-export async function renderCharts(labels: readonly string[]): Promise<string[]> {
-  await mkdir(CHARTS, { recursive: true });
+export async function renderCharts(
+  labels: readonly string[],
+  dir = RESULTS_DIR,
+  out = CHARTS,
+): Promise<string[]> {
+  await mkdir(out, { recursive: true });
   const written: string[] = [];
-  const all = await loadResults(labels);
+  const all = await loadResults(labels, dir);
   for (const [scenario, byLabel] of all) {
     if (scenario === "memory") {
       const values = [...byLabel].flatMap(([label, r]) =>
@@ -52,13 +75,14 @@ export async function renderCharts(labels: readonly string[]): Promise<string[]>
         })),
       );
       if (values.length === 0) continue;
-      const path = join(CHARTS, "fleet-memory.svg");
+      const path = join(out, "fleet-memory.svg");
       await renderChart(
         spec(
           "One replica's RSS from spawn through its initial list",
           "seconds since spawn",
           "MiB",
           values,
+          labels.filter((l) => byLabel.has(l)),
         ),
         path,
       );
@@ -77,9 +101,15 @@ export async function renderCharts(labels: readonly string[]): Promise<string[]>
           for (const verb of VERBS)
             values.push({ t: row.t, y: row.byVerb[verb] ?? 0, series: verb, label });
       }
-      const path = join(CHARTS, `fleet-${key}.svg`);
+      const path = join(out, `fleet-${key}.svg`);
       await renderChart(
-        spec(title, "seconds since the phase started", "requests per second", values),
+        spec(
+          title,
+          "seconds since the phase started",
+          "requests per second",
+          values,
+          labels.filter((l) => byLabel.has(l)),
+        ),
         path,
       );
       written.push(path);

@@ -16,7 +16,7 @@ const log = (line: string) => process.stderr.write(`${line}\n`);
 const config = parseFleetArgs(process.argv.slice(2));
 if (typeof config === "string") {
   log(config);
-  process.exit(2);
+  process.exit(process.argv.includes("--help") ? 0 : 2);
 }
 if (config.reportOnly) {
   const labels = ["before", "after"];

@@ -110,11 +110,12 @@ export function usage(): string {
     "npm run fleet -- [--quick] [--report] [flags]",
     "  --quick              12 replicas, 1k Apps, 5k Secrets, short windows (a few minutes)",
     "  --report             only render BENCHMARKS tables and charts from bench/fleet/results",
+    "  --help               this text",
     ...lines,
   ].join("\n");
 }
 
-/** Parses the flags; a message naming the bad one otherwise. */
+/** Parses the flags; a message naming the bad one otherwise (the usage for `--help`). */
 export function parseFleetArgs(argv: readonly string[]): FleetConfig | string {
   let values: Record<string, string | boolean | undefined>;
   try {
@@ -124,6 +125,7 @@ export function parseFleetArgs(argv: readonly string[]): FleetConfig | string {
         ...Object.fromEntries(Object.keys(FLAGS).map((f) => [f, { type: "string" as const }])),
         quick: { type: "boolean" },
         report: { type: "boolean" },
+        help: { type: "boolean" },
       },
       strict: true,
       allowPositionals: false,
@@ -131,7 +133,9 @@ export function parseFleetArgs(argv: readonly string[]): FleetConfig | string {
   } catch (e) {
     return `${(e as Error).message}\n${usage()}`;
   }
-  const parsed = schema.safeParse(values);
+  if (values.help === true) return usage();
+  const { help: _, ...flags } = values;
+  const parsed = schema.safeParse(flags);
   if (!parsed.success)
     return parsed.error.issues.map((i) => `--${i.path.join(".")}: ${i.message}`).join("\n");
   const v = parsed.data;

@@ -87,6 +87,21 @@ function memoryRows(s: ScenarioResult): Rows {
   ];
 }
 
+/** What a label's run was: the commit, when, where, and the sizes it ran with. */
+function runLine(r: ScenarioResult, scenarios: readonly string[]): string {
+  const c = r.config;
+  const n = (k: string) => num(Number(c[k]));
+  return (
+    `- **${r.label}** (${scenarios.join(", ")}): commit ${r.commit}, started ${r.startedAt}; ` +
+    `${r.machine}. ` +
+    `${n("replicas")} replicas, ${n("apps")} Apps (+${n("added")}), ${n("secrets")} Secrets of ` +
+    `${bytes(Number(c.valueBytes))}; steady state ${n("steadySeconds")} s with ` +
+    `${n("referencedWritesPerSecond")} + ${n("unrelatedWritesPerSecond")} writes/s (referenced + ` +
+    `unrelated); restart down ${secs(Number(c.restartDownMs))}; throttling ${n("throttleSeconds")} s ` +
+    `at ${pct(Number(c.throttleShare))} with Retry-After ${n("retryAfterSeconds")} s.`
+  );
+}
+
 /** A markdown table with one column per label; a row missing from a label shows "–". */
 function table(labels: readonly string[], byLabel: ReadonlyMap<string, Rows>): string {
   const names: string[] = [];
@@ -122,12 +137,14 @@ export async function loadResults(
 export async function renderReport(labels: readonly string[], dir = RESULTS_DIR): Promise<string> {
   const all = await loadResults(labels, dir);
   const out: string[] = [];
-  const runs = new Map<string, ScenarioResult>();
-  for (const byLabel of all.values()) for (const [l, r] of byLabel) runs.set(`${l} ${r.commit}`, r);
-  for (const r of runs.values())
-    out.push(
-      `- **${r.label}**: commit ${r.commit}, ${r.startedAt}; ${r.machine}; ${JSON.stringify(r.config)}`,
-    );
+  const runs = new Map<string, { r: ScenarioResult; scenarios: string[] }>();
+  for (const [scenario, byLabel] of all)
+    for (const [l, r] of byLabel) {
+      const run = runs.get(`${l} ${r.startedAt}`) ?? { r, scenarios: [] };
+      run.scenarios.push(scenario);
+      runs.set(`${l} ${r.startedAt}`, run);
+    }
+  for (const { r, scenarios } of runs.values()) out.push(runLine(r, scenarios));
   for (const [scenario, byLabel] of all) {
     out.push(`\n### ${TITLES[scenario]}\n`);
     if (scenario === "memory") {

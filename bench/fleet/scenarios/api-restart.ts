@@ -27,6 +27,11 @@ export function apiRestart(ctx: FleetContext, phase: PhaseName): Promise<PhaseRe
             (r) => r.verb === "list" && !r.continued && !r.registry && r.time >= restart.downAt,
           )
           .map((r) => r.time);
+        // When each replica learnt it must relist: its resume's arrival, answered 410. A server
+        // too busy to answer at once paces the relists that follow; these it cannot.
+        const resumes = collected.requests
+          .filter((r) => r.watchError === 410 && !r.registry)
+          .map((r) => r.time);
         const share = maxWindowShare(relists);
         const windows = perWindow(relists, restart.upAt);
         const spanMs = relists.length > 0 ? Math.max(...relists) - Math.min(...relists) : 0;
@@ -37,6 +42,8 @@ export function apiRestart(ctx: FleetContext, phase: PhaseName): Promise<PhaseRe
             "largest share of relists in one second": share,
             "relists per second after the restart": windows.join(" "),
             "first to last relist (ms)": spanMs,
+            "App Secret resumes answered 410": resumes.length,
+            "largest share of those 410 resumes in one second": maxWindowShare(resumes),
           },
           targets: [
             {
