@@ -8,6 +8,7 @@ import {
   countEnded,
   countListed,
   countSent,
+  countWatchError,
   type RequestSummary,
   type TallyPair,
   Totals,
@@ -42,6 +43,11 @@ export interface RequestLogEntry {
   readonly time: number;
   /** Set once the response has ended (a watch: when it closed). */
   readonly durationMs?: number;
+  /**
+   * A watch that ended with an ERROR event (HTTP 200, as the watch cache answers): the code of the
+   * Status it carried, such as 410 for a resume from a resourceVersion older than the history.
+   */
+  readonly watchError?: number;
   readonly userAgent?: string;
   readonly contentType?: string;
 }
@@ -49,7 +55,7 @@ export interface RequestLogEntry {
 /** What a request is known by when it arrives. */
 export type RequestArrival = Omit<
   RequestLogEntry,
-  "status" | "objects" | "bytes" | "time" | "durationMs" | "listRead"
+  "status" | "objects" | "bytes" | "time" | "durationMs" | "listRead" | "watchError"
 >;
 
 /** What tests and benchmarks read; `clear()` starts a new phase for both entries and totals. */
@@ -82,6 +88,7 @@ export class RequestRecord {
   #objects = 0;
   #bytes = 0;
   #listRead: ListRead | undefined;
+  #watchError: number | undefined;
   #status: number | undefined;
   #durationMs: number | undefined;
   /** Reads the status while the response is open; dropped at the end so no response is kept. */
@@ -125,6 +132,12 @@ export class RequestRecord {
     countListed(this.#current(), read);
   }
 
+  /** The watch sent an ERROR event carrying a Status with `code` (once, as it then ends). */
+  watchError(code: number): void {
+    this.#watchError = code;
+    countWatchError(this.#current(), code);
+  }
+
   /** The response ended with `status` (undefined: the connection closed before any answer). */
   end(status: number | undefined): void {
     if (this.ended) return;
@@ -146,6 +159,7 @@ export class RequestRecord {
       bytes: this.#bytes,
       time: this.#time,
       ...(this.#durationMs === undefined ? {} : { durationMs: this.#durationMs }),
+      ...(this.#watchError === undefined ? {} : { watchError: this.#watchError }),
     };
   }
 

@@ -19,6 +19,11 @@ export interface RequestTotals {
   readonly durationMs: number;
   /** Lists only: how many were read from the watch cache, consistently, or at an exact version. */
   readonly listReads: Readonly<Partial<Record<ListRead, number>>>;
+  /**
+   * Watches only, present once one ended with an ERROR event: how many did, by the code of the
+   * Status it carried (410 for a resume the history no longer holds).
+   */
+  readonly watchErrors?: Readonly<Record<string, number>>;
 }
 
 /** The requests that arrived in one second. */
@@ -53,6 +58,7 @@ export class Tally {
   durationMs = 0;
   readonly statuses = new Map<number, number>();
   readonly listReads = new Map<ListRead, number>();
+  readonly watchErrors = new Map<number, number>();
 
   /** A copy that later counting does not change. */
   freeze(): RequestTotals {
@@ -63,6 +69,7 @@ export class Tally {
       statuses: Object.fromEntries(this.statuses),
       durationMs: this.durationMs,
       listReads: Object.fromEntries(this.listReads),
+      ...(this.watchErrors.size === 0 ? {} : { watchErrors: Object.fromEntries(this.watchErrors) }),
     };
   }
 }
@@ -89,6 +96,12 @@ export function countSent(t: TallyPair, objects: number, bytes: number): void {
 export function countListed(t: TallyPair, read: ListRead): void {
   bump(t.verb.listReads, read);
   bump(t.client.listReads, read);
+}
+
+/** Counts a watch that ended with an ERROR event carrying a Status with `code`. */
+export function countWatchError(t: TallyPair, code: number): void {
+  bump(t.verb.watchErrors, code);
+  bump(t.client.watchErrors, code);
 }
 
 /** Counts a request's end: its status (0: none was sent) and duration. */

@@ -11,6 +11,7 @@ import type { FaultSettings } from "./faults.ts";
 import type { EventType, StoreEvent } from "./history.ts";
 import type { RequestRecord } from "./request-log.ts";
 import type { Predicate } from "./selectors.ts";
+import type { Status } from "./status.ts";
 
 /**
  * A slow reader whose unsent backlog passes this is disconnected (cleanly), as the cacher drops
@@ -154,8 +155,9 @@ export class WatchConnection {
     this.push(bookmarkLine(Math.max(rv, this.#lastRv), initialEventsEnd));
   }
 
-  /** Writes the ERROR event carrying `status` and ends the watch. */
-  fail(status: object): void {
+  /** Writes the ERROR event carrying `status` and ends the watch; the log records its code. */
+  fail(status: Status): void {
+    if (!this.#closed && !this.#ending) this.#record.watchError(status.code);
     this.push(Buffer.from(`{"type":"ERROR","object":${JSON.stringify(status)}}\n`));
     this.end();
   }

@@ -129,6 +129,29 @@ describe("request log entries", () => {
     });
   });
 
+  it("records the code of the ERROR event a watch ended with", async () => {
+    await start();
+    const old = env.apply({ namespace: "default", name: "a" }).metadata.resourceVersion;
+    env.apply({ namespace: "default", name: "a", data: { v: "2" } });
+    env.faults.compact();
+    const w = await openWatch(env, `${W}&resourceVersion=${old}`, as("r1"));
+    const [event] = await w.take(1);
+    expect(event).toMatchObject({ type: "ERROR", object: { code: 410 } });
+    await w.ended;
+    await vi.waitFor(
+      () => expect(env.requests.entries()[0]?.durationMs).toBeGreaterThanOrEqual(0),
+      SETTLE,
+    );
+    expect(env.requests.entries()[0]).toMatchObject({
+      verb: "watch",
+      status: 200,
+      objects: 0,
+      watchError: 410,
+    });
+    expect(env.requests.summary().byClient.r1?.watch?.watchErrors).toEqual({ 410: 1 });
+    expect(env.requests.summary().byVerb.watch?.watchErrors).toEqual({ 410: 1 });
+  });
+
   it("identifies the client of a per-client kubeconfig used by client-node", async () => {
     await start();
     const kc = new KubeConfig();

@@ -1,0 +1,38 @@
+// `npm run fleet -- [flags]` (see options.ts): builds the production artifact, runs the fleet
+// scenarios against one envtest, writes bench/fleet/results/<scenario>-<label>.json and prints
+// the tables. `--report` renders the BENCHMARKS tables and the charts from the before and after
+// results instead.
+
+import { execFileSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { renderCharts } from "./charts.ts";
+import { parseFleetArgs } from "./options.ts";
+import { renderReport } from "./report.ts";
+import { runSuite } from "./suite.ts";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+const config = parseFleetArgs(process.argv.slice(2));
+if (typeof config === "string") {
+  log(config);
+  process.exit(process.argv.includes("--help") ? 0 : 2);
+}
+if (config.reportOnly) {
+  const labels = ["before", "after"];
+  process.stdout.write(await renderReport(labels));
+  for (const path of await renderCharts(labels)) log(`chart ${path}`);
+  process.exit(0);
+}
+const started = Date.now();
+if (config.artifact === "dist") {
+  log("building dist/main.mjs (npm run build)");
+  execFileSync(process.execPath, ["scripts/build.ts"], {
+    cwd: ROOT,
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+}
+await runSuite(config, log);
+process.stdout.write(await renderReport([config.label]));
+log(`fleet suite (${config.label}) done in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+process.exit(0);

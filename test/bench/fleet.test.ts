@@ -1,0 +1,57 @@
+// The fleet suite (`npm run fleet`, bench/fleet) at a tiny size, so that a change to the sidecar's
+// flags, logs or status API that would break the harness shows up in `npm test` rather than at the
+// next 20-minute run. The figures themselves are not judged here: only that the harness measures.
+
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { type FleetConfig, parseFleetArgs } from "../../bench/fleet/options.ts";
+import { renderReport } from "../../bench/fleet/report.ts";
+import { runSuite } from "../../bench/fleet/suite.ts";
+
+let dir = "";
+afterAll(async () => {
+  if (dir !== "") await rm(dir, { recursive: true, force: true });
+});
+
+function tinyConfig(resultsDir: string): FleetConfig {
+  const parsed = parseFleetArgs([
+    ...["--replicas", "3", "--apps", "20", "--added", "10", "--secrets", "100"],
+    ...["--scenario", "registry,restart", "--restart-down-ms", "300", "--converge-timeout", "20"],
+    ...["--artifact", "src", "--label", "smoke"],
+  ]);
+  if (typeof parsed === "string") throw new Error(parsed);
+  return { ...parsed, resultsDir };
+}
+
+describe("npm run fleet", () => {
+  it("measures three replicas through Registry edits and an API-server restart", async () => {
+    dir = await mkdtemp(join(tmpdir(), "replica-mirror-fleet-test-"));
+    const results = await runSuite(tinyConfig(dir), () => {});
+
+    expect(results.map((r) => [r.scenario, r.phases.map((p) => p.key)])).toEqual([
+      [
+        "registry",
+        ["registry-add", "registry-remove", "registry-add-selector", "registry-remove-selector"],
+      ],
+      ["restart", ["api-restart"]],
+    ]);
+    const phases = results.flatMap((r) => r.phases);
+    expect(phases.map((p) => [p.key, p.converged])).toEqual(phases.map((p) => [p.key, 3]));
+    const add = phases.find((p) => p.key === "registry-add");
+    // Each replica, told apart by its own kubeconfig, received at least the 10 added Secrets.
+    expect(add?.perReplica.objects.min).toBeGreaterThanOrEqual(10);
+    expect(add?.facts["JSON of the added Apps' Secrets (bytes)"]).toBeGreaterThan(10 * 1024);
+    const restart = phases.find((p) => p.key === "api-restart");
+    // The restart lost the history: every replica's App Secret watch resumed into a 410 and
+    // relisted.
+    expect(restart?.fleet.expired).toBeGreaterThanOrEqual(3);
+    expect(restart?.fleet.secretListStarts).toBeGreaterThanOrEqual(3);
+    expect(restart?.perSecond.length).toBeGreaterThan(0);
+
+    const report = await renderReport(["smoke"], dir);
+    expect(report).toContain("#### API-server restart losing the watch history");
+    expect(report).toContain("#### What 500 replicas would cost the API server");
+  }, 90_000);
+});
