@@ -94,7 +94,9 @@ export class ReferencedSecrets {
     if (this.#stop.signal.aborted) return outcome.changed;
     this.#options.observer.fetchFailed(outcome.failed.length, describe(outcome.error));
     this.#failed.push(...outcome.failed);
-    const delay = RETRY_DELAYS_MS[Math.min(this.#attempt++, RETRY_DELAYS_MS.length - 1)]!;
+    // Never sooner than a throttled server asked (ADR 17); the schedule may wait longer.
+    const scheduled = RETRY_DELAYS_MS[Math.min(this.#attempt++, RETRY_DELAYS_MS.length - 1)]!;
+    const delay = Math.max(scheduled, retryAfterMs(outcome.error));
     this.#cancelRetry?.();
     this.#cancelRetry = this.#options.clock.setTimer(delay, () => {
       this.#cancelRetry = null;
@@ -103,6 +105,12 @@ export class ReferencedSecrets {
     });
     return outcome.changed;
   }
+}
+
+/** The delay a throttled (429) or unavailable (5xx) answer asked for; 0 when none. */
+function retryAfterMs(error: ApiError | null): number {
+  if (error?.kind !== "http" || error.retryAfterSeconds === undefined) return 0;
+  return error.status === 429 || error.status >= 500 ? error.retryAfterSeconds * 1000 : 0;
 }
 
 function describe(error: ApiError | null): string {

@@ -136,6 +136,14 @@ describe("ReferencedSecrets", () => {
     });
   });
 
+  it("retries a throttled fetch no sooner than its Retry-After", async () => {
+    const { referenced: r, clock } = start();
+    envtest.faults.failNext({ verb: "get", count: 1, status: 429, retryAfterSeconds: 3 });
+    r.watch(null);
+    await r.follow(registry(shop));
+    expect(clock.pending()).toEqual([3_000]);
+  });
+
   it("forgets a failed fetch once the Registry no longer references the Secret", async () => {
     const { referenced: r, clock } = start();
     envtest.faults.failNext({ verb: "get", count: 1, status: 500 });
