@@ -29,14 +29,14 @@ function selectorQuery(scope: ListWatchScope): URLSearchParams {
 export function createListWatch(transport: KubeTransport, scope: ListWatchScope): ListWatch {
   const path = collectionPath(scope.namespace);
   return {
-    async list({ resourceVersion, limit, continue: token, signal }, onItem) {
+    async list({ resourceVersion, limit, continue: token, signal, onActivity }, onItem) {
       const query = selectorQuery(scope);
       if (resourceVersion !== undefined) query.set("resourceVersion", resourceVersion);
       if (limit !== undefined) query.set("limit", String(limit));
       if (token !== undefined) query.set("continue", token);
       const opened = await transport.openStream(path, query, signal, { pooled: true });
       if (!opened.ok) return opened;
-      return readList(opened.value, signal, onItem);
+      return readList(opened.value, signal, onItem, onActivity);
     },
     async watch({ resourceVersion, timeoutSeconds, signal, onActivity }) {
       const query = selectorQuery(scope);

@@ -17,11 +17,13 @@ export async function readList(
   response: OpenResponse,
   signal: AbortSignal,
   onItem: (item: SecretObject) => void,
+  onActivity?: () => void,
 ): Promise<Result<ListPage, ApiError>> {
   const splitter = createListSplitter();
   let index = 0;
   try {
     for await (const chunk of response.body) {
+      onActivity?.();
       const split = splitter.push(chunk as Buffer);
       if ("message" in split) return fail(response, { kind: "decode", message: split.message });
       for (const text of split.items) {

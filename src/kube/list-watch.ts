@@ -90,6 +90,8 @@ export interface ListOptions {
   readonly limit?: number;
   readonly continue?: string;
   readonly signal: AbortSignal;
+  /** Called whenever bytes of the response arrive, so a long list is not mistaken for a stall. */
+  readonly onActivity?: () => void;
 }
 
 export interface WatchOptions {

@@ -68,7 +68,11 @@ export interface ReflectorOptions {
   readonly relistSpreadMs?: number;
   /** Silence allowed past a watch's own timeoutSeconds; default max(1 s, T/10). */
   readonly inactivityGraceMs?: number;
-  /** Deadline for one list page; default 60 s. */
+  /**
+   * How long one list page may go without a byte arriving (before its headers, or between two
+   * chunks of its body); default 60 s. Not a limit on the whole page: a large list served by a
+   * busy API server keeps arriving, and cutting it off only to ask again adds load (ADR 16).
+   */
   readonly requestTimeoutMs?: number;
   readonly onStatus?: (status: ReflectorStatus) => void;
 }
@@ -213,9 +217,9 @@ export class Reflector {
     }
   }
 
-  /** Runs one request under its own abort controller and the per-request deadline. */
+  /** Runs one request under its own abort controller and the inactivity deadline. */
   async #request<T>(
-    call: (signal: AbortSignal) => Promise<Result<T, ApiError>>,
+    call: (signal: AbortSignal, onActivity: () => void) => Promise<Result<T, ApiError>>,
   ): Promise<Result<T, ApiError>> {
     const controller = this.#attempt();
     let timedOut = false;
@@ -224,11 +228,11 @@ export class Reflector {
       controller.abort();
     });
     try {
-      const result = await call(controller.signal);
+      const result = await call(controller.signal, deadline.touch);
       if (!result.ok && timedOut) {
         return err({
           kind: "network",
-          message: `request timed out after ${this.#o.requestTimeoutMs} ms`,
+          message: `no data for ${this.#o.requestTimeoutMs} ms`,
         });
       }
       return result;
@@ -265,13 +269,14 @@ export class Reflector {
     let pages = 0;
     let resourceVersion = "";
     for (;;) {
-      const page = await this.#request((signal) =>
+      const page = await this.#request((signal, onActivity) =>
         this.#lw.list(
           {
             ...(asked === "" || token !== undefined ? {} : { resourceVersion: asked }),
             ...(limit === undefined ? {} : { limit }),
             ...(token === undefined ? {} : { continue: token }),
             signal,
+            onActivity,
           },
           onItem,
         ),

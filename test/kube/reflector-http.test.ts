@@ -115,4 +115,42 @@ describe("Reflector over HTTP", () => {
       { kind: "watch-restart", reason: "inactive", resourceVersion: "10", events: 0 },
     ]);
   });
+
+  it("lets a list that keeps arriving take longer than the request timeout", async () => {
+    const items = Array.from({ length: 6 }, (_, i) => JSON.stringify(wireSecret(`s${i}`, "1")));
+    const { lw } = await connect((_req, res, url) => {
+      if (url.searchParams.get("watch") === "1") {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.flushHeaders();
+        return;
+      }
+      // Six items 100 ms apart: 600 ms in all, against a 250 ms request timeout.
+      res.writeHead(200, { "content-type": "application/json" });
+      res.write('{"kind":"SecretList","items":[');
+      let sent = 0;
+      const next = setInterval(() => {
+        res.write(`${sent === 0 ? "" : ","}${items[sent]}`);
+        if (++sent === items.length) {
+          clearInterval(next);
+          res.end('],"metadata":{"resourceVersion":"10"}}');
+        }
+      }, 100);
+    });
+    const log: string[] = [];
+    const errors: ReflectorStatus[] = [];
+    const reflector = new Reflector({
+      name: "slow-list",
+      listWatch: lw,
+      watchTimeoutSeconds: 5,
+      requestTimeoutMs: 250,
+      handler: { onEvent: ({ object }) => log.push(object.metadata.name), onSynced: () => {} },
+      onStatus: (s) => {
+        if (s.kind === "error") errors.push(s);
+      },
+    });
+    reflectors.push(reflector);
+    reflector.start();
+    await vi.waitFor(() => expect(reflector.hasSynced()).toBe(true), POLL);
+    expect({ log, errors }).toEqual({ log: ["s0", "s1", "s2", "s3", "s4", "s5"], errors: [] });
+  });
 });
