@@ -7,18 +7,18 @@ import { waitUntil } from "../test/support/wait.ts";
 import { appSecret, appValue, startCluster, writeUnrelated, yieldToLoop } from "./cluster.ts";
 import { metric } from "./http-probe.ts";
 import { fmt, type Row } from "./measure.ts";
-import type { SuiteOutput } from "./suite.ts";
+import type { SuiteContext, SuiteOutput } from "./suite.ts";
 
 const APPS = 1_000;
 
 /**
  * Rebuilds caused by writes, counted with `mirror.stats()` on a sidecar started by `startSidecar`
- * in this process against envtest: 10,000 writes to Secrets no App references (then one write to
- * an App's Secret, whose Snapshot proves every earlier event was read), and a burst of 1,000
- * writes to referenced Secrets, ten per event-loop turn.
+ * in this process against envtest: 10,000 writes to Secrets no App references (2,000 in quick
+ * mode; then one write to an App's Secret, whose Snapshot proves every earlier event was read),
+ * and a burst of 1,000 writes to referenced Secrets, ten per event-loop turn.
  */
-export async function benchAmplification(): Promise<SuiteOutput> {
-  const unrelated = 10_000;
+export async function benchAmplification(ctx: SuiteContext): Promise<SuiteOutput> {
+  const unrelated = ctx.quick ? 2_000 : 10_000;
   const burst = 1_000;
   const cluster = await startCluster(APPS, 32);
   const config = parseServeConfig(

@@ -24,7 +24,11 @@ interface ProfileNode {
   hitCount?: number;
 }
 
-/** Self time per function (`name file:line`) and per package, in microseconds. */
+/**
+ * Self time per function (`name file:line`) and per package, in microseconds, counting only the
+ * samples of the load: the longest run of 100 ms bins in which the process was busy more than
+ * half the time (start-up, the initial lists and idle waits are left out).
+ */
 function selfTimes(dir: string): {
   byFunction: Map<string, number>;
   byPackage: Map<string, number>;
@@ -33,25 +37,55 @@ function selfTimes(dir: string): {
   if (file === undefined) throw new Error(`no profile in ${dir}`);
   const profile = JSON.parse(readFileSync(join(dir, file), "utf8")) as {
     nodes: ProfileNode[];
-    startTime: number;
-    endTime: number;
+    samples: number[];
+    timeDeltas: number[];
   };
-  const samples = profile.nodes.reduce((n, x) => n + (x.hitCount ?? 0), 0);
-  // Microseconds of the whole profile per sample: shares become time.
-  const total = samples / (profile.endTime - profile.startTime);
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const idle = new Set(
+    profile.nodes.filter((n) => n.callFrame.functionName === "(idle)").map((n) => n.id),
+  );
+  // Sample i lasts timeDeltas[i + 1]; its time stamp is the running sum.
+  const at: number[] = [];
+  let t = 0;
+  for (const d of profile.timeDeltas) {
+    t += d;
+    at.push(t);
+  }
+  const bins = new Map<number, { busy: number; all: number }>();
+  profile.samples.forEach((id, i) => {
+    const b = Math.floor(at[i]! / 100_000);
+    const bin = bins.get(b) ?? { busy: 0, all: 0 };
+    bin.all++;
+    if (!idle.has(id)) bin.busy++;
+    bins.set(b, bin);
+  });
+  let best = [0, -1];
+  let start = -1;
+  const last = Math.max(...bins.keys());
+  for (let b = 0; b <= last + 1; b++) {
+    const bin = bins.get(b);
+    const busy = bin !== undefined && bin.busy > bin.all / 2;
+    if (busy && start === -1) start = b;
+    if (!busy && start !== -1) {
+      if (b - start > best[1]! - best[0]! + 1) best = [start, b - 1];
+      start = -1;
+    }
+  }
   const byFunction = new Map<string, number>();
   const byPackage = new Map<string, number>();
-  for (const n of profile.nodes) {
-    const share = (n.hitCount ?? 0) / total;
-    const { functionName, url, lineNumber } = n.callFrame;
+  profile.samples.forEach((id, i) => {
+    const b = Math.floor(at[i]! / 100_000);
+    if (b < best[0]! || b > best[1]!) return;
+    const us = profile.timeDeltas[i + 1] ?? 0;
+    const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
     const where = url.replace(/^.*\/(node_modules\/)/, "$1").replace(/^file:\/\/.*\//, "");
     const key = `${functionName || "(anonymous)"} ${where}:${lineNumber + 1}`;
-    byFunction.set(key, (byFunction.get(key) ?? 0) + share);
+    byFunction.set(key, (byFunction.get(key) ?? 0) + us);
     const pkg =
       /node_modules\/((@[^/]+\/)?[^/]+)/.exec(url)?.[1] ??
       (url.startsWith("node:") ? "node internals" : url === "" ? `(${functionName})` : where);
-    byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + share);
-  }
+    byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + us);
+  });
   return { byFunction, byPackage };
 }
 
@@ -99,12 +133,12 @@ for (const [name, script, extra] of [
       ...p.flags,
       "--input-type=module",
       "-e",
-      `process.once("SIGTERM", () => process.exit(0)); process.argv.splice(2, Infinity, ...${argv}); await import(${JSON.stringify(path)});`,
+      `process.once("SIGTERM", () => process.exit(0)); process.argv.splice(1, Infinity, "-e", ...${argv}); await import(${JSON.stringify(path)});`,
     ],
     env,
     dataPort: port,
   });
-  await waitForStatus(port, "/readyz", 200, 60_000);
+  await waitForStatus(port, "/readyz", 200, 180_000);
   profiled.push({ server, dir: p.dir });
 }
 const served = new Map<string, number>();
