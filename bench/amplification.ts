@@ -3,37 +3,30 @@ import { parseServeConfig } from "../src/cli/config.ts";
 import { startSidecar } from "../src/sidecar/sidecar.ts";
 import type { SnapshotHolder } from "../src/snapshot/holder.ts";
 import { findApp } from "../src/snapshot/lookup.ts";
-import {
-  appSecret,
-  appValue,
-  REGISTRY_NAMESPACE,
-  seedApps,
-  startCluster,
-  writeUnrelated,
-  yieldToLoop,
-} from "./cluster.ts";
+import { waitUntil } from "../test/support/wait.ts";
+import { appSecret, appValue, startCluster, writeUnrelated, yieldToLoop } from "./cluster.ts";
 import { metric } from "./http-probe.ts";
 import { fmt, type Row } from "./measure.ts";
+import type { SuiteContext, SuiteOutput } from "./suite.ts";
 
 const APPS = 1_000;
 
 /**
  * Rebuilds caused by writes, counted with `mirror.stats()` on a sidecar started by `startSidecar`
- * in this process against envtest: 10,000 writes to Secrets no App references (then one write to
- * an App's Secret, whose Snapshot proves every earlier event was read), and a burst of 1,000
- * writes to referenced Secrets, ten per event-loop turn.
+ * in this process against envtest: 10,000 writes to Secrets no App references (2,000 in quick
+ * mode; then one write to an App's Secret, whose Snapshot proves every earlier event was read),
+ * and a burst of 1,000 writes to referenced Secrets, ten per event-loop turn.
  */
-export async function benchAmplification(_quick: boolean): Promise<Row[]> {
-  const unrelated = 10_000;
+export async function benchAmplification(ctx: SuiteContext): Promise<SuiteOutput> {
+  const unrelated = ctx.quick ? 2_000 : 10_000;
   const burst = 1_000;
-  const cluster = await startCluster();
-  await seedApps(cluster.envtest, APPS);
+  const cluster = await startCluster(APPS, 32);
   const config = parseServeConfig(
     [
       "--kubeconfig",
       cluster.kubeconfigPath,
       "--registry-namespace",
-      REGISTRY_NAMESPACE,
+      cluster.registryNamespace,
       "--listen",
       "127.0.0.1:0",
       "--ops-listen",
@@ -46,7 +39,7 @@ export async function benchAmplification(_quick: boolean): Promise<Row[]> {
   if (!started.ok) throw new Error(started.error);
   const { mirror, holder } = started.value;
   try {
-    await until(() => holder.current() !== null);
+    await waitUntil(() => holder.current() !== null, { timeoutMs: 60_000, what: "a Snapshot" });
     await mirror.idle();
     const ignoredBefore = await metric(
       started.value.ops.port,
@@ -77,7 +70,7 @@ export async function benchAmplification(_quick: boolean): Promise<Row[]> {
       if (app?.secretResourceVersion !== want) throw new Error(`app-${i} missed its last write`);
     }
     const burstRebuilds = s2.rebuilds - s1.rebuilds - 1;
-    return [
+    const rows: Row[] = [
       {
         bench: `rebuilds from ${unrelated} writes to unrelated Secrets (${APPS} Apps)`,
         figure: `${unrelatedRebuilds}`,
@@ -95,6 +88,7 @@ export async function benchAmplification(_quick: boolean): Promise<Row[]> {
         met: burstRebuilds <= burst ? "yes" : "no",
       },
     ];
+    return { rows, data: { unrelated, unrelatedRebuilds, ignored, burst, burstRebuilds } };
   } finally {
     await started.value.close();
     await cluster.close();
@@ -108,17 +102,10 @@ async function marker(
   i: number,
 ): Promise<void> {
   const written = envtest.apply({ ...appSecret(i), data: { token: `marker-${Date.now()}` } });
-  await until(
+  await waitUntil(
     () =>
       findApp(holder.current()!, `app-${i}`)?.secretResourceVersion ===
       written.metadata.resourceVersion,
+    { timeoutMs: 60_000, intervalMs: 2, what: "the mirror" },
   );
-}
-
-async function until(check: () => boolean, timeoutMs = 60_000): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!check()) {
-    if (performance.now() > deadline) throw new Error("timed out waiting for the mirror");
-    await new Promise((r) => setTimeout(r, 2));
-  }
 }

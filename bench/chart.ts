@@ -45,7 +45,13 @@ export function lineChart(options: {
         ...(options.logX === true ? { scale: { type: "log" } } : {}),
       },
       y: { field: "y", type: "quantitative", title: options.y },
-      color: { field: "series", type: "nominal", title: null },
+      // Below the plot, labels whole: series names say what was measured and how.
+      color: {
+        field: "series",
+        type: "nominal",
+        title: null,
+        legend: { orient: "bottom", columns: 2, labelLimit: 0 },
+      },
     },
   };
 }

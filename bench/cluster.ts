@@ -1,29 +1,60 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtemp } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { type Envtest, startEnvtest } from "@replica-mirror/envtest";
-import { freePort } from "./child.ts";
+import { kubeconfigFor, REGISTRY_NS, writeRegistryValue } from "../test/support/world.ts";
 import { registryBytes } from "./fixtures.ts";
 
-export const REGISTRY_NAMESPACE = "platform";
-export const REGISTRY_NAME = "replica-registry";
 export const NOISE_NAMESPACE = "noise";
 
 /** An envtest in this process, its kubeconfig on disk for sidecars in other processes. */
 export interface BenchCluster {
   readonly envtest: Envtest;
   readonly kubeconfigPath: string;
+  /** Where the Registry Secret is (the sidecar's `--registry-namespace`). */
+  readonly registryNamespace: string;
+  readonly apps: number;
   close(): Promise<void>;
 }
 
-export async function startCluster(): Promise<BenchCluster> {
-  // A larger history than the default so a watch that reconnects during a 50k-write burst resumes.
+/**
+ * An envtest holding a Registry of `apps` Apps (gzip) and every App's Secret with a distinct
+ * non-empty `token` of `valueBytes`, so every App starts ready.
+ */
+export async function startCluster(apps: number, valueBytes = 1024): Promise<BenchCluster> {
+  // A larger history than the default so a watch that reconnects during a burst resumes.
   const envtest = await startEnvtest({ historySize: 100_000 });
-  const dir = await mkdtemp(join(tmpdir(), "replica-mirror-bench-"));
-  const kubeconfigPath = join(dir, "kubeconfig");
-  await envtest.writeKubeconfig(kubeconfigPath);
-  return { envtest, kubeconfigPath, close: () => envtest.close() };
+  const kubeconfig = await kubeconfigFor(envtest);
+  await seedApps(envtest, apps, valueBytes);
+  return {
+    envtest,
+    kubeconfigPath: kubeconfig.path,
+    registryNamespace: REGISTRY_NS,
+    apps,
+    async close() {
+      await envtest.close();
+      await kubeconfig.remove();
+    },
+  };
+}
+
+const shared = new Map<string, Promise<BenchCluster>>();
+
+/**
+ * A cluster of `startCluster(apps)` shared by the suites of one run that only read it (start-up,
+ * memory, V8 flags): seeding 100k Secrets takes a while. `closeSharedClusters` ends them.
+ */
+export function sharedCluster(apps: number, valueBytes = 1024): Promise<BenchCluster> {
+  const key = `${apps}/${valueBytes}`;
+  let c = shared.get(key);
+  if (c === undefined) {
+    c = startCluster(apps, valueBytes);
+    shared.set(key, c);
+  }
+  return c;
+}
+
+/** Closes every shared cluster. */
+export async function closeSharedClusters(): Promise<void> {
+  for (const c of shared.values()) await (await c).close();
+  shared.clear();
 }
 
 /** The Secret of App `i` in `registryDocument(n)`. */
@@ -35,16 +66,8 @@ export const appSecret = (i: number) => ({
 /** A distinct value of about `bytes` bytes for App `i`. */
 export const appValue = (i: number, bytes: number, tag = "") => `${tag}${i}:`.padEnd(bytes, "k");
 
-/**
- * Writes the Registry (gzip above 5k Apps: a Secret holds at most 1 MiB) and every App's Secret
- * with a non-empty `token`, so every App starts ready.
- */
-export async function seedApps(envtest: Envtest, n: number, valueBytes = 32): Promise<void> {
-  envtest.apply({
-    namespace: REGISTRY_NAMESPACE,
-    name: REGISTRY_NAME,
-    data: { "registry.json": registryBytes(n, n > 5_000) },
-  });
+async function seedApps(envtest: Envtest, n: number, valueBytes: number): Promise<void> {
+  writeRegistryValue(envtest, registryBytes(n, true));
   for (let i = 0; i < n; i++) {
     envtest.apply({ ...appSecret(i), data: { token: appValue(i, valueBytes) } });
     if (i % 1000 === 999) await yieldToLoop();
@@ -69,54 +92,3 @@ export async function writeUnrelated(
 }
 
 export const yieldToLoop = () => new Promise<void>((r) => setImmediate(r));
-
-/** A `replica-mirror serve` process (the real CLI) against a cluster. */
-export interface SidecarProcess {
-  readonly proc: ChildProcess;
-  readonly dataPort: number;
-  readonly opsPort: number;
-  /** `performance.now()` just before the spawn. */
-  readonly spawnedAt: number;
-  stop(): Promise<void>;
-}
-
-export async function spawnSidecar(kubeconfigPath: string): Promise<SidecarProcess> {
-  const [dataPort, opsPort] = [await freePort(), await freePort()];
-  const cli = new URL("../src/cli/main.ts", import.meta.url).pathname;
-  const spawnedAt = performance.now();
-  const proc = spawn(
-    process.execPath,
-    [
-      cli,
-      "serve",
-      "--kubeconfig",
-      kubeconfigPath,
-      "--registry-namespace",
-      REGISTRY_NAMESPACE,
-      "--listen",
-      `127.0.0.1:${dataPort}`,
-      "--ops-listen",
-      `127.0.0.1:${opsPort}`,
-      "--log-level",
-      "warn",
-    ],
-    { stdio: ["ignore", "ignore", "inherit"] },
-  );
-  const killOnExit = () => proc.kill("SIGKILL");
-  process.once("exit", killOnExit);
-  return {
-    proc,
-    dataPort,
-    opsPort,
-    spawnedAt,
-    async stop() {
-      process.off("exit", killOnExit);
-      if (proc.exitCode !== null || proc.signalCode !== null) return;
-      const gone = new Promise<void>((r) => proc.once("exit", () => r()));
-      proc.kill("SIGTERM");
-      const t = setTimeout(() => proc.kill("SIGKILL"), 2_000);
-      await gone;
-      clearTimeout(t);
-    },
-  };
-}

@@ -3,6 +3,7 @@ import { build, rebuildForSecrets } from "../src/snapshot/build.ts";
 import { lookup } from "../src/snapshot/lookup.ts";
 import { registryBytes, secretsFor } from "./fixtures.ts";
 import { fmt, median, type Row, sample } from "./measure.ts";
+import type { SuiteContext, SuiteOutput } from "./suite.ts";
 
 const meta = (revision: number) => ({
   revision,
@@ -11,7 +12,8 @@ const meta = (revision: number) => ({
 });
 
 /** Pure-core figures: parse, whole build, one-Secret incremental rebuild, and lookup. */
-export function benchCore(quick: boolean): Row[] {
+export function benchCore(ctx: SuiteContext): SuiteOutput {
+  const quick = ctx.quick;
   const rows: Row[] = [];
   const window = quick ? 300 : 1500;
   const registries = new Map<number, ReturnType<typeof parsed>>();
@@ -112,7 +114,7 @@ export function benchCore(quick: boolean): Row[] {
       met: t < 1000 ? "yes" : "no",
     });
   }
-  return rows;
+  return { rows, data: null };
 }
 
 interface PerCallCase {

@@ -3,6 +3,7 @@ import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ask, forkChild, stopChild } from "./child.ts";
+import { hostsFor, seededRandom } from "./fixtures.ts";
 
 /** One load run: fixed connections and duration, hosts cycled from a file (one per line). */
 export interface LoadRun {
@@ -87,4 +88,14 @@ function wrk(): LoadGenerator {
       }),
     close: async () => {},
   };
+}
+
+/** Writes `count` hosts drawn (seeded) from the bench Registry of `apps` Apps; returns the file. */
+export function writeHostsFile(apps: number, count = 2000, seed = 7): string {
+  const random = seededRandom(seed);
+  const all = hostsFor(apps);
+  const file = join(tmpdir(), `replica-mirror-bench-hosts-${process.pid}-${apps}.txt`);
+  const hosts = Array.from({ length: count }, () => all[Math.floor(random() * all.length)]);
+  writeFileSync(file, `${hosts.join("\n")}\n`);
+  return file;
 }

@@ -1,39 +1,72 @@
-import os from "node:os";
 import { benchAmplification } from "./amplification.ts";
+import { benchClientNode } from "./client-node-cost.ts";
+import { closeSharedClusters } from "./cluster.ts";
 import { benchCore } from "./core.ts";
+import { LoadSampler, load1, machineLine, waitForQuiet } from "./machine.ts";
 import { printTable, type Row } from "./measure.ts";
 import { benchMemory } from "./memory.ts";
 import { benchPropagation } from "./propagation.ts";
+import { saveResult } from "./results.ts";
 import { benchRoute } from "./route.ts";
+import { ensureBuilt, shippedCommand, warmCompileCache } from "./shipped.ts";
 import { benchStartup } from "./startup.ts";
+import type { Suite, SuiteContext } from "./suite.ts";
+import { benchV8Flags } from "./v8-flags.ts";
 
-const quick = process.argv.includes("--quick");
-const only = process.argv.find((a) => a.startsWith("--only="))?.slice("--only=".length);
+const argv = process.argv.slice(2);
+const quick = argv.includes("--quick");
+const only = argv
+  .find((a) => a.startsWith("--only="))
+  ?.slice("--only=".length)
+  .split(",");
+const noWait = argv.includes("--no-wait");
 
-const suites: Record<string, (quick: boolean) => Row[] | Promise<Row[]>> = {
+const suites: Record<string, Suite> = {
   core: benchCore,
   route: benchRoute,
-  propagation: benchPropagation,
-  amplification: benchAmplification,
   startup: benchStartup,
   memory: benchMemory,
+  "v8-flags": benchV8Flags,
+  "client-node": benchClientNode,
+  propagation: benchPropagation,
+  amplification: benchAmplification,
 };
 
-if (only !== undefined && !(only in suites)) {
-  console.error(`--only=${only}: no such suite (${Object.keys(suites).join(", ")})`);
-  process.exit(2);
+for (const name of only ?? []) {
+  if (!(name in suites)) {
+    console.error(`--only=${name}: no such suite (${Object.keys(suites).join(", ")})`);
+    process.exit(2);
+  }
 }
+ensureBuilt();
+const command = shippedCommand();
+const ctx: SuiteContext = {
+  quick,
+  nodeFlags: command.nodeFlags,
+  env: { ...command.env, ...warmCompileCache(command) },
+};
+// A full run waits (at most 10 minutes) for the neighbours to quieten; the load is recorded anyway.
+const startLoad = quick || noWait ? load1() : await waitForQuiet(1.5, 600_000);
 console.log(
-  `# replica-mirror benchmarks (${quick ? "quick" : "full"}) — ${new Date().toISOString()}, node ${process.version}, ${os.cpus().length}x ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB\n`,
+  `# replica-mirror benchmarks (${quick ? "quick" : "full"}) — ${new Date().toISOString()}, ${machineLine()}, load average ${startLoad.toFixed(2)} at start`,
 );
+console.log(`shipped: node ${[...command.nodeFlags, command.entry, ...command.args].join(" ")}\n`);
 const started = performance.now();
 const rows: Row[] = [];
 for (const [name, run] of Object.entries(suites)) {
-  if (only !== undefined && only !== name) continue;
+  if (only !== undefined && !only.includes(name)) continue;
   const t0 = performance.now();
-  rows.push(...(await run(quick)));
-  console.error(`suite ${name}: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  const sampler = new LoadSampler();
+  const at = new Date().toISOString();
+  const out = await run(ctx);
+  const load = sampler.stop();
+  rows.push(...out.rows);
+  saveResult({ suite: name, at, quick, machine: machineLine(), load, data: out.data });
+  console.error(
+    `suite ${name}: ${((performance.now() - t0) / 1000).toFixed(1)} s, load average ${load.min.toFixed(2)}–${load.max.toFixed(2)}`,
+  );
 }
+await closeSharedClusters();
 printTable(rows);
 console.log(`\n${rows.length} figures in ${((performance.now() - started) / 1000).toFixed(0)} s`);
 process.exit(0);

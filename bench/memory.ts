@@ -1,86 +1,142 @@
-import { ask, forkChild, stopChild } from "./child.ts";
-import {
-  appSecret,
-  REGISTRY_NAMESPACE,
-  seedApps,
-  startCluster,
-  writeUnrelated,
-} from "./cluster.ts";
-import { fmt, pct, type Row } from "./measure.ts";
-import type { MemoryReadings } from "./memory-child.ts";
+import { BASELINE_LABEL, BASELINES, startBaseline } from "./baselines.ts";
+import { sharedCluster } from "./cluster.ts";
+import { metric, waitForStatus } from "./http-probe.ts";
+import { type LoadGenerator, startLoadGenerator, writeHostsFile } from "./load.ts";
+import { fmt, type Row } from "./measure.ts";
+import type { ServerProcess } from "./server-process.ts";
+import { startSynced } from "./shipped.ts";
+import type { SuiteContext, SuiteOutput } from "./suite.ts";
 
-const APPS = 10_000;
 const MiB = 2 ** 20;
+const SETTLE_MS = 3_000;
+
+/** Memory of one process: resident set from /proc, V8 heap from its own `/metrics` if it has one. */
+export interface MemoryReading {
+  readonly rss: number;
+  readonly heapUsed: number | null;
+  readonly heapTotal: number | null;
+}
+
+/** Idle (after sync, or after start for a baseline) and after the load, plus the load's rate. */
+export interface MemoryFigures {
+  readonly idle: MemoryReading;
+  readonly loaded: MemoryReading;
+  readonly rps: number;
+}
 
 /**
- * Resident set and heap after full collections: the sidecar (`startSidecar` in its own process)
- * synced with 10k Apps holding 1 KiB values, then after 50,000 unrelated 4 KiB Secrets were
- * written to the cluster; the same for @kubernetes/client-node's makeInformer on every Secret,
- * in another process, watching the same envtest (which runs in this process) at the same time.
+ * Resident memory of the shipped process, read from /proc as the kubelet sees it (no forced
+ * collection), and its V8 heap from `/metrics`: at 1k, 10k and 100k Apps (gzip Registry, a
+ * distinct 1 KiB Secret each), 3 s after every App is ready, and right after 60 s of `/v1/route`
+ * load (wrk, 10 connections, random hosts); each baseline the same way, idle and after the load.
  */
-export async function benchMemory(quick: boolean): Promise<Row[]> {
-  const unrelated = quick ? 10_000 : 50_000;
-  const cluster = await startCluster();
-  await seedApps(cluster.envtest, APPS, 1024);
-  const args = [cluster.kubeconfigPath, REGISTRY_NAMESPACE];
-  const mirror = forkChild("./memory-child.ts", ["mirror", ...args], ["--expose-gc"]);
-  const informer = forkChild("./memory-child.ts", ["informer", ...args], ["--expose-gc"]);
+export async function benchMemory(ctx: SuiteContext): Promise<SuiteOutput> {
+  const sizes = ctx.quick ? [10_000] : [1_000, 10_000, 100_000];
+  const seconds = ctx.quick ? 5 : 60;
+  const load = await startLoadGenerator();
   try {
-    await Promise.all([ask(mirror), ask(informer)]);
-    // One process at a time, so a collection in one does not slow the other's.
-    const measure = async () => ({
-      mirror: await ask<MemoryReadings>(mirror, "measure"),
-      informer: await ask<MemoryReadings>(informer, "measure"),
-    });
-    await ask(informer, { count: APPS + 1 });
-    const before = await measure();
-
-    await writeUnrelated(cluster.envtest, unrelated, 4096);
-    // A last write to an App's Secret: once the mirror serves it, it has read every event before.
-    const marker = cluster.envtest.apply({ ...appSecret(0), data: { token: "m".repeat(1024) } });
-    await Promise.all([
-      ask(mirror, { app: "app-0", resourceVersion: marker.metadata.resourceVersion }, 600_000),
-      ask(informer, { count: APPS + 1 + unrelated }, 600_000),
-    ]);
-    const after = await measure();
-
-    if (process.env.BENCH_DEBUG) console.error(JSON.stringify({ before, after }));
-    type Who = "mirror" | "informer";
-    const held = (k: Who, when: typeof before, f: "heapUsed" | "rss") => when[k].compacted[f];
-    const grow = (k: Who, f: "heapUsed" | "rss") => held(k, after, f) - held(k, before, f);
-    const mb = (b: number) => `${fmt(b / MiB, 1)} MiB`;
-    const heapShare = grow("mirror", "heapUsed") / held("mirror", before, "heapUsed");
-    const rssShare = grow("mirror", "rss") / held("mirror", before, "rss");
-    const peak = (k: Who) => after[k].regular.rss - before[k].regular.rss;
-    return [
-      {
-        bench: `memory after sync, ${APPS / 1000}k Apps with 1 KiB values: heap / RSS`,
-        figure: `${mb(held("mirror", before, "heapUsed"))} / ${mb(held("mirror", before, "rss"))}`,
-        baseline: `client-node makeInformer, same Secrets: ${mb(held("informer", before, "heapUsed"))} / ${mb(held("informer", before, "rss"))}`,
-        ratio: `heap ${fmt(held("mirror", before, "heapUsed") / held("informer", before, "heapUsed"), 2)}x the informer's`,
-        target: "-",
-        met: "-",
+    const shipped = new Map<number, MemoryFigures>();
+    for (const n of sizes) {
+      const cluster = await sharedCluster(n);
+      const { server } = await startSynced(cluster, { env: ctx.env });
+      try {
+        shipped.set(n, await measure(server, load, seconds, writeHostsFile(n)));
+      } finally {
+        await server.stop();
+      }
+    }
+    const baselines = new Map<string, MemoryFigures>();
+    // Quick mode: only the baseline the targets name.
+    for (const kind of ctx.quick ? (["fastify"] as const) : BASELINES) {
+      const server = await startBaseline(kind, { nodeFlags: ctx.nodeFlags, env: ctx.env });
+      try {
+        await waitForStatus(server.opsPort, "/readyz", 200, 30_000);
+        baselines.set(kind, await measure(server, load, seconds, writeHostsFile(10_000)));
+      } finally {
+        await server.stop();
+      }
+    }
+    return {
+      rows: rows(shipped, baselines, seconds, ctx.quick),
+      data: {
+        seconds,
+        shipped: Object.fromEntries(shipped),
+        baselines: Object.fromEntries(baselines),
       },
-      {
-        bench: `memory added by ${unrelated / 1000}k unrelated 4 KiB Secrets: heap / RSS`,
-        figure: `+${mb(grow("mirror", "heapUsed"))} (${pct(heapShare)}) / +${mb(grow("mirror", "rss"))} (${pct(rssShare)})`,
-        baseline: `makeInformer: +${mb(grow("informer", "heapUsed"))} / +${mb(grow("informer", "rss"))}`,
-        ratio: `${fmt(grow("informer", "heapUsed") / Math.max(grow("mirror", "heapUsed"), MiB / 10), 0)}x less heap growth`,
-        target: "< 10% added",
-        met: heapShare < 0.1 && rssShare < 0.1 ? "yes" : "no",
-      },
-      {
-        bench:
-          "RSS added by the same writes, after regular collections only (pages the burst touched)",
-        figure: `+${mb(peak("mirror"))}`,
-        baseline: `makeInformer: +${mb(peak("informer"))}`,
-        ratio: `${fmt(peak("informer") / Math.max(peak("mirror"), MiB / 10), 2)}x`,
-        target: "-",
-        met: "-",
-      },
-    ];
+    };
   } finally {
-    await Promise.all([stopChild(mirror), stopChild(informer)]);
-    await cluster.close();
+    await load.close();
   }
+}
+
+/** Idle readings after SETTLE_MS, then `seconds` of load, then the readings again. */
+export async function measure(
+  server: ServerProcess,
+  load: LoadGenerator,
+  seconds: number,
+  hostsFile: string,
+): Promise<MemoryFigures> {
+  await new Promise((r) => setTimeout(r, SETTLE_MS));
+  const idle = await reading(server);
+  const r = await load.run({
+    port: server.dataPort,
+    path: "/v1/route",
+    seconds,
+    connections: 10,
+    hostsFile,
+  });
+  if (r.failures > 0) throw new Error(`${server.name}: ${r.failures} failed requests under load`);
+  return { idle, loaded: await reading(server), rps: r.requests / r.seconds };
+}
+
+async function reading(server: ServerProcess): Promise<MemoryReading> {
+  const rss = server.rss();
+  if (server.opsPort === server.dataPort) return { rss, heapUsed: null, heapTotal: null };
+  return {
+    rss,
+    heapUsed: await metric(server.opsPort, "nodejs_heap_size_used_bytes"),
+    heapTotal: await metric(server.opsPort, "nodejs_heap_size_total_bytes"),
+  };
+}
+
+const mib = (b: number | null) => (b === null ? "-" : `${fmt(b / MiB, 0)} MiB`);
+
+function rows(
+  shipped: Map<number, MemoryFigures>,
+  baselines: Map<string, MemoryFigures>,
+  seconds: number,
+  quick: boolean,
+): Row[] {
+  const fastify = baselines.get("fastify")!;
+  const list = (f: (m: MemoryFigures) => number) =>
+    BASELINES.filter((b) => baselines.has(b))
+      .map((b) => `${BASELINE_LABEL[b]} ${mib(f(baselines.get(b)!))}`)
+      .join("; ");
+  const loadLabel = `${seconds} s of routing load${quick ? " (quick mode: shortened)" : ""}`;
+  const out: Row[] = [];
+  for (const [n, m] of shipped) {
+    const at = `${n / 1000}k Apps, ${n / 1000}k distinct 1 KiB Secrets`;
+    const targeted = n === 10_000;
+    const idleRatio = m.idle.rss / fastify.idle.rss;
+    const loadedRatio = m.loaded.rss / fastify.loaded.rss;
+    out.push(
+      {
+        bench: `RSS after sync, shipped process, ${at} (heap used / total ${mib(m.idle.heapUsed)} / ${mib(m.idle.heapTotal)})`,
+        figure: mib(m.idle.rss),
+        baseline: `idle: ${list((x) => x.idle.rss)}`,
+        ratio: `${fmt(idleRatio, 2)}x fastify idle`,
+        target: targeted ? "<= 1.5x fastify idle" : "reported",
+        met: targeted ? (idleRatio <= 1.5 ? "yes" : "no") : "-",
+      },
+      {
+        bench: `RSS after ${loadLabel}, shipped process, ${at} (heap used / total ${mib(m.loaded.heapUsed)} / ${mib(m.loaded.heapTotal)}; ${fmt(m.rps, 0)} req/s)`,
+        figure: mib(m.loaded.rss),
+        baseline: `after the same load: ${list((x) => x.loaded.rss)}`,
+        ratio: `${fmt(loadedRatio, 2)}x fastify after load`,
+        target: targeted ? "<= 1.6x fastify after load" : "reported",
+        met: targeted ? (loadedRatio <= 1.6 ? "yes" : "no") : "-",
+      },
+    );
+  }
+  return out;
 }

@@ -4,13 +4,13 @@ import {
   appValue,
   type BenchCluster,
   NOISE_NAMESPACE,
-  seedApps,
-  spawnSidecar,
   startCluster,
 } from "./cluster.ts";
 import { seededRandom } from "./fixtures.ts";
-import { HttpProbe, metric, waitForStatus } from "./http-probe.ts";
+import { HttpProbe, metric } from "./http-probe.ts";
 import { fmt, quantile, type Row } from "./measure.ts";
+import { startSynced } from "./shipped.ts";
+import type { SuiteContext, SuiteOutput } from "./suite.ts";
 
 const CHURN_PER_SECOND = 1000;
 
@@ -18,18 +18,18 @@ const CHURN_PER_SECOND = 1000;
  * From a Secret write accepted by envtest (`apply` returned, in this process) to the first
  * `/v1/route` answer of a `replica-mirror serve` process that reflects it: each write flips one
  * random App between an empty and a non-empty value, which flips its route answer 503 <-> 200,
+ * on the shipped artifact started as the image starts it (32-byte values, gzip Registry),
  * and one kept-alive connection polls until it sees the flip. With churn, 1,000 writes per second
  * to Secrets no App references run in the background. Quiet and churn segments alternate.
  */
-export async function benchPropagation(quick: boolean): Promise<Row[]> {
-  const writes = quick ? 100 : 400;
+export async function benchPropagation(ctx: SuiteContext): Promise<SuiteOutput> {
+  const writes = ctx.quick ? 100 : 400;
   const rows: Row[] = [];
+  const data: Record<number, { quiet: number[]; churn: number[]; ignored: number }> = {};
   for (const apps of [1_000, 10_000]) {
-    const cluster = await startCluster();
-    await seedApps(cluster.envtest, apps);
-    const sidecar = await spawnSidecar(cluster.kubeconfigPath);
+    const cluster = await startCluster(apps, 32);
+    const sidecar = (await startSynced(cluster, { env: ctx.env })).server;
     try {
-      await waitForStatus(sidecar.opsPort, "/readyz", 200, 30_000);
       const samples = { quiet: [] as number[], churn: [] as number[] };
       const ready = new Map<number, boolean>();
       const random = seededRandom(apps);
@@ -62,7 +62,8 @@ export async function benchPropagation(quick: boolean): Promise<Row[]> {
       const p = (xs: number[], q: number) => quantile(xs, q);
       const quiet99 = p(samples.quiet, 0.99);
       const churn99 = p(samples.churn, 0.99);
-      const label = `${apps / 1000}k Apps${apps > 5000 ? " (gzip)" : ""}`;
+      data[apps] = { ...samples, ignored };
+      const label = `${apps / 1000}k Apps (gzip)`;
       rows.push({
         bench: `propagation p50 / p99, ${label}, ${samples.quiet.length} writes`,
         figure: `${fmt(p(samples.quiet, 0.5))} / ${fmt(quiet99)} ms`,
@@ -85,7 +86,7 @@ export async function benchPropagation(quick: boolean): Promise<Row[]> {
       await cluster.close();
     }
   }
-  return rows;
+  return { rows, data };
 }
 
 /** Writes App `i`'s Secret and polls its host until the route answer shows it; returns ms. */

@@ -1,139 +1,128 @@
-import { writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { ask, forkChild, stopChild } from "./child.ts";
-import { hostsFor, seededRandom } from "./fixtures.ts";
-import { type LoadResult, startLoadGenerator } from "./load.ts";
-import { fmt, median, pct, type Row } from "./measure.ts";
-import type { RouteServerKind } from "./route-server.ts";
+import { BASELINE_LABEL, BASELINES, type BaselineKind, startBaseline } from "./baselines.ts";
+import { freePort } from "./child.ts";
+import { startCluster } from "./cluster.ts";
+import { waitForStatus } from "./http-probe.ts";
+import { startLoadGenerator, writeHostsFile } from "./load.ts";
+import { fmt, median, type Row } from "./measure.ts";
+import { alternate, medianRatio, type RunResult } from "./rounds.ts";
+import { type ServerProcess, startServerProcess } from "./server-process.ts";
+import { startSynced } from "./shipped.ts";
+import type { SuiteContext, SuiteOutput } from "./suite.ts";
 
 const APPS = 10_000;
-const CONNECTIONS = 10;
-const KINDS: readonly RouteServerKind[] = ["mirror", "fastify", "http"];
+const SHIPPED = "replica-mirror";
+const DIAGNOSTIC = "createDataServer alone (diagnostic)";
 
 /**
- * `/v1/route` with a 10k-App Registry and random hosts, against a bare Fastify handler and bare
- * node:http giving the same 200 and headers. Each server runs in its own process and the load
- * generator in another; every round runs each server once, back to back, in a rotating order,
- * and the figures are medians over rounds (ratios: median of the per-round ratios).
+ * `/v1/route` of the shipped artifact (synced against envtest with 10k Apps, gzip Registry, a
+ * distinct 1 KiB Secret each) under wrk with random hosts of the Registry, at 10 and 32
+ * connections, against the baselines and the data server alone (a diagnostic row), alternating.
  */
-export async function benchRoute(quick: boolean): Promise<Row[]> {
-  const rounds = quick ? 3 : 10;
-  const seconds = quick ? 1 : 3;
-  const random = seededRandom(7);
-  const all = hostsFor(APPS);
-  const hostsFile = join(tmpdir(), `replica-mirror-bench-hosts-${process.pid}.txt`);
-  writeFileSync(
-    hostsFile,
-    `${Array.from({ length: 2000 }, () => all[Math.floor(random() * all.length)]).join("\n")}\n`,
-  );
-
-  const servers = new Map(KINDS.map((k) => [k, forkChild("./route-server.ts", [k, String(APPS)])]));
+export async function benchRoute(ctx: SuiteContext): Promise<SuiteOutput> {
+  const rounds = ctx.quick ? 1 : 6;
+  const seconds = ctx.quick ? 1 : 4;
+  const cluster = await startCluster(APPS);
+  const servers: ServerProcess[] = [];
   const load = await startLoadGenerator();
   try {
-    const ports = new Map<RouteServerKind, number>();
-    for (const [k, child] of servers) ports.set(k, await ask<number>(child));
-    const once = async (kind: RouteServerKind, s: number) => {
-      const child = servers.get(kind)!;
-      await ask<number>(child, "cpu");
-      const port = ports.get(kind)!;
-      const r = await load.run({
-        port,
-        path: "/v1/route",
-        seconds: s,
-        connections: CONNECTIONS,
-        hostsFile,
-      });
-      const cpuUs = await ask<number>(child, "cpu");
-      if (r.failures > 0 || r.requests === 0)
-        throw new Error(`${kind}: ${r.failures} failed requests of ${r.requests}`);
-      return { ...r, rps: r.requests / r.seconds, cpuPerRequestUs: cpuUs / r.requests };
-    };
-    // Warm-up: JIT, connections, the first collections of the large Snapshot.
-    for (const k of KINDS) await once(k, seconds);
-
-    const runs = new Map<
-      RouteServerKind,
-      (LoadResult & { rps: number; cpuPerRequestUs: number })[]
-    >(KINDS.map((k) => [k, []]));
-    const ratioFastify: number[] = [];
-    const ratioHttp: number[] = [];
-    for (let round = 0; round < rounds; round++) {
-      const order = KINDS.map((_, i) => KINDS[(i + round) % KINDS.length]!);
-      const r = new Map<RouteServerKind, Awaited<ReturnType<typeof once>>>();
-      for (const k of order) r.set(k, await once(k, seconds));
-      for (const [k, v] of r) runs.get(k)!.push(v);
-      ratioFastify.push(r.get("mirror")!.rps / r.get("fastify")!.rps);
-      ratioHttp.push(r.get("mirror")!.rps / r.get("http")!.rps);
+    servers.push((await startSynced(cluster, { env: ctx.env })).server);
+    for (const kind of BASELINES)
+      servers.push(await startBaseline(kind, { nodeFlags: ctx.nodeFlags, env: ctx.env }));
+    servers.push(await startDiagnostic(ctx));
+    for (const s of servers.slice(1)) await waitForStatus(s.opsPort, "/readyz", 200, 60_000);
+    const hostsFile = writeHostsFile(APPS);
+    const rows: Row[] = [];
+    const data: Record<string, Record<string, RunResult[]>> = {};
+    for (const connections of [10, 32]) {
+      const runs = await alternate(servers, { load, rounds, seconds, connections, hostsFile });
+      data[`c${connections}`] = Object.fromEntries(runs);
+      rows.push(
+        ...routeRows(
+          runs,
+          `${load.name}, ${connections} connections, ${rounds} rounds x ${seconds} s`,
+        ),
+      );
     }
-    const m = (k: RouteServerKind, f: (x: Awaited<ReturnType<typeof once>>) => number) =>
-      median(runs.get(k)!.map(f));
-    const setup = `${load.name}, ${CONNECTIONS} connections, ${rounds} rounds x ${seconds} s`;
-    const ratio = median(ratioFastify);
-    return [
-      {
-        bench: `/v1/route throughput, 10k Apps (gzip), random hosts (${setup})`,
-        figure: `${fmt(
-          m("mirror", (x) => x.rps),
-          0,
-        )} req/s`,
-        baseline: `bare fastify ${fmt(
-          m("fastify", (x) => x.rps),
-          0,
-        )}; bare node:http ${fmt(
-          m("http", (x) => x.rps),
-          0,
-        )}`,
-        ratio: `${pct(ratio)} of fastify, ${pct(median(ratioHttp))} of node:http`,
-        target: ">= 90% of fastify",
-        met: ratio >= 0.9 ? "yes" : "no",
-      },
-      {
-        bench: "/v1/route latency p50 / p99 (same runs)",
-        figure: `${fmt(
-          m("mirror", (x) => x.p50Us),
-          0,
-        )} / ${fmt(
-          m("mirror", (x) => x.p99Us),
-          0,
-        )} µs`,
-        baseline: `fastify ${fmt(
-          m("fastify", (x) => x.p50Us),
-          0,
-        )} / ${fmt(
-          m("fastify", (x) => x.p99Us),
-          0,
-        )} µs; node:http ${fmt(
-          m("http", (x) => x.p50Us),
-          0,
-        )} / ${fmt(
-          m("http", (x) => x.p99Us),
-          0,
-        )} µs`,
-        ratio: `p50 ${fmt(m("mirror", (x) => x.p50Us) / m("fastify", (x) => x.p50Us), 2)}x fastify`,
-        target: "-",
-        met: "-",
-      },
-      {
-        bench: "/v1/route server CPU per request (same runs)",
-        figure: `${fmt(
-          m("mirror", (x) => x.cpuPerRequestUs),
-          1,
-        )} µs`,
-        baseline: `fastify ${fmt(
-          m("fastify", (x) => x.cpuPerRequestUs),
-          1,
-        )} µs; node:http ${fmt(
-          m("http", (x) => x.cpuPerRequestUs),
-          1,
-        )} µs`,
-        ratio: `${fmt(m("mirror", (x) => x.cpuPerRequestUs) / m("fastify", (x) => x.cpuPerRequestUs), 2)}x fastify`,
-        target: "-",
-        met: "-",
-      },
-    ];
+    return { rows, data: { apps: APPS, rounds, seconds, load: load.name, runs: data } };
   } finally {
     await load.close();
-    await Promise.all([...servers.values()].map(stopChild));
+    await Promise.all(servers.map((s) => s.stop()));
+    await cluster.close();
   }
+}
+
+async function startDiagnostic(ctx: SuiteContext): Promise<ServerProcess> {
+  const port = await freePort();
+  const script = new URL("./route-server.ts", import.meta.url).pathname;
+  return startServerProcess({
+    name: DIAGNOSTIC,
+    args: [...ctx.nodeFlags, script, String(port), String(APPS)],
+    env: ctx.env,
+    dataPort: port,
+  });
+}
+
+function routeRows(runs: Map<string, RunResult[]>, setup: string): Row[] {
+  const of = (name: string) => runs.get(name)!;
+  const m = (name: string, f: (r: RunResult) => number) => median(of(name).map(f));
+  const fastify = BASELINE_LABEL.fastify;
+  const label = (k: BaselineKind) => BASELINE_LABEL[k];
+  const baselines = (f: (r: RunResult) => number, digits: number, unit: string) =>
+    [...BASELINES.map(label), DIAGNOSTIC]
+      .map((n) => `${n} ${fmt(m(n, f), digits)}${unit}`)
+      .join("; ");
+  const rps = (r: RunResult) => r.rps;
+  const cpu = (r: RunResult) => r.cpuPerRequestUs;
+  const rpsRatio = medianRatio(of(SHIPPED), of(fastify), rps);
+  const cpuRatio = medianRatio(of(SHIPPED), of(fastify), cpu);
+  const diagRatio = medianRatio(of(DIAGNOSTIC), of(fastify), rps);
+  return [
+    {
+      bench: `/v1/route req/s, shipped process, 10k Apps, random hosts (${setup})`,
+      figure: `${fmt(m(SHIPPED, rps), 0)} req/s`,
+      baseline: baselines(rps, 0, ""),
+      ratio: `${fmt(rpsRatio, 2)}x fastify, ${fmt(medianRatio(of(SHIPPED), of(label("http")), rps), 2)}x node:http`,
+      target: ">= 0.95x fastify",
+      met: rpsRatio >= 0.95 ? "yes" : "no",
+    },
+    {
+      bench: "server CPU per request, shipped process (same runs)",
+      figure: `${fmt(m(SHIPPED, cpu), 1)} µs`,
+      baseline: baselines(cpu, 1, " µs"),
+      ratio: `${fmt(cpuRatio, 2)}x fastify`,
+      target: "<= 1.05x fastify",
+      met: cpuRatio <= 1.05 ? "yes" : "no",
+    },
+    {
+      bench: "latency p50 / p99, shipped process (same runs)",
+      figure: `${fmt(
+        m(SHIPPED, (r) => r.p50Us),
+        0,
+      )} / ${fmt(
+        m(SHIPPED, (r) => r.p99Us),
+        0,
+      )} µs`,
+      baseline: `${fastify} ${fmt(
+        m(fastify, (r) => r.p50Us),
+        0,
+      )} / ${fmt(
+        m(fastify, (r) => r.p99Us),
+        0,
+      )} µs`,
+      ratio: `p50 ${fmt(
+        medianRatio(of(SHIPPED), of(fastify), (r) => r.p50Us),
+        2,
+      )}x fastify`,
+      target: "-",
+      met: "-",
+    },
+    {
+      bench: "diagnostic: createDataServer alone, req/s (same runs)",
+      figure: `${fmt(m(DIAGNOSTIC, rps), 0)} req/s`,
+      baseline: `${fastify} ${fmt(m(fastify, rps), 0)}`,
+      ratio: `${fmt(diagRatio, 2)}x fastify`,
+      target: "-",
+      met: "-",
+    },
+  ];
 }

@@ -38,6 +38,7 @@ const MAX_PARAM_LENGTH = 1024;
 export function createDataServer(options: DataServerOptions): FastifyInstance {
   const retryAfter = options.retryAfterSeconds ?? DEFAULT_RETRY_AFTER;
   const answer = routeAnswerer(options.holder, options.metrics, retryAfter);
+  const answerError = errorAnswerer(options.logger);
   const app = Fastify({
     ...loggingOptions(options.logger),
     // Without this, Node answers an HTTP/1.1 request lacking Host with a bare 400 of its own;
@@ -82,13 +83,21 @@ function isRoutePath(url: string): boolean {
   return next === "" || next === "/" || next === "?" || next === "#";
 }
 
-/** Fastify's own errors (a bad URL, an unsupported media type) as `bad-request`; the rest are bugs. */
-function answerError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  const status = error.statusCode ?? 500;
-  if (status >= 400 && status < 500) {
-    reply.code(ERRORS["bad-request"].status).send({ error: "bad-request" });
-    return;
-  }
-  request.log.error({ err: error }, "request failed");
-  reply.code(ERRORS.internal.status).send({ error: "internal" });
+/**
+ * Fastify's own errors (a bad URL, an unsupported media type) as `bad-request`; the rest are bugs,
+ * logged at error through the listener's logger (Fastify has none below debug: see
+ * `loggingOptions`).
+ */
+function errorAnswerer(
+  logger: Logger | false,
+): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void {
+  return function answerError(error, request, reply) {
+    const status = error.statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      reply.code(ERRORS["bad-request"].status).send({ error: "bad-request" });
+      return;
+    }
+    if (logger !== false) logger.error({ reqId: request.id, err: error }, "request failed");
+    reply.code(ERRORS.internal.status).send({ error: "internal" });
+  };
 }

@@ -27,21 +27,20 @@ class DebugRequestLog extends LogController {
 
 type LoggingOptions = Pick<
   FastifyServerOptions,
-  "logger" | "loggerInstance" | "logController" | "childLoggerFactory"
+  "logger" | "loggerInstance" | "logController"
 >;
 
 /**
- * Fastify's logging options for a listener: none when `logger` is false; else that logger, with a
- * line per request only when it logs at debug or lower. Without per-request lines, requests log
- * through the listener's logger itself: a per-request child would cost an allocation on the hot
- * path for bindings nothing reads.
+ * Fastify's logging options for a listener: a line per request when `logger` logs at debug or
+ * lower; otherwise Fastify gets no logger at all, and the listener logs what it must (bugs)
+ * through `logger` itself. Given a logger, Fastify times every request and adds and removes two
+ * listeners on every response to report its completion, even with request logging disabled: on
+ * `/v1/route` that was the largest cost the data path added to a bare handler (BENCHMARKS.md).
  */
 export function loggingOptions(logger: Logger | false): LoggingOptions {
-  if (logger === false) return { logger: false };
-  const perRequest = logger.isLevelEnabled("debug");
+  if (logger === false || !logger.isLevelEnabled("debug")) return { logger: false };
   return {
     loggerInstance: logger as FastifyBaseLogger,
-    logController: new DebugRequestLog({ disableRequestLogging: !perRequest }),
-    ...(perRequest ? {} : { childLoggerFactory: (parent: FastifyBaseLogger) => parent }),
+    logController: new DebugRequestLog({ disableRequestLogging: false }),
   };
 }

@@ -1,0 +1,33 @@
+// The baselines every end-to-end suite measures the shipped artifact against, each a plain `.mjs`
+// file in baselines/ run as its own process with the same Node binary, V8 flags and environment
+// as the artifact, answering the same 200 with the same three headers on `/v1/route`.
+
+import { fileURLToPath } from "node:url";
+import { freePort } from "./child.ts";
+import { type ServerProcess, startServerProcess } from "./server-process.ts";
+
+export type BaselineKind = "fastify" | "http" | "client-node";
+
+export const BASELINES: readonly BaselineKind[] = ["fastify", "http", "client-node"];
+
+/** How a baseline reads in a table. */
+export const BASELINE_LABEL: Readonly<Record<BaselineKind, string>> = {
+  fastify: "bare fastify",
+  http: "bare node:http",
+  "client-node": "fastify + client-node import",
+};
+
+/** Starts one baseline on a free loopback port; ready once `/readyz` answers 200. */
+export async function startBaseline(
+  kind: BaselineKind,
+  o: { nodeFlags: readonly string[]; env?: Readonly<Record<string, string>> },
+): Promise<ServerProcess> {
+  const port = await freePort();
+  const script = fileURLToPath(new URL(`./baselines/${kind}.mjs`, import.meta.url));
+  return startServerProcess({
+    name: BASELINE_LABEL[kind],
+    args: [...o.nodeFlags, script, String(port)],
+    ...(o.env === undefined ? {} : { env: o.env }),
+    dataPort: port,
+  });
+}

@@ -1,0 +1,118 @@
+// `npm run bench:charts`: renders the charts of BENCHMARKS.md into docs/charts/ from the JSON a
+// run saved in bench/results/ (the full run's; a quick run's only when there is no full one).
+
+import { mkdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { BASELINE_LABEL, BASELINES, type BaselineKind } from "./baselines.ts";
+import { lineChart, renderChart, type Series } from "./chart.ts";
+import { median } from "./measure.ts";
+import type { MemoryFigures } from "./memory.ts";
+import { loadResult, type SuiteResult } from "./results.ts";
+
+const OUT = fileURLToPath(new URL("../docs/charts/", import.meta.url));
+const MiB = 2 ** 20;
+
+interface StartupData {
+  readonly baselines: Record<BaselineKind, number[]>;
+  readonly shipped: Record<string, { readyMs: number[]; rssAtReady: number[] }>;
+}
+
+interface MemoryData {
+  readonly seconds: number;
+  readonly shipped: Record<string, MemoryFigures>;
+  readonly baselines: Record<BaselineKind, MemoryFigures>;
+}
+
+interface V8FlagsData {
+  readonly variants: { flags: string; rssAfterSync: number; rssAfterLoad: number; rps: number }[];
+}
+
+function load<T>(suite: string): SuiteResult<T> | null {
+  return loadResult<T>(suite) ?? loadResult<T>(suite, true);
+}
+
+/** A baseline as a flat series over the same sizes: it holds no Apps. */
+function flat(name: string, sizes: number[], y: number): Series {
+  return { name, points: sizes.map((x) => ({ x, y })) };
+}
+
+const source = (r: SuiteResult<unknown>) =>
+  `${r.quick ? "quick" : "full"} run ${r.at.slice(0, 16)}Z`;
+
+mkdirSync(OUT, { recursive: true });
+const written: string[] = [];
+
+/** One chart against the number of Apps (log scale), written to docs/charts/<file>. */
+async function byApps(file: string, title: string, y: string, series: Series[]): Promise<void> {
+  const x = "Apps (each with a distinct 1 KiB Secret)";
+  await renderChart(lineChart({ title, x, y, series, logX: true }), `${OUT}${file}`);
+  written.push(file);
+}
+
+const startup = load<StartupData>("startup");
+if (startup !== null) {
+  const sizes = Object.keys(startup.data.shipped).map(Number);
+  const series: Series[] = [
+    {
+      name: "replica-mirror (the bundle, as the image runs it)",
+      points: sizes.map((x) => ({ x, y: median(startup.data.shipped[x]!.readyMs) })),
+    },
+    ...BASELINES.map((b) => flat(BASELINE_LABEL[b], sizes, median(startup.data.baselines[b]))),
+  ];
+  await byApps("startup.svg", `Spawn to /readyz 200 (median), ${source(startup)}`, "ms", series);
+}
+
+const memory = load<MemoryData>("memory");
+if (memory !== null) {
+  const sizes = Object.keys(memory.data.shipped).map(Number);
+  const s = memory.data.shipped;
+  const b = memory.data.baselines;
+  const after = `after ${memory.data.seconds} s of load`;
+  const series: Series[] = [
+    {
+      name: "replica-mirror after sync",
+      points: sizes.map((x) => ({ x, y: s[x]!.idle.rss / MiB })),
+    },
+    {
+      name: `replica-mirror ${after}`,
+      points: sizes.map((x) => ({ x, y: s[x]!.loaded.rss / MiB })),
+    },
+    ...BASELINES.filter((k) => b[k] !== undefined).map((k) =>
+      flat(`${BASELINE_LABEL[k]} idle`, sizes, b[k].idle.rss / MiB),
+    ),
+    flat(`${BASELINE_LABEL.fastify} ${after}`, sizes, b.fastify.loaded.rss / MiB),
+  ];
+  await byApps("rss.svg", `Resident memory (RSS), ${source(memory)}`, "MiB", series);
+}
+
+const flags = load<V8FlagsData>("v8-flags");
+if (flags !== null) {
+  const semi = flags.data.variants
+    .map((v) => ({ v, size: Number(/^--max-semi-space-size=(\d+)$/.exec(v.flags)?.[1]) }))
+    .filter((x) => Number.isFinite(x.size));
+  const series: Series[] = [
+    {
+      name: "RSS after sync (MiB)",
+      points: semi.map(({ v, size }) => ({ x: size, y: v.rssAfterSync / MiB })),
+    },
+    {
+      name: "RSS after load (MiB)",
+      points: semi.map(({ v, size }) => ({ x: size, y: v.rssAfterLoad / MiB })),
+    },
+    { name: "req/s ÷ 100", points: semi.map(({ v, size }) => ({ x: size, y: v.rps / 100 })) },
+  ];
+  const title = `--max-semi-space-size at 10k Apps, ${source(flags)}`;
+  await renderChart(
+    lineChart({
+      title,
+      x: "--max-semi-space-size (MiB)",
+      y: "MiB; req/s ÷ 100",
+      series,
+      logX: true,
+    }),
+    `${OUT}v8-semi-space.svg`,
+  );
+  written.push("v8-semi-space.svg");
+}
+
+console.log(written.length === 0 ? "no results to chart" : `docs/charts/: ${written.join(", ")}`);

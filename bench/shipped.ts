@@ -1,0 +1,165 @@
+// The process users run, started the way the image starts it: the command, V8 flags and
+// environment come from the Dockerfile's final stage, the flags from the sidecar's manifest. Only
+// the listen and ops ports (free loopback ports), `--kubeconfig` and `--registry-namespace` are
+// the bench's. Reusable by any suite (the fleet benchmark too): nothing here knows a suite.
+
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parse } from "yaml";
+import { waitUntil } from "../test/support/wait.ts";
+import { freePort } from "./child.ts";
+import { metric, waitForStatus } from "./http-probe.ts";
+import { type ServerProcess, startServerProcess } from "./server-process.ts";
+
+export const ROOT = fileURLToPath(new URL("../", import.meta.url));
+
+/** How the image runs the sidecar: `node <nodeFlags> <entry> <args>` with `env` added. */
+export interface ShippedCommand {
+  /** V8 and Node flags between `node` and the entry (ENTRYPOINT and NODE_OPTIONS alike). */
+  readonly nodeFlags: readonly string[];
+  /** The bundle's entry, relative to the repository root (`dist/main.mjs`). */
+  readonly entry: string;
+  /** The container's `args` from the manifest (`serve` first). */
+  readonly args: readonly string[];
+  /** The final stage's ENV lines, NODE_OPTIONS and NODE_COMPILE_CACHE left out. */
+  readonly env: Readonly<Record<string, string>>;
+  /** Whether the image sets a compile cache (warmed at build time). */
+  readonly compileCache: boolean;
+}
+
+/** Reads the final stage of the Dockerfile and the sidecar's `args` from its manifest. */
+export function shippedCommand(root = ROOT): ShippedCommand {
+  const dockerfile = readFileSync(join(root, "Dockerfile"), "utf8");
+  const stage = dockerfile.slice(dockerfile.lastIndexOf("\nFROM "));
+  const entrypoint = JSON.parse(/^ENTRYPOINT (.+)$/m.exec(stage)![1]!) as string[];
+  if (entrypoint[0] !== "node") throw new Error(`ENTRYPOINT does not start node: ${entrypoint}`);
+  const env: Record<string, string> = {};
+  for (const m of stage.matchAll(/^ENV (\w+)=(.*)$/gm)) env[m[1]!] = m[2]!.replace(/^"|"$/g, "");
+  const nodeOptions = (env.NODE_OPTIONS ?? "").split(/\s+/).filter((f) => f !== "");
+  const compileCache = env.NODE_COMPILE_CACHE !== undefined;
+  delete env.NODE_OPTIONS;
+  delete env.NODE_COMPILE_CACHE;
+  const patch = parse(
+    readFileSync(join(root, "manifests/components/replica-mirror/sidecar.yaml"), "utf8"),
+  ) as { value: { args: string[] } }[];
+  return {
+    nodeFlags: [...entrypoint.slice(1, -1), ...nodeOptions],
+    entry: entrypoint.at(-1)!,
+    args: patch[0]!.value.args,
+    env,
+    compileCache,
+  };
+}
+
+/** Builds dist/ with `npm run build` when it is missing or older than a source it is built from. */
+export function ensureBuilt(root = ROOT): void {
+  const entry = join(root, shippedCommand(root).entry);
+  const builtAt = existsSync(entry) ? statSync(entry).mtimeMs : 0;
+  const newest = Math.max(
+    newestIn(join(root, "src")),
+    statSync(join(root, "scripts/build.ts")).mtimeMs,
+    statSync(join(root, "package-lock.json")).mtimeMs,
+  );
+  if (builtAt > newest) return;
+  console.error("bench: dist/ is missing or stale, running npm run build");
+  const r = spawnSync(process.execPath, [join(root, "scripts/build.ts")], {
+    cwd: root,
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  if (r.status !== 0) throw new Error(`npm run build failed (${r.status})`);
+}
+
+function newestIn(dir: string): number {
+  let newest = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (e.isFile()) newest = Math.max(newest, statSync(join(e.parentPath, e.name)).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * A compile-cache directory per bench run, warmed the way the image warms its own at build time
+ * (`node dist/main.mjs --version`); `NODE_COMPILE_CACHE` for every process the bench starts, so
+ * the baselines get the same treatment as the artifact.
+ */
+export function warmCompileCache(command: ShippedCommand, root = ROOT): Record<string, string> {
+  if (!command.compileCache) return {};
+  const dir = mkdtempSync(join(tmpdir(), "replica-mirror-bench-cache-"));
+  const r = spawnSync(
+    process.execPath,
+    [...command.nodeFlags, join(root, command.entry), "--version"],
+    { env: { ...process.env, ...command.env, NODE_COMPILE_CACHE: dir }, stdio: "ignore" },
+  );
+  if (r.status !== 0) throw new Error(`${command.entry} --version failed (${r.status})`);
+  return { NODE_COMPILE_CACHE: dir };
+}
+
+/** What a bench changes about a shipped process, besides its ports and cluster. */
+export interface ShippedOptions {
+  readonly kubeconfig: string;
+  readonly registryNamespace: string;
+  /** Replaces the image's V8 flags (for the V8-flag suite); default: the image's own. */
+  readonly nodeFlags?: readonly string[];
+  /** Extra environment (the compile cache of `warmCompileCache`). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Another build's entry (an absolute path), for before/after comparisons; default: dist's. */
+  readonly entry?: string;
+}
+
+/** The replica-mirror sidecar as the image runs it, on free loopback ports. */
+export async function startShipped(o: ShippedOptions): Promise<ServerProcess> {
+  const command = shippedCommand();
+  const [dataPort, opsPort] = [await freePort(), await freePort()];
+  const own = new Set(["--listen", "--ops-listen", "--kubeconfig", "--registry-namespace"]);
+  const args = command.args.filter((a) => !own.has(a.split("=")[0]!));
+  return startServerProcess({
+    name: "replica-mirror",
+    args: [
+      ...(o.nodeFlags ?? command.nodeFlags),
+      o.entry ?? join(ROOT, command.entry),
+      ...args,
+      `--listen=127.0.0.1:${dataPort}`,
+      `--ops-listen=127.0.0.1:${opsPort}`,
+      `--kubeconfig=${o.kubeconfig}`,
+      `--registry-namespace=${o.registryNamespace}`,
+    ],
+    env: { ...command.env, ...o.env },
+    dataPort,
+    opsPort,
+  });
+}
+
+/** A shipped process that answered `/readyz` 200 and serves every App of the cluster. */
+export interface SyncedShipped {
+  readonly server: ServerProcess;
+  /** From the spawn to the first `/readyz` 200, ms. */
+  readonly readyMs: number;
+}
+
+/** Starts the shipped process and waits until it is ready and every App is ready in it. */
+export async function startSynced(
+  cluster: { kubeconfigPath: string; registryNamespace: string; apps: number },
+  o: Omit<ShippedOptions, "kubeconfig" | "registryNamespace"> = {},
+): Promise<SyncedShipped> {
+  const server = await startShipped({
+    ...o,
+    kubeconfig: cluster.kubeconfigPath,
+    registryNamespace: cluster.registryNamespace,
+  });
+  try {
+    await waitForStatus(server.opsPort, "/readyz", 200, 120_000, 1);
+    const readyMs = performance.now() - server.spawnedAt;
+    await waitUntil(
+      async () =>
+        (await metric(server.opsPort, "replica_mirror_snapshot_ready_apps")) === cluster.apps,
+      { timeoutMs: 60_000, intervalMs: 50, what: `${cluster.apps} ready Apps` },
+    );
+    return { server, readyMs };
+  } catch (e) {
+    await server.stop();
+    throw new Error(`${String(e)}\n${server.output().slice(-2000)}`);
+  }
+}

@@ -1,0 +1,20 @@
+// What every suite is given and gives back.
+
+import type { Row } from "./measure.ts";
+
+/** How the run was asked for, and how the shipped artifact and baselines are started. */
+export interface SuiteContext {
+  readonly quick: boolean;
+  /** The image's V8 flags (ENTRYPOINT and NODE_OPTIONS), used for baselines too. */
+  readonly nodeFlags: readonly string[];
+  /** Environment for every measured process: the image's ENV and a warm compile cache. */
+  readonly env: Readonly<Record<string, string>>;
+}
+
+/** A suite's table rows and its raw data (saved as JSON for the charts). */
+export interface SuiteOutput {
+  readonly rows: Row[];
+  readonly data: unknown;
+}
+
+export type Suite = (ctx: SuiteContext) => SuiteOutput | Promise<SuiteOutput>;
