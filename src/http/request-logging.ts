@@ -25,10 +25,7 @@ class DebugRequestLog extends LogController {
   }
 }
 
-type LoggingOptions = Pick<
-  FastifyServerOptions,
-  "logger" | "loggerInstance" | "logController"
->;
+type LoggingOptions = Pick<FastifyServerOptions, "logger" | "loggerInstance" | "logController">;
 
 /**
  * Fastify's logging options for a listener: a line per request when `logger` logs at debug or
