@@ -1,3 +1,4 @@
+import { createServer } from "node:http";
 import Fastify, {
   type FastifyError,
   type FastifyInstance,
@@ -9,12 +10,8 @@ import type { SnapshotHolder } from "../snapshot/holder.ts";
 import { ignoreBodies } from "./ignore-bodies.ts";
 import { ERRORS } from "./reasons.ts";
 import { loggingOptions } from "./request-logging.ts";
-import {
-  DEFAULT_RETRY_AFTER,
-  type RetryAfterSeconds,
-  type RouteMetrics,
-  routeAnswerer,
-} from "./route.ts";
+import { type RouteMetrics, routeHandlers } from "./route.ts";
+import { DEFAULT_RETRY_AFTER, type RetryAfterSeconds } from "./route-answer.ts";
 import { registerStatusApi } from "./status-api.ts";
 
 interface DataServerOptions {
@@ -37,13 +34,29 @@ const MAX_PARAM_LENGTH = 1024;
  */
 export function createDataServer(options: DataServerOptions): FastifyInstance {
   const retryAfter = options.retryAfterSeconds ?? DEFAULT_RETRY_AFTER;
-  const answer = routeAnswerer(options.holder, options.metrics, retryAfter);
+  const route = routeHandlers(options.holder, options.metrics, retryAfter);
+  const answer = route.fastify;
   const answerError = errorAnswerer(options.logger);
+  const logging = loggingOptions(options.logger);
+  // Fastify's routing, hooks and reply cost more per request than the whole route answer, so the
+  // data plane's requests skip them and are answered on Node's request and response (the same
+  // status and headers). With per-request logging on (debug), everything goes through Fastify.
+  const direct = logging.logger === false;
   const app = Fastify({
-    ...loggingOptions(options.logger),
-    // Without this, Node answers an HTTP/1.1 request lacking Host with a bare 400 of its own;
-    // the route answers it with `x-mirror-reason: bad-host` like every other bad host.
-    http: { requireHostHeader: false },
+    ...logging,
+    serverFactory: (fastifyHandler, settings) => {
+      // requireHostHeader: without it, Node answers an HTTP/1.1 request lacking Host with a bare
+      // 400 of its own; the route answers it with `x-mirror-reason: bad-host` like every other.
+      const server = createServer({ requireHostHeader: false }, (request, response) => {
+        if (direct && isRoutePath(request.url ?? "")) route.node(request, response);
+        else fastifyHandler(request, response);
+      });
+      // What Fastify sets on a server it creates itself (its defaults once it has resolved them).
+      server.keepAliveTimeout = numberOr(settings.keepAliveTimeout, 72_000);
+      server.requestTimeout = numberOr(settings.requestTimeout, 0);
+      server.setTimeout(numberOr(settings.connectionTimeout, 0));
+      return server;
+    },
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // While closing, requests already on a kept-alive connection are still answered from the
     // last Snapshot rather than with Fastify's bare 503, which carries no x-mirror-reason.
@@ -59,9 +72,9 @@ export function createDataServer(options: DataServerOptions): FastifyInstance {
 
   // Answered in onRequest, before Fastify looks at the body: a POST with an odd content type,
   // or a large chunked upload, is answered like a GET, and the body is never buffered.
-  const route = { onRequest: answer, handler: () => {} };
-  app.all("/v1/route", route);
-  app.all("/v1/route/*", route);
+  const viaFastify = { onRequest: answer, handler: () => {} };
+  app.all("/v1/route", viaFastify);
+  app.all("/v1/route/*", viaFastify);
 
   registerStatusApi(app, options.holder, retryAfter);
 
@@ -73,6 +86,10 @@ export function createDataServer(options: DataServerOptions): FastifyInstance {
   });
   app.setErrorHandler(answerError);
   return app;
+}
+
+function numberOr(value: unknown, fallback: number): number {
+  return typeof value === "number" ? value : fallback;
 }
 
 /** Whether a raw request target (origin or absolute form) names `/v1/route` or `/v1/route/*`. */

@@ -1,75 +1,51 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { SnapshotHolder } from "../snapshot/holder.ts";
-import { lookup } from "../snapshot/lookup.ts";
-import { headerValue } from "./header-value.ts";
-import { requestHost } from "./host-header.ts";
-import { ERRORS, type RouteOutcome } from "./reasons.ts";
+import type { RouteOutcome } from "./reasons.ts";
+import { type RetryAfterSeconds, type RouteAnswer, routeAnswerer } from "./route-answer.ts";
 
 /** Counts `/v1/route` answers. Called once per request on the hot path: it must be cheap. */
 export interface RouteMetrics {
   routeAnswered(outcome: RouteOutcome): void;
 }
 
-/** The `retry-after` of each 503, in whole seconds. */
-export interface RetryAfterSeconds {
-  readonly notSynced: number;
-  readonly secretUnavailable: number;
+/** The two ways a `/v1/route` answer reaches the wire, sharing one answerer. */
+export interface RouteHandlers {
+  /** Straight on Node's request and response: the data plane's path (BENCHMARKS.md). */
+  node(request: IncomingMessage, response: ServerResponse): void;
+  /** Through Fastify: for `inject()`, per-request logging at debug, and Fastify's own errors. */
+  fastify(request: FastifyRequest, reply: FastifyReply): void;
 }
 
 /**
- * `not-synced` lasts until the first list completes, about a second after start; a missing
- * Secret waits for someone to create it, so asking again sooner only adds load.
+ * The `/v1/route` handlers: one read of the holder, no await before the reply, an empty body;
+ * the request body is never read. Both write the same status and headers.
  */
-export const DEFAULT_RETRY_AFTER: RetryAfterSeconds = { notSynced: 1, secretUnavailable: 5 };
-
-/**
- * The `/v1/route` answer: one read of the holder, no await before the reply, an empty body.
- * 200 with `x-mirror-app`, `x-mirror-upstream` (when set) and `x-mirror-revision`; 503 with
- * `retry-after` and `x-mirror-reason: not-synced`, or `secret-unavailable` plus `x-mirror-app`;
- * 404 `unknown-host`; 400 `bad-host`. Never reads the request body.
- */
-export function routeAnswerer(
+export function routeHandlers(
   holder: SnapshotHolder,
   metrics: RouteMetrics | undefined,
   retryAfter: RetryAfterSeconds,
-): (request: FastifyRequest, reply: FastifyReply) => void {
-  const notSyncedRetry = String(retryAfter.notSynced);
-  const unavailableRetry = String(retryAfter.secretUnavailable);
+): RouteHandlers {
+  const answer = routeAnswerer(retryAfter);
   const count = metrics === undefined ? () => {} : (o: RouteOutcome) => metrics.routeAnswered(o);
-
-  return function answerRoute(request, reply) {
-    const snapshot = holder.current();
-    if (snapshot === null) {
-      count("not-synced");
-      reply
-        .code(ERRORS["not-synced"].status)
-        .header("retry-after", notSyncedRetry)
-        .header("x-mirror-reason", "not-synced")
-        .send();
-      return;
-    }
-    const host = requestHost(request.headers, request.raw.rawHeaders);
-    const found = host === null ? null : lookup(snapshot, host);
-    if (found === null || found.kind === "bad-host") {
-      count("bad-host");
-      reply.code(ERRORS["bad-host"].status).header("x-mirror-reason", "bad-host").send();
-    } else if (found.kind === "unknown") {
-      count("unknown-host");
-      reply.code(ERRORS["unknown-host"].status).header("x-mirror-reason", "unknown-host").send();
-    } else if (found.app.ready) {
-      count("routed");
-      reply.header("x-mirror-app", found.app.name);
-      if (found.app.upstream !== null)
-        reply.header("x-mirror-upstream", headerValue(found.app.upstream));
-      reply.header("x-mirror-revision", String(snapshot.revision)).send();
-    } else {
-      count("secret-unavailable");
-      reply
-        .code(ERRORS["secret-unavailable"].status)
-        .header("retry-after", unavailableRetry)
-        .header("x-mirror-reason", "secret-unavailable")
-        .header("x-mirror-app", found.app.name)
-        .send();
-    }
+  return {
+    node(request, response) {
+      const a = answer(holder.current(), request.headers, request.rawHeaders);
+      count(a.outcome);
+      response.writeHead(a.status, headersFor(request.method, a));
+      response.end();
+    },
+    fastify(request, reply) {
+      const a = answer(holder.current(), request.headers, request.raw.rawHeaders);
+      count(a.outcome);
+      reply.code(a.status).headers(headersFor(request.method, a)).send();
+    },
   };
+}
+
+/** A HEAD answer has no body to measure, so no content-length (as Node and Fastify answer it). */
+function headersFor(method: string | undefined, a: RouteAnswer): RouteAnswer["headers"] {
+  if (method !== "HEAD") return a.headers;
+  const { "content-length": _, ...rest } = a.headers;
+  return rest;
 }

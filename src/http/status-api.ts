@@ -9,7 +9,7 @@ import {
   type SnapshotRecord,
   snapshotRecord,
 } from "./records.ts";
-import type { RetryAfterSeconds } from "./route.ts";
+import type { RetryAfterSeconds } from "./route-answer.ts";
 import {
   appListSchema,
   appRecordSchema,

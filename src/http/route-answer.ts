@@ -1,0 +1,97 @@
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http";
+import { lookup } from "../snapshot/lookup.ts";
+import type { Snapshot } from "../snapshot/types.ts";
+import { headerValue } from "./header-value.ts";
+import { requestHost } from "./host-header.ts";
+import { ERRORS, type RouteOutcome } from "./reasons.ts";
+
+/** A `/v1/route` answer, whatever carries it: a status and headers, never a body. */
+export interface RouteAnswer {
+  readonly outcome: RouteOutcome;
+  readonly status: number;
+  readonly headers: OutgoingHttpHeaders;
+}
+
+/** The `retry-after` of each 503, in whole seconds. */
+export interface RetryAfterSeconds {
+  readonly notSynced: number;
+  readonly secretUnavailable: number;
+}
+
+/**
+ * `not-synced` lasts until the first list completes, about a second after start; a missing
+ * Secret waits for someone to create it, so asking again sooner only adds load.
+ */
+export const DEFAULT_RETRY_AFTER: RetryAfterSeconds = { notSynced: 1, secretUnavailable: 5 };
+
+// Every answer is empty and says so: the same bytes whether Fastify or Node writes the response.
+const EMPTY = "0";
+
+/**
+ * Answers `/v1/route` from one Snapshot (README, "The routing contract"): 200 with
+ * `x-mirror-app`, `x-mirror-upstream` (when set) and `x-mirror-revision`; 503 with `retry-after`
+ * and `x-mirror-reason: not-synced`, or `secret-unavailable` plus `x-mirror-app`; 404
+ * `unknown-host`; 400 `bad-host`. Pure: the headers of the request in, the answer out.
+ */
+export function routeAnswerer(
+  retryAfter: RetryAfterSeconds,
+): (
+  snapshot: Snapshot | null,
+  headers: IncomingHttpHeaders,
+  rawHeaders: readonly string[],
+) => RouteAnswer {
+  const notSynced = fixed("not-synced", { "retry-after": String(retryAfter.notSynced) });
+  const badHost = fixed("bad-host", {});
+  const unknownHost = fixed("unknown-host", {});
+  const unavailableRetry = String(retryAfter.secretUnavailable);
+
+  return function answerRoute(snapshot, headers, rawHeaders) {
+    if (snapshot === null) return notSynced;
+    const host = requestHost(headers, rawHeaders);
+    const found = host === null ? null : lookup(snapshot, host);
+    if (found === null || found.kind === "bad-host") return badHost;
+    if (found.kind === "unknown") return unknownHost;
+    const { app } = found;
+    if (!app.ready) {
+      return {
+        outcome: "secret-unavailable",
+        status: ERRORS["secret-unavailable"].status,
+        headers: {
+          "retry-after": unavailableRetry,
+          "x-mirror-reason": "secret-unavailable",
+          "x-mirror-app": app.name,
+          "content-length": EMPTY,
+        },
+      };
+    }
+    return {
+      outcome: "routed",
+      status: 200,
+      headers:
+        app.upstream === null
+          ? {
+              "x-mirror-app": app.name,
+              "x-mirror-revision": String(snapshot.revision),
+              "content-length": EMPTY,
+            }
+          : {
+              "x-mirror-app": app.name,
+              "x-mirror-upstream": headerValue(app.upstream),
+              "x-mirror-revision": String(snapshot.revision),
+              "content-length": EMPTY,
+            },
+    };
+  };
+}
+
+/** An answer that never changes, built once. */
+function fixed(
+  reason: Exclude<RouteOutcome, "routed" | "secret-unavailable">,
+  extra: OutgoingHttpHeaders,
+): RouteAnswer {
+  return Object.freeze({
+    outcome: reason,
+    status: ERRORS[reason].status,
+    headers: Object.freeze({ ...extra, "x-mirror-reason": reason, "content-length": EMPTY }),
+  });
+}
