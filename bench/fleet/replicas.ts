@@ -11,6 +11,7 @@ import { parse } from "yaml";
 import { z } from "zod";
 import { type Command, listeningPorts, startCommand } from "../../test/support/process.ts";
 import { REGISTRY_NS } from "../../test/support/world.ts";
+import { shippedCommand } from "../shipped.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /** The CLI a replica runs: the production artifact, or the source it is built from. */
@@ -121,12 +122,15 @@ export class Fleet {
    * each process id as soon as it exists.
    */
   async start(indices: readonly number[], onSpawn?: (pid: number) => void): Promise<Replica[]> {
-    const env: Record<string, string> = {};
+    // The image's V8 flags and environment (bench/shipped.ts), as every replica of a real fleet.
+    const shipped = shippedCommand();
+    const env: Record<string, string> = { ...shipped.env };
     for (const [k, v] of Object.entries(process.env))
       if (v !== undefined && !k.startsWith("REPLICA_MIRROR_")) env[k] = v;
     const spawned = indices.map((index) => {
       const node = this.spec.nodeArgs ?? [];
       const args = [
+        ...shipped.nodeFlags,
         ...node,
         ENTRY[this.spec.artifact],
         ...this.#args,
