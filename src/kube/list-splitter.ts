@@ -36,6 +36,7 @@ const OPEN_ARRAY = 0x5b;
 const CLOSE_ARRAY = 0x5d;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
 
 /**
  * 8 MiB: a Secret holds at most 1 MiB of data, under 1.5 MB as base64 JSON; an item far longer
@@ -67,29 +68,60 @@ export function createListSplitter(maxItemBytes: number = MAX_ITEM_BYTES): ListS
     parts.push(chunk.subarray(from, to));
     return true;
   };
-  const finish = (): string => {
+  // The usual item lies within one chunk: decode it in place rather than copying it first.
+  const finish = (chunk: Buffer, from: number, to: number): string | null => {
+    if (parts.length === 0)
+      return to - from > maxItemBytes ? null : chunk.toString("utf8", from, to);
+    if (!keep(chunk, from, to)) return null;
     const text = Buffer.concat(parts, partsBytes).toString("utf8");
     parts = [];
     partsBytes = 0;
     return text;
   };
+  const tooLong = (): SplitFailure => ({
+    message: `list item of ${partsBytes}+ bytes exceeds the item limit`,
+  });
 
   return {
     push(input) {
       const chunk = Buffer.isBuffer(input) ? input : Buffer.from(input);
       const items: string[] = [];
       let start = capture === null ? -1 : 0;
-      for (let i = 0; i < chunk.length; i++) {
-        const c = chunk[i]!;
+      let i = 0;
+      // The next backslash at or after i, found once per stretch: searching again for every
+      // string would scan the rest of the chunk each time (values rarely hold one).
+      let slash = chunk.indexOf(BACKSLASH);
+      while (i < chunk.length) {
         if (inString) {
-          if (escaped) escaped = false;
-          else if (c === BACKSLASH) escaped = true;
-          else if (c === QUOTE) {
+          if (readingKey) {
+            // Keys are short: collect them byte by byte.
+            const c = chunk[i++]!;
+            if (escaped) escaped = false;
+            else if (c === BACKSLASH) escaped = true;
+            else if (c === QUOTE) inString = readingKey = false;
+            else key += String.fromCharCode(c);
+            continue;
+          }
+          if (escaped) {
+            escaped = false;
+            i++;
+            continue;
+          }
+          // Values are long (base64 data): jump to the next quote or backslash natively.
+          const quote = chunk.indexOf(QUOTE, i);
+          if (slash !== -1 && slash < i) slash = chunk.indexOf(BACKSLASH, i);
+          if (slash !== -1 && (quote === -1 || slash < quote)) {
+            escaped = true;
+            i = slash + 1;
+          } else if (quote !== -1) {
             inString = false;
-            if (readingKey) readingKey = false;
-          } else if (readingKey) key += String.fromCharCode(c);
+            i = quote + 1;
+          } else {
+            i = chunk.length;
+          }
           continue;
         }
+        const c = chunk[i]!;
         if (c === QUOTE) {
           inString = true;
           if (depth === 1 && expectKey) {
@@ -97,9 +129,7 @@ export function createListSplitter(maxItemBytes: number = MAX_ITEM_BYTES): ListS
             expectKey = false;
             key = "";
           }
-          continue;
-        }
-        if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+        } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
           if (depth === 0) {
             if (c !== OPEN_OBJECT || seenTop)
               return { message: "list body is not one JSON object" };
@@ -117,15 +147,12 @@ export function createListSplitter(maxItemBytes: number = MAX_ITEM_BYTES): ListS
             start = i;
           }
           depth++;
-          continue;
-        }
-        if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
+        } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
           depth--;
           if (depth < 0) return { message: "list body has an unbalanced bracket" };
           if (capture !== null && depth === captureDepth) {
-            if (!keep(chunk, start, i + 1))
-              return { message: `list item of ${partsBytes}+ bytes exceeds the item limit` };
-            const text = finish();
+            const text = finish(chunk, start, i + 1);
+            if (text === null) return tooLong();
             if (capture === "item") items.push(text);
             else metadata = text;
             capture = null;
@@ -133,12 +160,12 @@ export function createListSplitter(maxItemBytes: number = MAX_ITEM_BYTES): ListS
           } else if (depth === 1 && inItems && c === CLOSE_ARRAY) {
             inItems = false;
           }
-          continue;
+        } else if (depth === 1 && c === COMMA) {
+          expectKey = true;
         }
-        if (depth === 1 && c === 0x2c /* , */) expectKey = true;
+        i++;
       }
-      if (capture !== null && !keep(chunk, start, chunk.length))
-        return { message: `list item of ${partsBytes}+ bytes exceeds the item limit` };
+      if (capture !== null && !keep(chunk, start, chunk.length)) return tooLong();
       return { items };
     },
     end() {

@@ -93,7 +93,7 @@ describe("found by the chaos model check", () => {
       secrets: { scopes: [{ namespace: null, listWatch: secretsLw }] },
       holder,
       watchTimeoutSeconds: 60,
-      reflector: { backoff: { initialMs: 1, capMs: 2 } },
+      reflector: { backoff: { initialMs: 1, capMs: 2 }, relistSpreadMs: 0 },
     });
     registryLw.replyList(
       ok(page("10", [registry("10", [{ name: "shop", secret: "shop-credentials" }])])),

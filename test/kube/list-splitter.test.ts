@@ -53,6 +53,7 @@ describe("createListSplitter", () => {
           expect(split(body, cuts)).toEqual({ items: l.items, metadata: l.metadata });
         },
       ),
+      { numRuns: 500 },
     );
   });
 
