@@ -48,6 +48,7 @@ function req(e: RequestLogEntry): Req {
     bytes: e.bytes,
     continued: e.query.continue !== undefined,
     registry,
+    byName: e.verb === "list" && /(^|,)metadata\.name=/.test(e.fieldSelector ?? ""),
     stream:
       e.verb === "get" ? "get" : `${e.path}?${e.labelSelector ?? ""}&${e.fieldSelector ?? ""}`,
     ...(e.durationMs === undefined ? {} : { durationMs: e.durationMs }),

@@ -23,6 +23,8 @@ export interface Req {
   readonly continued: boolean;
   /** On the Registry Secret (its namespace and name selector), not the App Secrets. */
   readonly registry: boolean;
+  /** A list selecting one name (`fieldSelector=metadata.name=`): a GET that honours a label selector. */
+  readonly byName: boolean;
   /** Which reflector it belongs to: path and selectors. */
   readonly stream: string;
   readonly watchError?: number;

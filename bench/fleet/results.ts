@@ -21,7 +21,10 @@ export interface FleetTotals {
   /** List requests (pages), list starts (first pages: one per list), and the starts on App Secrets. */
   readonly listPages: number;
   readonly listStarts: number;
+  /** Lists of App Secrets by namespace or cluster (not the Registry, not one name). */
   readonly secretListStarts: number;
+  /** Lists selecting one App Secret by name: fetches under a label selector. */
+  readonly namedListStarts?: number;
   /** Pages read from the watch cache, consistently (etcd), or at an exact version. */
   readonly listReads: Readonly<Record<string, number>>;
   readonly listObjects: number;
