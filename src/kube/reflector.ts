@@ -11,11 +11,11 @@ import { KnownVersions } from "./known-versions.ts";
 import {
   type ApiError,
   type ListWatch,
-  type ObjectEventType,
   type SecretObject,
   secretKey,
   type WatchStream,
 } from "./list-watch.ts";
+import { type GuardedHandler, guardHandler, type ReflectorHandler } from "./reflector-handler.ts";
 import type { ReflectorStatus } from "./reflector-status.ts";
 import {
   DEFAULT_PACING,
@@ -27,30 +27,6 @@ import {
   type WatchOutcome,
   watchFailed,
 } from "./restart-policy.ts";
-
-/**
- * Receives the reflected state. Called synchronously and in order; a throw is caught and
- * reported as a `handler-error` status, and never stops the reflector.
- */
-export interface ReflectorHandler {
-  /**
-   * One change. Watch events arrive as the server typed them. A list delivers ADDED for new
-   * keys, MODIFIED for keys whose resourceVersion changed (an unchanged one is not delivered
-   * again) and, after its last page, DELETED for known keys missing from it; such a DELETED
-   * carries only namespace, name and the last delivered resourceVersion, no data.
-   */
-  onEvent(event: { readonly type: ObjectEventType; readonly object: SecretObject }): void;
-  /** Once, after the first complete list has been delivered. */
-  onSynced(): void;
-  /**
-   * After every complete list (the first and each relist), once its changes were delivered:
-   * the keys (`namespace/name`) it held and its resourceVersion. A handler that learned of
-   * Secrets some other way (a GET) reconciles them here: absent from the list means deleted.
-   */
-  onListed?(keys: ReadonlySet<string>, resourceVersion: string): void;
-  /** A BOOKMARK arrived: the server is alive and the watch current, with nothing to deliver. */
-  onBookmark?(resourceVersion: string): void;
-}
 
 export interface ReflectorOptions {
   /** For status and logs. */
@@ -85,7 +61,7 @@ type Settings = Required<
 export class Reflector {
   readonly name: string;
   readonly #lw: ListWatch;
-  readonly #handler: ReflectorHandler;
+  readonly #handler: GuardedHandler;
   readonly #o: Settings;
   readonly #policy: RestartPolicy;
   readonly #known = new KnownVersions();
@@ -103,7 +79,7 @@ export class Reflector {
       throw new RangeError(`watchTimeoutSeconds must be a positive integer, got ${t}`);
     this.name = options.name;
     this.#lw = options.listWatch;
-    this.#handler = options.handler;
+    this.#handler = guardHandler(options.handler, (status) => this.#report(status));
     this.#o = {
       watchTimeoutSeconds: t,
       pageSize: options.pageSize ?? 500,
@@ -209,14 +185,6 @@ export class Reflector {
     return controller;
   }
 
-  #deliver(type: ObjectEventType, object: SecretObject): void {
-    try {
-      this.#handler.onEvent({ type, object });
-    } catch (error) {
-      this.#report({ kind: "handler-error", event: type, key: secretKey(object.metadata), error });
-    }
-  }
-
   /** Runs one request under its own abort controller and the inactivity deadline. */
   async #request<T>(
     call: (signal: AbortSignal, onActivity: () => void) => Promise<Result<T, ApiError>>,
@@ -259,7 +227,7 @@ export class Reflector {
     const onItem = (item: SecretObject): void => {
       seen.add(secretKey(item.metadata));
       const type = this.#known.listed(item);
-      if (type !== undefined) this.#deliver(type, item);
+      if (type !== undefined) this.#handler.onEvent({ type, object: item });
     };
     const asked = this.#listResourceVersion();
     // The watch cache serves a list at a version whole, whatever the limit: only a consistent
@@ -306,23 +274,16 @@ export class Reflector {
       if (page.value.continue === undefined) break;
       token = page.value.continue;
     }
-    for (const gone of this.#known.removeAllBut(seen)) this.#deliver("DELETED", gone);
-    try {
-      this.#handler.onListed?.(seen, resourceVersion);
-    } catch (error) {
-      this.#report({ kind: "handler-error", event: "LISTED", error });
-    }
+    for (const gone of this.#known.removeAllBut(seen))
+      this.#handler.onEvent({ type: "DELETED", object: gone });
+    this.#handler.onListed(seen, resourceVersion);
     this.#lastSyncResourceVersion = resourceVersion;
     this.#lastSyncUnavailable = false;
     this.#policy.healthy(this.#o.clock.now());
     this.#report({ kind: "listed", resourceVersion, items: seen.size, pages });
     if (!this.#synced) {
       this.#synced = true;
-      try {
-        this.#handler.onSynced();
-      } catch (error) {
-        this.#report({ kind: "handler-error", event: "SYNCED", error });
-      }
+      this.#handler.onSynced();
     }
     return ok(undefined);
   }
@@ -381,16 +342,12 @@ export class Reflector {
         events += 1;
         if (event.type === "BOOKMARK") {
           this.#lastSyncResourceVersion = event.resourceVersion;
-          try {
-            this.#handler.onBookmark?.(event.resourceVersion);
-          } catch (error) {
-            this.#report({ kind: "handler-error", event: "BOOKMARK", error });
-          }
+          this.#handler.onBookmark(event.resourceVersion);
           continue;
         }
         this.#known.watched(event.type, event.object);
         this.#lastSyncResourceVersion = event.object.metadata.resourceVersion;
-        this.#deliver(event.type, event.object);
+        this.#handler.onEvent({ type: event.type, object: event.object });
       }
       if (this.#stopped) return undefined;
       if (inactive) return end({ reason: "inactive" });
