@@ -8,11 +8,22 @@ export interface Clock {
   setTimer(ms: number, fn: () => void): () => void;
 }
 
-/** Real time: performance.now() and setTimeout. */
+/**
+ * Real time: performance.now() and setTimeout. setTimeout counts from the event loop's cached
+ * time, which lags the real one, so it can fire a few milliseconds early by performance.now():
+ * a timer that would is set again for the rest, because a server's Retry-After is a floor.
+ */
 export const systemClock: Clock = {
   now: () => performance.now(),
   setTimer(ms, fn) {
-    const timer = setTimeout(fn, ms);
+    const due = performance.now() + ms;
+    let timer: NodeJS.Timeout;
+    const fire = (): void => {
+      const left = due - performance.now();
+      if (left > 0) timer = setTimeout(fire, Math.ceil(left));
+      else fn();
+    };
+    timer = setTimeout(fire, ms);
     return () => clearTimeout(timer);
   },
 };
