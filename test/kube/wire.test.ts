@@ -37,6 +37,23 @@ describe("decodeWatchLine", () => {
     );
   });
 
+  it("drops a null data or labels, as if absent", () => {
+    const metadata = { namespace: "tenant-a", name: "shop", resourceVersion: "7" };
+    expect(
+      decodeWatchLine(eventLine("ADDED", { metadata: { ...metadata, labels: null }, data: null })),
+    ).toStrictEqual(ok({ type: "ADDED", object: { metadata } }));
+    expect(
+      decodeWatchLine(
+        eventLine("ADDED", { metadata: { ...metadata, labels: null }, data: { k: "dg==" } }),
+      ),
+    ).toStrictEqual(ok({ type: "ADDED", object: { metadata, data: { k: "dg==" } } }));
+    expect(
+      decodeWatchLine(
+        eventLine("ADDED", { metadata: { ...metadata, labels: { a: "b" } }, data: null }),
+      ),
+    ).toStrictEqual(ok({ type: "ADDED", object: { metadata: { ...metadata, labels: { a: "b" } } } }));
+  });
+
   it("reads a bookmark's resourceVersion", () => {
     const line =
       '{"type":"BOOKMARK","object":{"kind":"Secret","metadata":{"resourceVersion":"77","annotations":{}}}}';
