@@ -51,7 +51,9 @@ describe("decodeWatchLine", () => {
       decodeWatchLine(
         eventLine("ADDED", { metadata: { ...metadata, labels: { a: "b" } }, data: null }),
       ),
-    ).toStrictEqual(ok({ type: "ADDED", object: { metadata: { ...metadata, labels: { a: "b" } } } }));
+    ).toStrictEqual(
+      ok({ type: "ADDED", object: { metadata: { ...metadata, labels: { a: "b" } } } }),
+    );
   });
 
   it("reads a bookmark's resourceVersion", () => {
