@@ -33,29 +33,22 @@ export function guardHandler(
   handler: ReflectorHandler,
   report: (status: ReflectorStatus) => void,
 ): GuardedHandler {
-  const guard = (
-    event: ObjectEventType | "SYNCED" | "BOOKMARK" | "LISTED",
-    call: () => void,
-    keyOf?: () => string,
-  ): void => {
+  const guard = (event: "SYNCED" | "BOOKMARK" | "LISTED", call: () => void): void => {
     try {
       call();
     } catch (error) {
-      report({
-        kind: "handler-error",
-        event,
-        ...(keyOf === undefined ? {} : { key: keyOf() }),
-        error,
-      });
+      report({ kind: "handler-error", event, error });
     }
   };
   return {
-    onEvent: (e) =>
-      guard(
-        e.type,
-        () => handler.onEvent(e),
-        () => secretKey(e.object.metadata),
-      ),
+    // Called once per listed item: no closure per call.
+    onEvent(e) {
+      try {
+        handler.onEvent(e);
+      } catch (error) {
+        report({ kind: "handler-error", event: e.type, key: secretKey(e.object.metadata), error });
+      }
+    },
     onSynced: () => guard("SYNCED", () => handler.onSynced()),
     onListed: (keys, rv) => guard("LISTED", () => handler.onListed?.(keys, rv)),
     onBookmark: (rv) => guard("BOOKMARK", () => handler.onBookmark?.(rv)),
