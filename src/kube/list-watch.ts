@@ -82,7 +82,7 @@ export interface ListPage {
 
 export interface ListOptions {
   /**
-   * "0": any recent state, served by the API server's watch cache, which ignores `limit`; a
+   * "0": a recent state, whichever the API server's watch cache holds (it ignores `limit`); a
    * version: a state not older than it; absent: the latest state, a consistent read that pages.
    */
   readonly resourceVersion?: string;
