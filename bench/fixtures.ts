@@ -35,7 +35,7 @@ export function registryBytes(n: number, gzip: boolean): Buffer {
 export function secretsFor(n: number, valueBytes = 32): SecretIndex<SecretData> {
   const m = new SecretIndex<SecretData>();
   for (let i = 0; i < n; i++) {
-    const value = Buffer.alloc(valueBytes, i % 256).toString("base64");
+    const value = Buffer.alloc(valueBytes, i % 256).toString("latin1");
     m.set(`tenant-${i % 50}`, `app-${i}-credentials`, {
       data: { token: value },
       resourceVersion: String(i + 1),

@@ -4,6 +4,21 @@ import { SecretIndex } from "../snapshot/secret-index.ts";
 import type { SecretData, SecretsView } from "../snapshot/types.ts";
 import { compareResourceVersions } from "./resource-version.ts";
 
+/**
+ * Each base64 value as a byte string, one character per byte (ADR 20): a quarter smaller than the
+ * base64 the API sends, and still an immutable string. A new frozen object, so the store shares
+ * nothing mutable with the decoder.
+ */
+export function secretBytes(
+  data: Readonly<Record<string, string>> | undefined,
+): SecretData["data"] {
+  const entries = Object.entries(data ?? {});
+  // fromEntries defines properties: a key named `__proto__` (valid in a Secret) stays a key.
+  return Object.freeze(
+    Object.fromEntries(entries.map(([k, v]) => [k, Buffer.from(v, "base64").toString("latin1")])),
+  );
+}
+
 /** Where a Secret's state came from: a watch event is in order; a GET may race the watch. */
 type Source = "watch" | "get";
 
@@ -91,11 +106,7 @@ export class SecretStore {
       this.#deletedAt.set(namespace, name, resourceVersion);
     } else {
       this.#deletedAt.delete(namespace, name);
-      // A copy: the store must not share a mutable object with the decoder.
-      this.#present.set(namespace, name, {
-        data: Object.freeze({ ...object.data }),
-        resourceVersion,
-      });
+      this.#present.set(namespace, name, { data: secretBytes(object.data), resourceVersion });
     }
     return "changed";
   }

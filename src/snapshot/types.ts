@@ -13,7 +13,7 @@ export interface App {
   /** True only when the referenced Secret exists, has the key, and the value is non-empty. */
   readonly ready: boolean;
   readonly reason: NotReadyReason | null;
-  /** The value of the referenced key, base64 as the API sends it (strings are immutable: no copy to guard). */
+  /** The value of the referenced key: its bytes, one character per byte (ADR 20). Strings are immutable: no copy to guard. */
   readonly secretValue: string | null;
   readonly secretResourceVersion: string | null;
 }
@@ -34,7 +34,7 @@ export interface RegistryStatus {
   readonly error: string | null;
 }
 
-/** A Secret as the builder reads it: base64 values by key, as the API sends them. */
+/** A Secret as the builder reads it: each value's bytes, one character per byte (ADR 20). */
 export interface SecretData {
   readonly data: Readonly<Record<string, string>>;
   readonly resourceVersion: string;

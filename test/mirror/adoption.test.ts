@@ -25,7 +25,7 @@ const blog = { name: "blog", hostnames: ["blog.example.com"], namespace: "tenant
 /** Each App of a published Snapshot with its readiness and decoded value. */
 const shown = (s: Snapshot) =>
   listApps(s).map((a) => {
-    const value = a.secretValue === null ? "-" : Buffer.from(a.secretValue, "base64").toString();
+    const value = a.secretValue === null ? "-" : Buffer.from(a.secretValue, "latin1").toString();
     return `${a.name} ${a.reason ?? "ready"} ${value}`;
   });
 

@@ -7,9 +7,12 @@ import { addedSecrets, deriveWatchedSet } from "../../src/mirror/watched-set.ts"
 import { SecretIndex } from "../../src/snapshot/secret-index.ts";
 import { registryDoc, registryOf } from "../support/world.ts";
 
+const base64 = (bytes: string) => Buffer.from(bytes, "latin1").toString("base64");
+
+/** A Secret as the API sends it: the token base64-encoded. */
 const secret = (name: string, rv: string, token?: string): SecretObject => ({
   metadata: { namespace: "ns", name, resourceVersion: rv },
-  ...(token === undefined ? {} : { data: { token } }),
+  ...(token === undefined ? {} : { data: { token: base64(token) } }),
 });
 
 function storeWatching(...names: string[]): SecretStore {
@@ -67,14 +70,34 @@ describe("SecretStore.apply", () => {
 
   it("copies the data it keeps", () => {
     const store = storeWatching("a");
-    const data: Record<string, string> = { token: "x" };
+    const data: Record<string, string> = { token: base64("x") };
     store.apply(
       "upsert",
       { metadata: { namespace: "ns", name: "a", resourceVersion: "1" }, data },
       "watch",
     );
-    data.token = "changed";
+    data.token = base64("changed");
     expect(contents(store)).toEqual([["ns/a", "1", "x"]]);
+  });
+
+  it("keeps every value as its bytes, one character per byte, under any key (ADR 20)", () => {
+    const store = storeWatching("a");
+    const bytes = String.fromCharCode(0, 1, 127, 128, 200, 255);
+    const data = JSON.parse(
+      `{"token":"${base64(bytes)}","__proto__":"${base64("p")}","empty":""}`,
+    ) as Record<string, string>;
+    store.apply(
+      "upsert",
+      { metadata: { namespace: "ns", name: "a", resourceVersion: "1" }, data },
+      "watch",
+    );
+    const kept = store.view.get("ns", "a")!.data;
+    expect(Object.entries(kept)).toEqual([
+      ["token", bytes],
+      ["__proto__", "p"],
+      ["empty", ""],
+    ]);
+    expect(Object.isFrozen(kept)).toBe(true);
   });
 });
 

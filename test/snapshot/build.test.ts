@@ -24,7 +24,7 @@ describe("build: the rows of the routing contract (README) the pure core decides
       ...SHOP_DECLARED,
       ready: true,
       reason: null,
-      secretValue: Buffer.from("s3cr3t").toString("base64"),
+      secretValue: "s3cr3t",
       secretResourceVersion: "42",
     });
   });

@@ -114,7 +114,7 @@ export function appState(
   return {
     ready: app.ready,
     value:
-      app.secretValue === null ? null : Buffer.from(app.secretValue, "base64").toString("utf8"),
+      app.secretValue === null ? null : Buffer.from(app.secretValue, "latin1").toString("utf8"),
     reason: app.reason,
   };
 }

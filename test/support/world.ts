@@ -119,10 +119,10 @@ export async function kubeconfigFor(
   return { path, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
-/** A Secret with UTF-8 values, base64-encoded as the API sends them. */
+/** A Secret as the store keeps it: UTF-8 values as byte strings (ADR 20). */
 export function secretData(values: Record<string, string>, resourceVersion = "1"): SecretData {
   const data: Record<string, string> = {};
-  for (const [k, v] of Object.entries(values)) data[k] = Buffer.from(v).toString("base64");
+  for (const [k, v] of Object.entries(values)) data[k] = Buffer.from(v).toString("latin1");
   return { data, resourceVersion };
 }
 
