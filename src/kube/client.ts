@@ -1,7 +1,6 @@
 // The HTTP ListWatch for Secrets: URLs and query parameters over a KubeTransport.
 
 import { err, ok, type Result } from "../result.ts";
-import { untilOrAborted } from "./clock.ts";
 import type { KubeTransport } from "./http-transport.ts";
 import { readList } from "./list-stream.ts";
 import type { ApiError, ListWatch, ListWatchScope, SecretObject } from "./list-watch.ts";
@@ -30,22 +29,13 @@ function selectorQuery(scope: ListWatchScope): URLSearchParams {
 export function createListWatch(transport: KubeTransport, scope: ListWatchScope): ListWatch {
   const path = collectionPath(scope.namespace);
   return {
-    async list({ resourceVersion, limit, continue: token, signal, onActivity, readAfter }, onItem) {
+    async list({ resourceVersion, limit, continue: token, signal, onActivity }, onItem) {
       const query = selectorQuery(scope);
       if (resourceVersion !== undefined) query.set("resourceVersion", resourceVersion);
       if (limit !== undefined) query.set("limit", String(limit));
       if (token !== undefined) query.set("continue", token);
       const opened = await transport.openStream(path, query, signal, { pooled: true });
       if (!opened.ok) return opened;
-      if (readAfter !== undefined) {
-        // Unread, the response waits in socket buffers and the server's writes block.
-        await untilOrAborted(readAfter, signal);
-        if (signal.aborted) {
-          opened.value.destroy();
-          return err({ kind: "aborted" });
-        }
-        onActivity?.();
-      }
       return readList(opened.value, signal, onItem, onActivity);
     },
     async watch({ resourceVersion, timeoutSeconds, signal, onActivity }) {

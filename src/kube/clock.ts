@@ -41,16 +41,3 @@ export function sleep(clock: Clock, ms: number, signal: AbortSignal): Promise<vo
     signal.addEventListener("abort", done, { once: true });
   });
 }
-
-/** Resolves once promise settles or signal aborts, whichever is first; never rejects. */
-export function untilOrAborted(promise: Promise<unknown>, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = (): void => {
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    signal.addEventListener("abort", done, { once: true });
-    promise.then(done, done);
-  });
-}

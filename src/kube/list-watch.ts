@@ -92,11 +92,6 @@ export interface ListOptions {
   readonly signal: AbortSignal;
   /** Called whenever bytes of the response arrive, so a long list is not mistaken for a stall. */
   readonly onActivity?: () => void;
-  /**
-   * The request is sent at once, but its body is read, and items handed on, only once this
-   * settles: the API server prepares the list while the caller finishes what the items need.
-   */
-  readonly readAfter?: Promise<void>;
 }
 
 export interface WatchOptions {

@@ -5,7 +5,7 @@
 
 import { err, ok, type Result } from "../result.ts";
 import { type BackoffPolicy, DEFAULT_BACKOFF } from "./backoff.ts";
-import { type Clock, sleep, systemClock, untilOrAborted } from "./clock.ts";
+import { type Clock, sleep, systemClock } from "./clock.ts";
 import { startDeadline } from "./deadline.ts";
 import { KnownVersions } from "./known-versions.ts";
 import {
@@ -72,9 +72,6 @@ export class Reflector {
   /** A list at a resourceVersion failed as unservable: the next list is a consistent read. */
   #lastSyncUnavailable = false;
   #synced = false;
-  /** Pending until the first list may be read (see start); undefined once it may. */
-  #readGate: Promise<void> | undefined;
-  #gatedListSent = false;
 
   constructor(options: ReflectorOptions) {
     const t = options.watchTimeoutSeconds;
@@ -102,20 +99,9 @@ export class Reflector {
     );
   }
 
-  /**
-   * Starts the list-and-watch loop; later calls do nothing. With readFirstListAfter, the first
-   * list is requested at once but no item reaches the handler before it settles, so the API
-   * server prepares the list while the caller gets ready for it. Should that request fail, the
-   * next is not sent before it settles.
-   */
-  start(readFirstListAfter?: Promise<void>): void {
+  /** Starts the list-and-watch loop; later calls do nothing. */
+  start(): void {
     if (this.#loop !== undefined || this.#stop.signal.aborted) return;
-    if (readFirstListAfter !== undefined) {
-      const open = () => {
-        this.#readGate = undefined;
-      };
-      this.#readGate = readFirstListAfter.then(open, open);
-    }
     this.#loop = this.#run();
   }
 
@@ -237,24 +223,11 @@ export class Reflector {
 
   /** Lists every page and delivers the differences to the index; sets lastSyncResourceVersion. */
   async #list(): Promise<Result<void, ApiError>> {
-    let readAfter: Promise<void> | undefined;
-    if (this.#readGate !== undefined && this.#gatedListSent)
-      await untilOrAborted(this.#readGate, this.#stop.signal);
-    else if (this.#readGate !== undefined) {
-      readAfter = this.#readGate;
-      this.#gatedListSent = true;
-    }
     const seen = new Set<string>();
-    const deliver = (item: SecretObject): void => {
+    const onItem = (item: SecretObject): void => {
       seen.add(secretKey(item.metadata));
       const type = this.#known.listed(item);
       if (type !== undefined) this.#handler.onEvent({ type, object: item });
-    };
-    // Items a ListWatch hands on before the gate opens wait for it, in order.
-    const early: SecretObject[] = [];
-    const onItem = (item: SecretObject): void => {
-      if (this.#readGate === undefined && early.length === 0) deliver(item);
-      else early.push(item);
     };
     const asked = this.#listResourceVersion();
     // The watch cache serves a list at a version whole, whatever the limit: only a consistent
@@ -270,7 +243,6 @@ export class Reflector {
             ...(asked === "" || token !== undefined ? {} : { resourceVersion: asked }),
             ...(limit === undefined ? {} : { limit }),
             ...(token === undefined ? {} : { continue: token }),
-            ...(readAfter === undefined ? {} : { readAfter }),
             signal,
             onActivity,
           },
@@ -286,7 +258,6 @@ export class Reflector {
           token = undefined;
           limit = undefined;
           seen.clear();
-          early.length = 0;
           continue;
         }
         this.#report({ kind: "error", phase: "list", error: page.error });
@@ -303,9 +274,6 @@ export class Reflector {
       if (page.value.continue === undefined) break;
       token = page.value.continue;
     }
-    if (this.#readGate !== undefined) await untilOrAborted(this.#readGate, this.#stop.signal);
-    if (this.#stopped) return err({ kind: "aborted" });
-    for (const item of early.splice(0)) deliver(item);
     for (const gone of this.#known.removeAllBut(seen))
       this.#handler.onEvent({ type: "DELETED", object: gone });
     this.#handler.onListed(seen, resourceVersion);

@@ -62,8 +62,6 @@ export class Mirror {
   readonly #reflectors: { readonly registry: Reflector; readonly secrets: readonly Reflector[] };
   /** Lists to complete before the first Snapshot: the Registry's, then each scope's. */
   #listsToGo: number;
-  /** Settles once the watched set exists: the App Secret lists are read from then on. */
-  readonly #registryListed = Promise.withResolvers<void>();
 
   constructor(options: MirrorOptions) {
     this.#holder = options.holder;
@@ -120,13 +118,9 @@ export class Mirror {
     };
   }
 
-  /**
-   * Starts watching. The App Secret lists are requested with the Registry's, and read once the
-   * Registry says which Secrets matter: the API server prepares them while the Registry is read.
-   */
+  /** Starts watching: the Registry first, the App Secrets once the Registry says which matter. */
   start(): void {
     this.#reflectors.registry.start();
-    for (const r of this.#reflectors.secrets) r.start(this.#registryListed.promise);
   }
 
   /** True once the first Snapshot could be built from complete lists. */
@@ -168,13 +162,13 @@ export class Mirror {
   }
 
   #onRegistryListed(): void {
-    // The watched set must exist before the App Secret lists are read, so that the first list
-    // keeps exactly the referenced Secrets and needs no fetch afterwards.
+    // The watched set must exist before the App Secrets are listed, so that the first list keeps
+    // exactly the referenced Secrets and needs no fetch afterwards.
     const served = this.#registry.serve();
     if (served.newlyRefused) this.#observer.registryRejected(served.status.error!);
     this.#referenced.watch(served.registry);
     this.#pending.registryAdopted(served, true);
-    this.#registryListed.resolve();
+    for (const r of this.#reflectors.secrets) r.start();
     this.#onListCompleted();
   }
 

@@ -16,36 +16,6 @@ async function listed(lw: ListWatch, options: Partial<ListOptions> = {}) {
 }
 
 describe("createListWatch: list and get", () => {
-  it("sends a list at once and reads it only once readAfter settles; an abort meanwhile ends it", async () => {
-    const { stub, lw } = await connect((_req, res) => {
-      sendJson(res, 200, { metadata: { resourceVersion: "9" }, items: [wireSecret("a", "5")] });
-    }, scope);
-    const gate = Promise.withResolvers<void>();
-    const items: SecretObject[] = [];
-    const listing = lw.list(
-      { signal: new AbortController().signal, readAfter: gate.promise },
-      (item) => void items.push(item),
-    );
-    await waitUntil(() => (stub.requests.length === 1 ? true : undefined), { what: "the request" });
-    await new Promise((r) => setTimeout(r, 50));
-    const beforeGate = items.length;
-    gate.resolve();
-    expect({ beforeGate, page: await listing, items }).toEqual({
-      beforeGate: 0,
-      page: ok({ resourceVersion: "9" }),
-      items: [secret("a", "5")],
-    });
-
-    const aborts = new AbortController();
-    const held = lw.list(
-      { signal: aborts.signal, readAfter: new Promise<void>(() => {}) },
-      () => {},
-    );
-    await waitUntil(() => (stub.requests.length === 2 ? true : undefined), { what: "the request" });
-    aborts.abort();
-    expect(await held).toEqual(err({ kind: "aborted" }));
-  });
-
   it("lists a page with the bearer token, selectors, limit and continue", async () => {
     const { stub, lw } = await connect((_req, res) => {
       sendJson(res, 200, {

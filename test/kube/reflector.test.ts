@@ -31,42 +31,6 @@ describe("Reflector: list, then watch", () => {
     expect(h.reported("listed")).toEqual([{ resourceVersion: "10", items: 2, pages: 1 }]);
   });
 
-  it("hands nothing of a gated first list on before the gate opens, even from a ListWatch that reads early", async () => {
-    const h = harness();
-    const gate = Promise.withResolvers<void>();
-    h.lw.replyList(ok(page("10", [secret("a", "5"), secret("b", "7")])));
-    await h.start(gate.promise);
-    const beforeGate = {
-      log: [...h.log],
-      lists: [...h.lw.listCalls],
-      watches: h.lw.watches.length,
-    };
-    gate.resolve();
-    await settle();
-    expect({ beforeGate, log: h.log, watchFrom: h.lw.current.options.resourceVersion }).toEqual({
-      beforeGate: { log: [], lists: [{ resourceVersion: "0", gated: true }], watches: 0 },
-      log: ["ADDED default/a@5", "ADDED default/b@7", "SYNCED"],
-      watchFrom: "10",
-    });
-  });
-
-  it("sends no second list before the gate opens when the gated one failed", async () => {
-    const h = harness();
-    const gate = Promise.withResolvers<void>();
-    h.lw.replyList(err({ kind: "network", message: "connection reset" }));
-    await h.start(gate.promise);
-    await h.clock.advance(60_000);
-    const whileGated = [...h.lw.listCalls];
-    h.lw.replyList(ok(page("10", [secret("a", "5")])));
-    gate.resolve();
-    await settle();
-    expect({ whileGated, lists: h.lw.listCalls, log: h.log }).toEqual({
-      whileGated: [{ resourceVersion: "0", gated: true }],
-      lists: [{ resourceVersion: "0", gated: true }, { resourceVersion: "0" }],
-      log: ["ADDED default/a@5", "SYNCED"],
-    });
-  });
-
   it("is not synced while the first list is failing", async () => {
     const h = harness();
     h.lw.replyList(err({ kind: "network", message: "connect ECONNREFUSED" }));

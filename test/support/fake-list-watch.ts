@@ -141,13 +141,7 @@ type Pending<T> = {
 
 /** A ListWatch driven by the test. Unscripted lists wait for replyList() or an abort. */
 export class FakeListWatch implements ListWatch {
-  /** What each list asked for; `gated` when it came with readAfter, which this fake ignores. */
-  readonly listCalls: {
-    resourceVersion?: string;
-    limit?: number;
-    continue?: string;
-    gated?: true;
-  }[] = [];
+  readonly listCalls: { resourceVersion?: string; limit?: number; continue?: string }[] = [];
   readonly watches: FakeWatch[] = [];
   /** Every signal handed to a call, to check that stop() aborted them all. */
   readonly signals: AbortSignal[] = [];
@@ -193,7 +187,6 @@ export class FakeListWatch implements ListWatch {
         : { resourceVersion: options.resourceVersion }),
       ...(options.limit === undefined ? {} : { limit: options.limit }),
       ...(options.continue === undefined ? {} : { continue: options.continue }),
-      ...(options.readAfter === undefined ? {} : { gated: true as const }),
     });
     const reply = await this.#nextListReply(options.signal);
     if (!reply.ok) return reply;

@@ -13,8 +13,8 @@ interface Harness {
   readonly log: string[];
   readonly statuses: ReflectorStatus[];
   readonly reflector: Reflector;
-  /** Starts the reflector (its first list read after gate) and lets it run until it waits. */
-  start(gate?: Promise<void>): Promise<void>;
+  /** Starts the reflector and lets it run until it waits on the fake. */
+  start(): Promise<void>;
   /** Statuses of one kind, without the kind field. */
   reported<K extends ReflectorStatus["kind"]>(
     kind: K,
@@ -62,8 +62,8 @@ export function harness(options: Partial<ReflectorOptions> = {}): Harness {
     log,
     statuses,
     reflector,
-    async start(gate) {
-      reflector.start(gate);
+    async start() {
+      reflector.start();
       await settle();
     },
     reported<K extends ReflectorStatus["kind"]>(kind: K) {
