@@ -9,9 +9,7 @@ import { compareResourceVersions } from "./resource-version.ts";
  * base64 the API sends, and still an immutable string. A new frozen object, so the store shares
  * nothing mutable with the decoder.
  */
-export function secretBytes(
-  data: Readonly<Record<string, string>> | undefined,
-): SecretData["data"] {
+function secretBytes(data: Readonly<Record<string, string>> | undefined): SecretData["data"] {
   const entries = Object.entries(data ?? {});
   // fromEntries defines properties: a key named `__proto__` (valid in a Secret) stays a key.
   return Object.freeze(
