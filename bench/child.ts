@@ -42,12 +42,12 @@ export function ask<T>(proc: ChildProcess, message?: unknown, timeoutMs = 120_00
   });
 }
 
-/** Stops a child and waits for it to be gone (SIGKILL after a second). */
-export async function stopChild(proc: ChildProcess): Promise<void> {
+/** Stops a child and waits for it to be gone (SIGKILL after graceMs, a second by default). */
+export async function stopChild(proc: ChildProcess, graceMs = 1_000): Promise<void> {
   if (proc.exitCode !== null || proc.signalCode !== null) return;
   const gone = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
   proc.kill("SIGTERM");
-  const t = setTimeout(() => proc.kill("SIGKILL"), 1_000);
+  const t = setTimeout(() => proc.kill("SIGKILL"), graceMs);
   await gone;
   clearTimeout(t);
 }

@@ -6,6 +6,7 @@
 import { type ChildProcess, fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { RequestSummary } from "@replica-mirror/envtest";
+import { stopChild } from "../child.ts";
 import type { WorldFacts, WorldSize } from "./world.ts";
 
 /** One request of the phase, as the accounting needs it. */
@@ -151,12 +152,7 @@ export async function startApiServer(setup: ChildSetup, timeoutMs = 600_000): Pr
       }),
     close: async () => {
       process.off("exit", killOnExit);
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const gone = new Promise<void>((r) => child.once("exit", () => r()));
-      child.kill("SIGTERM");
-      const t = setTimeout(() => child.kill("SIGKILL"), 5_000);
-      await gone;
-      clearTimeout(t);
+      await stopChild(child, 5_000);
     },
   };
 }
