@@ -1,8 +1,9 @@
 /**
- * Request and response plumbing shared by every handler: bodies, JSON answers, Status errors, query
- * strings.
+ * Request and response plumbing shared by every handler: bodies, JSON and protobuf answers, Status
+ * errors, query strings.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { encodeStatus, envelopeParts, PROTOBUF_MEDIA_TYPE } from "./protobuf-encode.ts";
 import { entityTooLarge, failWith, type OrStatus, ok, type StatusFailure } from "./status.ts";
 
 /** kube-apiserver refuses request bodies over 3 MiB before decoding them. */
@@ -32,6 +33,10 @@ function setContentLength(res: ServerResponse, length: number): void {
 }
 
 const JSON_HEADERS = { "Content-Type": "application/json", "Cache-Control": "no-cache, private" };
+const PROTOBUF_HEADERS = {
+  "Content-Type": PROTOBUF_MEDIA_TYPE,
+  "Cache-Control": "no-cache, private",
+};
 
 /** Answers `body` (already serialised, or a value to serialise) as application/json. */
 export function sendJson(
@@ -48,19 +53,50 @@ export function sendJson(
 }
 
 /**
- * Answers a JSON body given as pieces, written in order under one Content-Length: large bodies are
- * never joined into one string or buffer.
+ * Writes a body given as pieces, in order under one Content-Length: large bodies are never joined
+ * into one string or buffer.
  */
-export function sendJsonParts(res: ServerResponse, code: number, parts: readonly Buffer[]): void {
+function sendParts(
+  res: ServerResponse,
+  code: number,
+  parts: readonly Buffer[],
+  headers: Readonly<Record<string, string>>,
+): void {
   if (res.headersSent || res.destroyed) return;
   let length = 0;
   for (const p of parts) length += p.length;
   setContentLength(res, length);
-  res.writeHead(code, JSON_HEADERS);
+  res.writeHead(code, headers);
   res.cork();
   for (const p of parts) res.write(p);
   res.uncork();
   res.end();
+}
+
+/** Answers a JSON body given as pieces. */
+export function sendJsonParts(res: ServerResponse, code: number, parts: readonly Buffer[]): void {
+  sendParts(res, code, parts, JSON_HEADERS);
+}
+
+/** Answers a protobuf body (the `k8s\0` envelope and what it holds) given as pieces. */
+export function sendProtobuf(
+  res: ServerResponse,
+  code: number,
+  parts: readonly Buffer[],
+  headers: Readonly<Record<string, string>> = {},
+): void {
+  sendParts(res, code, parts, { ...PROTOBUF_HEADERS, ...headers });
+}
+
+/**
+ * The responses whose request negotiated protobuf. Errors are answered from many places (handlers,
+ * injected faults, a crash), each holding only the response, so the choice travels with it.
+ */
+const protobufErrors = new WeakSet<ServerResponse>();
+
+/** From now on this response's Status errors are protobuf, as ErrorNegotiated answers them. */
+export function answerErrorsInProtobuf(res: ServerResponse): void {
+  protobufErrors.add(res);
 }
 
 /** Answers a Status error with its code and any headers it carries (Retry-After). */
@@ -69,7 +105,12 @@ export function sendError(
   e: StatusFailure,
   headers: Readonly<Record<string, string>> = {},
 ): void {
-  sendJson(res, e.status.code, e.status, { ...headers, ...e.headers });
+  const all = { ...headers, ...e.headers };
+  if (protobufErrors.has(res)) {
+    sendProtobuf(res, e.status.code, envelopeParts("Status", [encodeStatus(e.status)]), all);
+  } else {
+    sendJson(res, e.status.code, e.status, all);
+  }
 }
 
 /** Answers plain text, as the health endpoints and unknown non-API paths do. */
@@ -104,50 +145,4 @@ export function parseBool(v: string | undefined): boolean | undefined {
   if (["1", "t", "T", "TRUE", "true", "True"].includes(v)) return true;
   if (["0", "f", "F", "FALSE", "false", "False"].includes(v)) return false;
   return undefined;
-}
-
-interface MediaRange {
-  readonly type: string;
-  readonly params: Readonly<Record<string, string>>;
-}
-
-/** Splits an Accept header into media ranges with their parameters. */
-function parseAccept(accept: string | undefined): MediaRange[] {
-  return (accept ?? "")
-    .split(",")
-    .map((part) => {
-      const [type = "", ...params] = part.split(";").map((s) => s.trim());
-      return {
-        type: type.toLowerCase(),
-        params: Object.fromEntries(
-          params.map((p) => {
-            const i = p.indexOf("=");
-            return i < 0 ? [p, ""] : [p.slice(0, i).trim(), p.slice(i + 1).trim()];
-          }),
-        ),
-      };
-    })
-    .filter((m) => m.type !== "");
-}
-
-/** What representation a client's Accept header lets this server answer with. */
-type Representation = "json" | "table" | "none";
-
-/**
- * Picks the first acceptable representation in the client's order: a meta.k8s.io Table when asked
- * for one (kubectl get), plain JSON otherwise. Protobuf is never served; aggregated discovery falls
- * through to the plain JSON entry kubectl also lists.
- */
-export function negotiate(accept: string | undefined, tableAllowed: boolean): Representation {
-  const ranges = parseAccept(accept);
-  if (ranges.length === 0) return "json";
-  for (const r of ranges) {
-    const isJson = r.type === "application/json" || r.type === "*/*" || r.type === "application/*";
-    if (!isJson) continue;
-    const as = r.params.as;
-    if (as === undefined) return "json";
-    if (as === "Table" && tableAllowed && r.params.g === "meta.k8s.io" && r.params.v === "v1")
-      return "table";
-  }
-  return "none";
 }

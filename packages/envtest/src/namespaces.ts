@@ -4,7 +4,8 @@
  * never deleted.
  */
 import type { Ctx } from "./context.ts";
-import { negotiate, sendError, sendJson } from "./http-io.ts";
+import { sendError, sendJson } from "./http-io.ts";
+import { JSON_OR_TABLE, negotiate } from "./negotiate.ts";
 import { sortedMap } from "./secret.ts";
 import { notAcceptable, notFound } from "./status.ts";
 import type { NamespaceRecord } from "./store.ts";
@@ -36,7 +37,7 @@ function listItem(ns: NamespaceRecord) {
 
 /** GET /api/v1/namespaces/{name}, as JSON or a Table. */
 export function getNamespace(ctx: Ctx, name: string) {
-  const repr = negotiate(ctx.req.headers.accept, true);
+  const repr = negotiate(ctx.req.headers.accept, JSON_OR_TABLE);
   if (repr === "none") return sendError(ctx.res, notAcceptable());
   const ns = ctx.state.namespace(name);
   if (ns === undefined) return sendError(ctx.res, notFound("namespaces", name));
@@ -54,7 +55,7 @@ export function getNamespace(ctx: Ctx, name: string) {
 
 /** GET /api/v1/namespaces, as a NamespaceList or a Table (never paged: the set is small). */
 export function listNamespaces(ctx: Ctx) {
-  const repr = negotiate(ctx.req.headers.accept, true);
+  const repr = negotiate(ctx.req.headers.accept, JSON_OR_TABLE);
   if (repr === "none") return sendError(ctx.res, notAcceptable());
   const all = ctx.state.namespaces();
   const rv = String(ctx.state.resourceVersion);

@@ -1,8 +1,10 @@
 /**
  * The v1 Secret as the fake API server stores and returns it, and the one place objects are
  * serialised: keys in the order the Go structs marshal them, map keys sorted as Go's encoding/json
- * sorts them, each object serialised once.
+ * sorts them, each object serialised once (as JSON, and as protobuf when a client asks for it).
  */
+
+import { encodeSecret } from "./protobuf-encode.ts";
 
 /** A managedFields `fieldsV1` tree: `{"f:data": {".": {}, "f:key": {}}}`. */
 export type FieldsV1 = { readonly [path: string]: FieldsV1 };
@@ -166,6 +168,7 @@ export class StoredSecret {
   #full: string | undefined;
   #item: Buffer | undefined;
   #added: Buffer | undefined;
+  #proto: Buffer | undefined;
 
   constructor(obj: SecretJSON) {
     this.obj = obj;
@@ -190,6 +193,15 @@ export class StoredSecret {
         : Buffer.from(JSON.stringify({ ...this.obj, kind: undefined, apiVersion: undefined }));
     }
     return this.#item;
+  }
+
+  /**
+   * The v1.Secret protobuf message (without the envelope): a GET's `raw`, and a list item as is,
+   * since protobuf list items carry no TypeMeta either.
+   */
+  get proto(): Buffer {
+    this.#proto ??= encodeSecret(this.obj);
+    return this.#proto;
   }
 
   /**

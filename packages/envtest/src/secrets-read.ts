@@ -1,8 +1,13 @@
-/** GET, list and watch of Secrets over HTTP, as JSON or as a Table for kubectl. */
+/**
+ * GET, list and watch of Secrets over HTTP: as JSON, as a Table for kubectl, or as protobuf for
+ * client-go (gets and lists; watches stream JSON).
+ */
 import type { Ctx } from "./context.ts";
 import type { EventType, StoreEvent } from "./history.ts";
-import { negotiate, parseBool, sendError, sendJson, sendJsonParts } from "./http-io.ts";
+import { parseBool, sendError, sendJson, sendJsonParts, sendProtobuf } from "./http-io.ts";
 import { listSecrets, secretListBody } from "./list.ts";
+import { JSON_OR_TABLE, negotiate, SECRET_READS } from "./negotiate.ts";
+import { envelopeParts, secretListProtoParts } from "./protobuf-encode.ts";
 import { type StoredSecret, storeKey } from "./secret.ts";
 import { compileSelection } from "./selectors.ts";
 import {
@@ -18,7 +23,7 @@ import { startWatchResponse } from "./watch-connection.ts";
 
 /** GET /api/v1/namespaces/{ns}/secrets/{name}. */
 export function getSecret(ctx: Ctx, namespace: string, name: string) {
-  const repr = negotiate(ctx.req.headers.accept, true);
+  const repr = negotiate(ctx.req.headers.accept, SECRET_READS);
   if (repr === "none") return sendError(ctx.res, notAcceptable());
   const s = ctx.state.get(storeKey(namespace, name));
   if (s === undefined) return sendError(ctx.res, notFound("secrets", name));
@@ -30,6 +35,7 @@ export function getSecret(ctx: Ctx, namespace: string, name: string) {
       tableJson(SECRET_COLUMNS, [row], { resourceVersion: s.obj.metadata.resourceVersion }),
     );
   }
+  if (repr === "protobuf") return sendProtobuf(ctx.res, 200, envelopeParts("Secret", [s.proto]));
   sendJson(ctx.res, 200, s.json);
 }
 
@@ -42,7 +48,7 @@ function selection(ctx: Ctx, namespace: string | undefined, name: string | undef
 
 /** GET on a collection: one page of the list. */
 export function listSecretsHandler(ctx: Ctx, namespace: string | undefined) {
-  const repr = negotiate(ctx.req.headers.accept, true);
+  const repr = negotiate(ctx.req.headers.accept, SECRET_READS);
   if (repr === "none") return sendError(ctx.res, notAcceptable());
   const sel = selection(ctx, namespace, undefined);
   if (!sel.ok) return sendError(ctx.res, sel.failure);
@@ -71,6 +77,10 @@ export function listSecretsHandler(ctx: Ctx, namespace: string | undefined) {
     };
     const rows = page.value.items.map((s) => secretRow(s.obj, include, now));
     return sendJson(ctx.res, 200, tableJson(SECRET_COLUMNS, rows, meta));
+  }
+  if (repr === "protobuf") {
+    const items = page.value.items.map((s) => s.proto);
+    return sendProtobuf(ctx.res, 200, secretListProtoParts(page.value, items));
   }
   const items = page.value.items.map((s) => s.item);
   sendJsonParts(ctx.res, 200, secretListBody(page.value, items));
@@ -115,7 +125,7 @@ function watchOptionsError(
  * a fault.
  */
 export function watchSecrets(ctx: Ctx, namespace: string | undefined, name: string | undefined) {
-  const repr = negotiate(ctx.req.headers.accept, true);
+  const repr = negotiate(ctx.req.headers.accept, JSON_OR_TABLE);
   if (repr === "none") return sendError(ctx.res, notAcceptable());
   const sel = selection(ctx, namespace, name);
   if (!sel.ok) return sendError(ctx.res, sel.failure);

@@ -1,15 +1,25 @@
 /**
  * POST, PUT, PATCH and DELETE of Secrets over HTTP: request options (dryRun, fieldManager,
  * fieldValidation, force), body decoding, and the answer codes the real server uses (201 on create,
- * Status on delete).
+ * Status on delete), in JSON or in protobuf when the client asks for it first.
  */
 import { z } from "zod";
 import type { Ctx } from "./context.ts";
 import { decodeSecretBody, mediaTypeOf, parseDocument, type SecretInput } from "./decode.ts";
 import { type DeleteOptions, deleteSecret } from "./delete.ts";
-import { parseBool, readBody, sendError, sendJson, sendJsonParts } from "./http-io.ts";
+import {
+  parseBool,
+  readBody,
+  sendError,
+  sendJson,
+  sendJsonParts,
+  sendProtobuf,
+} from "./http-io.ts";
 import { listSecrets, secretListBody } from "./list.ts";
+import { negotiate, SECRET_WRITES } from "./negotiate.ts";
 import { decodeDeleteOptionsProto, decodeEnvelope } from "./protobuf.ts";
+import { encodeStatus, envelopeParts, secretListProtoParts } from "./protobuf-encode.ts";
+import type { StoredSecret } from "./secret.ts";
 import { patchSecret, patchTypeOf } from "./secret-patch.ts";
 import { compileSelection } from "./selectors.ts";
 import { badRequest, failWith, type OrStatus, ok } from "./status.ts";
@@ -56,9 +66,21 @@ function checkUnknown(c: Common, unknown: readonly string[]): OrStatus<Record<st
   return ok({ Warning: unknown.map((f) => `299 - "unknown field \\"${f}\\""`) });
 }
 
-function answer(ctx: Ctx, code: number, json: string, headers: Record<string, string[]>): void {
+/** Whether the client asked for protobuf first (anything else it accepts is answered JSON). */
+function wantsProtobuf(ctx: Ctx): boolean {
+  return negotiate(ctx.req.headers.accept, SECRET_WRITES) === "protobuf";
+}
+
+/** Answers the Secret a write stored, with the write's warnings. */
+function answer(
+  ctx: Ctx,
+  code: number,
+  stored: StoredSecret,
+  headers: Record<string, string[]>,
+): void {
   for (const [k, v] of Object.entries(headers)) ctx.res.setHeader(k, v);
-  sendJson(ctx.res, code, json);
+  if (wantsProtobuf(ctx)) sendProtobuf(ctx.res, code, envelopeParts("Secret", [stored.proto]));
+  else sendJson(ctx.res, code, stored.json);
 }
 
 /**
@@ -80,7 +102,7 @@ async function writeWholeSecret(
   if (!warn.ok) return sendError(ctx.res, warn.failure);
   const r = write(decoded.value.input, c.value);
   if (!r.ok) return sendError(ctx.res, r.failure);
-  answer(ctx, code, r.value.stored.json, warn.value);
+  answer(ctx, code, r.value.stored, warn.value);
 }
 
 /** POST /api/v1/namespaces/{ns}/secrets. */
@@ -121,7 +143,7 @@ export async function patchSecretHandler(ctx: Ctx, namespace: string, name: stri
   if (!r.ok) return sendError(ctx.res, r.failure);
   const warn = checkUnknown(c.value, r.value.unknownFields);
   if (!warn.ok) return sendError(ctx.res, warn.failure);
-  answer(ctx, r.value.result.created ? 201 : 200, r.value.result.stored.json, warn.value);
+  answer(ctx, r.value.result.created ? 201 : 200, r.value.result.stored, warn.value);
 }
 
 const deleteOptionsSchema = z.object({
@@ -175,6 +197,8 @@ export async function deleteSecretHandler(
   if (!o.ok) return sendError(ctx.res, o.failure);
   const r = deleteSecret(ctx.state, namespace, name, o.value);
   if (!r.ok) return sendError(ctx.res, r.failure);
+  if (wantsProtobuf(ctx))
+    return sendProtobuf(ctx.res, 200, envelopeParts("Status", [encodeStatus(r.value.status)]));
   sendJson(ctx.res, 200, r.value.status);
 }
 
@@ -189,13 +213,19 @@ export async function deleteCollectionHandler(
   if (!sel.ok) return sendError(ctx.res, sel.failure);
   const page = listSecrets(ctx.state, { namespace, matches: sel.value.matches, filtered: true });
   if (!page.ok) return sendError(ctx.res, page.failure);
-  const items: Buffer[] = [];
+  const items: StoredSecret[] = [];
   for (const s of page.value.items) {
     const r = deleteSecret(ctx.state, s.obj.metadata.namespace, s.obj.metadata.name, {
       dryRun: o.value.dryRun ?? false,
     });
-    if (r.ok) items.push(s.item);
+    if (r.ok) items.push(s);
   }
   ctx.record.sent(items.length, 0);
-  sendJsonParts(ctx.res, 200, secretListBody({ rv: ctx.state.resourceVersion }, items));
+  const meta = { rv: ctx.state.resourceVersion };
+  if (wantsProtobuf(ctx)) {
+    const protos = items.map((s) => s.proto);
+    return sendProtobuf(ctx.res, 200, secretListProtoParts(meta, protos));
+  }
+  const json = items.map((s) => s.item);
+  sendJsonParts(ctx.res, 200, secretListBody(meta, json));
 }

@@ -8,10 +8,19 @@ import type { Ctx } from "./context.ts";
 import { type ControlTargets, handleControl } from "./control.ts";
 import { apiGroupList, apiVersions, coreResources, SERVER_VERSION } from "./discovery.ts";
 import type { FaultSettings } from "./faults.ts";
-import { parseBool, type Query, queryOf, sendError, sendJson, sendText } from "./http-io.ts";
+import {
+  answerErrorsInProtobuf,
+  parseBool,
+  type Query,
+  queryOf,
+  sendError,
+  sendJson,
+  sendText,
+} from "./http-io.ts";
 import { clientOf } from "./kubeconfig.ts";
 import { createNamespace, patchNamespace, updateNamespace } from "./namespace-writes.ts";
 import { getNamespace, listNamespaces, watchNamespaces } from "./namespaces.ts";
+import { negotiatesProtobuf } from "./negotiate.ts";
 import { coreV1Document, coreV1Hash, openapiV3Index } from "./openapi.ts";
 import type { RequestArrival, RequestRecord, RequestRecorder } from "./request-log.ts";
 import { type Route, route, type Verb, verbOf } from "./routes.ts";
@@ -167,6 +176,7 @@ export function createHandler(
       res.headersSent ? res.statusCode : undefined,
     );
     res.on("close", () => recordEnd(record, res, verb));
+    if (negotiatesProtobuf(r, verb, req.headers.accept)) answerErrorsInProtobuf(res);
     const ctx: Ctx = {
       req,
       res,

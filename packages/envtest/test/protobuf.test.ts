@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Envtest, startEnvtest } from "../src/index.ts";
 import { decodeDeleteOptionsProto, decodeEnvelope, decodeSecretProto } from "../src/protobuf.ts";
 import { call } from "./helpers.ts";
+import { secret, unwrap } from "./protobuf-decode.ts";
 import { encode, protobufSecret } from "./protobuf-encode.ts";
 
 function B64(s: string) {
@@ -81,22 +82,42 @@ describe("protobuf create over HTTP", () => {
     await env.close();
   });
 
-  it("creates a Secret from a protobuf body and answers JSON", async () => {
+  it("creates a Secret from a protobuf body and answers in protobuf, as asked first", async () => {
+    const res = await fetch(
+      `${env.url}/api/v1/namespaces/default/secrets?fieldManager=kubectl-create`,
+      {
+        method: "POST",
+        body: protobufSecret({ name: "pb", data: { a: "1" }, stringData: { b: "2" } }),
+        headers: {
+          "content-type": "application/vnd.kubernetes.protobuf",
+          accept: "application/vnd.kubernetes.protobuf,application/json",
+        },
+      },
+    );
+    expect(res.status).toBe(201);
+    expect(res.headers.get("content-type")).toBe("application/vnd.kubernetes.protobuf");
+    const { envelope, raw } = unwrap(new Uint8Array(await res.arrayBuffer()));
+    expect(envelope.kind).toBe("Secret");
+    expect(secret(raw)).toMatchObject({
+      metadata: { name: "pb", namespace: "default" },
+      data: { a: Buffer.from("1"), b: Buffer.from("2") },
+      type: "Opaque",
+    });
+  });
+
+  it("creates a Secret from a protobuf body and answers JSON to a client that asks for JSON", async () => {
     const res = await call(
       env,
       "POST",
-      "/api/v1/namespaces/default/secrets?fieldManager=kubectl-create",
-      protobufSecret({ name: "pb", data: { a: "1" }, stringData: { b: "2" } }),
-      {
-        "content-type": "application/vnd.kubernetes.protobuf",
-        accept: "application/vnd.kubernetes.protobuf,application/json",
-      },
+      "/api/v1/namespaces/default/secrets",
+      protobufSecret({ name: "pb-json", data: { a: "1" } }),
+      { "content-type": "application/vnd.kubernetes.protobuf", accept: "application/json" },
     );
     expect(res.status).toBe(201);
     expect(res.headers.get("content-type")).toBe("application/json");
     expect(res.json).toMatchObject({
-      metadata: { name: "pb", namespace: "default" },
-      data: { a: B64("1"), b: B64("2") },
+      metadata: { name: "pb-json", namespace: "default" },
+      data: { a: B64("1") },
       type: "Opaque",
     });
   });
