@@ -34,7 +34,11 @@ export function createListWatch(transport: KubeTransport, scope: ListWatchScope)
       if (resourceVersion !== undefined) query.set("resourceVersion", resourceVersion);
       if (limit !== undefined) query.set("limit", String(limit));
       if (token !== undefined) query.set("continue", token);
-      const opened = await transport.openStream(path, query, signal, { pooled: true });
+      // Protobuf first (ADR 23): a third fewer bytes than JSON for the API server to send.
+      const opened = await transport.openStream(path, query, signal, {
+        pooled: true,
+        accept: "protobuf-or-json",
+      });
       if (!opened.ok) return opened;
       return readList(opened.value, signal, onItem, onActivity);
     },
@@ -78,6 +82,7 @@ async function getSelected(
   const query = new URLSearchParams({ labelSelector, fieldSelector: `metadata.name=${name}` });
   const opened = await transport.openStream(collectionPath(namespace), query, signal, {
     pooled: true,
+    accept: "protobuf-or-json",
   });
   if (!opened.ok) return opened;
   let found: SecretObject | null = null;

@@ -6,14 +6,27 @@ import http from "node:http";
 import https from "node:https";
 import type { KubeConfig } from "@kubernetes/client-node/dist/config.js";
 import { err, ok, type Result } from "../result.ts";
-import type { ApiError } from "./list-watch.ts";
+import { isProtobuf } from "./list-stream.ts";
+import type { ApiError, ApiStatus } from "./list-watch.ts";
+import { decodeStatusBody } from "./protobuf-objects.ts";
 import { decodeStatus, parseJson } from "./wire.ts";
 
 /** An open 200 response whose body the caller reads; destroy() closes the connection. */
 export interface OpenResponse {
   readonly body: http.IncomingMessage;
+  /** The response's Content-Type, which says how the body is encoded. */
+  readonly contentType: string | undefined;
   destroy(): void;
 }
+
+/** What a request accepts: JSON only, or Kubernetes' protobuf first and JSON second. */
+export type Accept = "json" | "protobuf-or-json";
+
+const ACCEPT_HEADER: Readonly<Record<Accept, string>> = {
+  json: "application/json",
+  // The order client-go sends when it prefers protobuf; a server without it answers JSON.
+  "protobuf-or-json": "application/vnd.kubernetes.protobuf, application/json",
+};
 
 /**
  * GETs against one API server. Never rejects: every failure, including an abort, is an
@@ -32,12 +45,13 @@ export interface KubeTransport {
    * GET path?query and hand back the body once 200 headers arrive; aborting destroys it. A
    * watch gets a connection of its own, so destroying it never touches a pooled socket; a
    * list (`pooled`) reuses the pool, and its socket returns there once the body was read.
+   * `accept` defaults to JSON.
    */
   openStream(
     path: string,
     query: URLSearchParams,
     signal: AbortSignal,
-    options?: { readonly pooled?: boolean },
+    options?: { readonly pooled?: boolean; readonly accept?: Accept },
   ): Promise<Result<OpenResponse, ApiError>>;
   /** Destroys pooled connections. In-flight requests are their signals' business. */
   close(): void;
@@ -91,6 +105,7 @@ export function createKubeTransport(kc: KubeConfig): Result<KubeTransport, KubeT
     query: URLSearchParams,
     signal: AbortSignal,
     pooled: boolean,
+    accept: Accept,
   ): Promise<Result<{ req: http.ClientRequest; res: http.IncomingMessage }, ApiError>> => {
     if (signal.aborted) return err({ kind: "aborted" });
     const applied: https.RequestOptions = {};
@@ -109,7 +124,7 @@ export function createKubeTransport(kc: KubeConfig): Result<KubeTransport, KubeT
       path: `${basePath}${path}${search === "" ? "" : `?${search}`}`,
       headers: {
         ...headerRecord(applied.headers),
-        accept: "application/json",
+        accept: ACCEPT_HEADER[accept],
         "user-agent": USER_AGENT,
       },
       agent: cluster.proxyUrl ? applied.agent : pooled ? pool : false,
@@ -153,29 +168,39 @@ export function createKubeTransport(kc: KubeConfig): Result<KubeTransport, KubeT
   return ok({
     server: cluster.server,
     async getJson(path, query, signal) {
-      const sent = await request(path, query, signal, true);
+      const sent = await request(path, query, signal, true, "json");
       if (!sent.ok) return sent;
       const { req, res } = sent.value;
       const status = res.statusCode ?? 0;
       const ok2xx = status >= 200 && status < 300;
       const body = await readBody(req, res, ok2xx ? MAX_BODY_BYTES : MAX_ERROR_BODY_BYTES, signal);
       if (!body.ok && body.error.kind === "aborted") return body;
-      if (!ok2xx) return err(httpError(res, body.ok ? body.value : ""));
+      if (!ok2xx) return err(httpError(res, body.ok ? body.value : EMPTY));
       if (!body.ok) return body;
-      const json = parseJson("response body", body.value);
+      const json = parseJson("response body", body.value.toString("utf8"));
       return json.ok ? json : err({ kind: "decode", message: json.error.message });
     },
     async openStream(path, query, signal, options) {
-      const sent = await request(path, query, signal, options?.pooled === true);
+      const sent = await request(
+        path,
+        query,
+        signal,
+        options?.pooled === true,
+        options?.accept ?? "json",
+      );
       if (!sent.ok) return sent;
       const { req, res } = sent.value;
       if (res.statusCode !== 200) {
         const body = await readBody(req, res, MAX_ERROR_BODY_BYTES, signal);
         req.destroy();
         if (!body.ok && body.error.kind === "aborted") return body;
-        return err(httpError(res, body.ok ? body.value : ""));
+        return err(httpError(res, body.ok ? body.value : EMPTY));
       }
-      return ok({ body: res, destroy: () => req.destroy() });
+      return ok({
+        body: res,
+        contentType: res.headers["content-type"],
+        destroy: () => req.destroy(),
+      });
     },
     close() {
       pool.destroy();
@@ -202,18 +227,20 @@ function tlsOptions(applied: https.RequestOptions): https.RequestOptions {
   return out;
 }
 
-/** Reads a whole body as UTF-8, up to limit bytes. */
+const EMPTY = Buffer.alloc(0);
+
+/** Reads a whole body, up to limit bytes. */
 function readBody(
   req: http.ClientRequest,
   res: http.IncomingMessage,
   limit: number,
   signal: AbortSignal,
-): Promise<Result<string, ApiError>> {
+): Promise<Result<Buffer, ApiError>> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let bytes = 0;
     let settled = false;
-    const settle = (r: Result<string, ApiError>): void => {
+    const settle = (r: Result<Buffer, ApiError>): void => {
       if (settled) return;
       settled = true;
       signal.removeEventListener("abort", onAbort);
@@ -234,7 +261,7 @@ function readBody(
       }
       chunks.push(chunk);
     });
-    res.on("end", () => settle(ok(Buffer.concat(chunks, bytes).toString("utf8"))));
+    res.on("end", () => settle(ok(Buffer.concat(chunks, bytes))));
     res.on("error", (e) => settle(err({ kind: "network", message: describe(e) })));
     res.on("close", () => {
       if (!res.complete)
@@ -243,12 +270,13 @@ function readBody(
   });
 }
 
-/** Maps a non-2xx response to an ApiError, reading a Status body when there is one. */
-function httpError(res: http.IncomingMessage, body: string): ApiError {
+/**
+ * Maps a non-2xx response to an ApiError, reading a Status body when there is one: protobuf when
+ * the request accepted it (the API server encodes errors as it would have the answer), else JSON.
+ */
+function httpError(res: http.IncomingMessage, body: Buffer): ApiError {
   const status = res.statusCode ?? 0;
-  const json = body === "" ? undefined : parseJson("error body", body);
-  const decoded = json?.ok ? decodeStatus(json.value) : undefined;
-  const parsedStatus = decoded?.ok ? decoded.value : undefined;
+  const parsedStatus = body.length === 0 ? undefined : statusOf(res.headers["content-type"], body);
   const header = retryAfterHeader(res.headers["retry-after"]);
   const retryAfterSeconds = header ?? parsedStatus?.retryAfterSeconds;
   const reason = parsedStatus?.reason ?? res.statusMessage;
@@ -260,6 +288,16 @@ function httpError(res: http.IncomingMessage, body: string): ApiError {
     ...(reason === undefined || reason === "" ? {} : { reason }),
     ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
   };
+}
+
+function statusOf(contentType: string | undefined, body: Buffer): ApiStatus | undefined {
+  if (isProtobuf(contentType)) {
+    const decoded = decodeStatusBody(body);
+    return decoded.ok ? decoded.value : undefined;
+  }
+  const json = parseJson("error body", body.toString("utf8"));
+  const decoded = json.ok ? decodeStatus(json.value) : undefined;
+  return decoded?.ok ? decoded.value : undefined;
 }
 
 /** Retry-After as delay-seconds; the API server never sends the HTTP-date form. */

@@ -1,11 +1,28 @@
-// Reads a list response as it arrives: bytes → items (list-splitter) → decoded Secrets handed on
-// one at a time, then the list's resourceVersion and continue token from its metadata.
+// Reads a list response as it arrives: bytes → decoded Secrets handed on one at a time, then the
+// list's resourceVersion and continue token. The response's Content-Type picks the reader: the
+// protobuf the mirror asks for first (ADR 23), or JSON, which any server may answer instead.
 
 import { err, ok, type Result } from "../result.ts";
 import type { OpenResponse } from "./http-transport.ts";
-import { createListSplitter } from "./list-splitter.ts";
+import { createJsonListReader } from "./json-list.ts";
 import type { ApiError, ListPage, SecretObject } from "./list-watch.ts";
-import { decodeListMetadata, decodeSecret, parseJson } from "./wire.ts";
+import { createProtobufListReader } from "./protobuf-list.ts";
+import { PROTOBUF_MEDIA_TYPE } from "./protobuf-wire.ts";
+
+/**
+ * One list body in one encoding. `push` takes chunks in order and returns the items they
+ * completed; `end` checks the body was whole and returns the list's metadata. A failure is a
+ * message naming where, never a value.
+ */
+export interface ListReader {
+  push(chunk: Buffer): Result<readonly SecretObject[], string>;
+  end(): Result<ListPage, string>;
+}
+
+/** Whether a response's Content-Type is Kubernetes' protobuf encoding. */
+export function isProtobuf(contentType: string | undefined): boolean {
+  return contentType?.split(";")[0]?.trim().toLowerCase() === PROTOBUF_MEDIA_TYPE;
+}
 
 /**
  * Hands each item of response to onItem, in order, as soon as it is complete, and resolves to
@@ -19,20 +36,15 @@ export async function readList(
   onItem: (item: SecretObject) => void,
   onActivity?: () => void,
 ): Promise<Result<ListPage, ApiError>> {
-  const splitter = createListSplitter();
-  let index = 0;
+  const reader = isProtobuf(response.contentType)
+    ? createProtobufListReader()
+    : createJsonListReader();
   try {
     for await (const chunk of response.body) {
       onActivity?.();
-      const split = splitter.push(chunk as Buffer);
-      if ("message" in split) return fail(response, { kind: "decode", message: split.message });
-      for (const text of split.items) {
-        const json = parseJson(`SecretList item ${index}`, text);
-        const secret = json.ok ? decodeSecret(json.value, `SecretList item ${index}`) : json;
-        if (!secret.ok) return fail(response, { kind: "decode", message: secret.error.message });
-        index++;
-        onItem(secret.value);
-      }
+      const items = reader.push(chunk as Buffer);
+      if (!items.ok) return fail(response, { kind: "decode", message: items.error });
+      for (const item of items.value) onItem(item);
     }
   } catch (e) {
     if (signal.aborted) return err({ kind: "aborted" });
@@ -41,13 +53,8 @@ export async function readList(
   if (signal.aborted) return err({ kind: "aborted" });
   if (!response.body.complete)
     return err({ kind: "network", message: "list connection closed before the response ended" });
-  const envelope = splitter.end();
-  if ("message" in envelope) return err({ kind: "decode", message: envelope.message });
-  if (envelope.metadata === null)
-    return err({ kind: "decode", message: "SecretList: required at metadata" });
-  const metadata = parseJson("SecretList metadata", envelope.metadata);
-  const page = metadata.ok ? decodeListMetadata(metadata.value) : metadata;
-  return page.ok ? ok(page.value) : err({ kind: "decode", message: page.error.message });
+  const page = reader.end();
+  return page.ok ? ok(page.value) : err({ kind: "decode", message: page.error });
 }
 
 function fail(response: OpenResponse, error: ApiError): Result<never, ApiError> {

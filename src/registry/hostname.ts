@@ -20,6 +20,35 @@ const LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
  * and names over 253 characters are errors whose message fits after a document path.
  */
 export function normaliseHostname(raw: string): Result<HostnamePattern, string> {
+  const plain = plainPattern(raw);
+  return plain === null ? normaliseAnyHostname(raw) : ok(plain);
+}
+
+/**
+ * The common case, already normal: lower-case `[a-z0-9-]` labels of 1–63 characters, no '-' at
+ * either end, at most a leading `*.`, 253 characters in all. Null for anything else, which
+ * `normaliseAnyHostname` decides; the two must agree (test/registry/hostname.test.ts).
+ */
+function plainPattern(raw: string): HostnamePattern | null {
+  const wildcard = raw.startsWith("*.");
+  const start = wildcard ? 2 : 0;
+  const n = raw.length;
+  if (n === start || n > MAX_HOSTNAME_LENGTH) return null;
+  let labelStart = start;
+  for (let i = start; i <= n; i++) {
+    const c = i === n ? 46 : raw.charCodeAt(i);
+    if (c === 46) {
+      const length = i - labelStart;
+      if (length === 0 || length > MAX_LABEL_LENGTH) return null;
+      if (raw.charCodeAt(labelStart) === 45 || raw.charCodeAt(i - 1) === 45) return null;
+      labelStart = i + 1;
+    } else if (!((c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 45)) return null;
+  }
+  return { pattern: raw, wildcardSuffix: wildcard ? raw.slice(2) : null };
+}
+
+/** Every rule of `normaliseHostname`, for any input. */
+export function normaliseAnyHostname(raw: string): Result<HostnamePattern, string> {
   if (raw.length === 0) return err("must not be empty");
   let host = raw.endsWith(".") ? raw.slice(0, -1) : raw;
   if (/:\d*$/.test(host) && !host.startsWith("[")) return err("port not allowed");

@@ -1,6 +1,7 @@
 import { gunzipSync } from "node:zlib";
 import type { z } from "zod";
 import { err, ok, type Result } from "../result.ts";
+import { readPlainRegistry } from "./plain-document.ts";
 import { type AppSpec, type Registry, registryDocument } from "./schema.ts";
 
 /** Why a Registry value was refused; `issues` name the offending path, as `apps[3].hostnames[0]: port not allowed`. */
@@ -37,6 +38,18 @@ export function parseRegistry(
 
 /** Validates an already-decoded document: the same rules and messages as `parseRegistry`. */
 export function parseRegistryDocument(
+  json: unknown,
+  defaultNamespace: string,
+): Result<Registry, RegistryError> {
+  const plain = readPlainRegistry(json, defaultNamespace);
+  return plain === null ? validateRegistryDocument(json, defaultNamespace) : ok(plain);
+}
+
+/**
+ * The zod schema's answer, which defines the document and words every error; what
+ * `parseRegistryDocument` gives whenever the plain reader does not vouch for a document.
+ */
+export function validateRegistryDocument(
   json: unknown,
   defaultNamespace: string,
 ): Result<Registry, RegistryError> {

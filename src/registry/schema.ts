@@ -25,13 +25,14 @@ export interface Registry {
   readonly apps: readonly AppSpec[];
 }
 
-const API_VERSION = "replica-mirror/v1";
+export const REGISTRY_API_VERSION = "replica-mirror/v1";
 
 // Kubernetes rules: DNS-1123 label for App names and namespaces, DNS-1123 subdomain for
 // Secret names, and the ConfigMap/Secret key rule.
-const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const SECRET_KEY = /^[-._a-zA-Z0-9]+$/;
+export const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+export const DNS1123_SUBDOMAIN =
+  /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+export const SECRET_KEY = /^[-._a-zA-Z0-9]+$/;
 
 const dnsLabel = z
   .string()
@@ -75,7 +76,7 @@ const app = z.object({
 /** The document as written (unknown fields are dropped: forward compatibility). */
 export const registryDocument = z
   .object({
-    apiVersion: z.literal(API_VERSION, { error: `must be "${API_VERSION}"` }),
+    apiVersion: z.literal(REGISTRY_API_VERSION, { error: `must be "${REGISTRY_API_VERSION}"` }),
     apps: z.array(app),
   })
   .superRefine((doc, ctx) => {

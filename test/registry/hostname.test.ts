@@ -1,5 +1,10 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { normaliseHostname, normaliseRequestHost } from "../../src/registry/hostname.ts";
+import {
+  normaliseAnyHostname,
+  normaliseHostname,
+  normaliseRequestHost,
+} from "../../src/registry/hostname.ts";
 
 describe("normaliseHostname (Registry document)", () => {
   it.each([
@@ -73,5 +78,51 @@ describe("normaliseRequestHost (a data plane's Host)", () => {
     ["shop.example.com, other.example.com", "invalid"],
   ])("refuses %j as %s", (raw, reason) => {
     expect(normaliseRequestHost(raw)).toEqual({ ok: false, error: reason });
+  });
+});
+
+describe("normaliseHostname's shortcut for plain names", () => {
+  // Names from characters that reach every rule: case, dots, wildcards, ports, IDN, '%', '_'.
+  const name = fc
+    .array(
+      fc.constantFrom(
+        "a",
+        "z",
+        "0",
+        "9",
+        "-",
+        ".",
+        "*",
+        "*.",
+        "A",
+        "_",
+        ":",
+        "ü",
+        "%",
+        "a".repeat(63),
+      ),
+      {
+        maxLength: 12,
+      },
+    )
+    .map((parts) => parts.join(""));
+
+  it("gives the full rules' answer for every name", () => {
+    fc.assert(
+      fc.property(name, (raw) => {
+        expect(normaliseHostname(raw)).toEqual(normaliseAnyHostname(raw));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it("takes plain names, wildcards and 253-character names whole", () => {
+    const long = `${Array.from({ length: 3 }, () => "a".repeat(63)).join(".")}.${"b".repeat(61)}`;
+    for (const raw of ["shop.example.com", "*.shop.example.com", "a-1.b", long])
+      expect(normaliseHostname(raw)).toEqual({
+        ok: true,
+        value: { pattern: raw, wildcardSuffix: raw.startsWith("*.") ? raw.slice(2) : null },
+      });
+    expect(long.length).toBe(253);
   });
 });

@@ -1,0 +1,101 @@
+// The protobuf wire format as Kubernetes writes it (proto2, gogo-generated), read-only: varints,
+// length-delimited fields, and skipping what is not read. Malformed input is a value: the reader
+// records the first failure and reads nothing after it, so a decoder checks once, at its end.
+
+/** The media type a client asks for to get Kubernetes' protobuf encoding. */
+export const PROTOBUF_MEDIA_TYPE = "application/vnd.kubernetes.protobuf";
+
+/** The four bytes every Kubernetes protobuf body starts with: "k8s" and a zero. */
+export const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
+
+export const VARINT = 0;
+export const FIXED64 = 1;
+export const LENGTH_DELIMITED = 2;
+export const FIXED32 = 5;
+
+/** A cursor over one message, `buf[pos, end)`. */
+export class WireReader {
+  readonly buf: Buffer;
+  pos: number;
+  readonly end: number;
+  /** The first malformation met, if any; once set, every read returns a zero value. */
+  failure: string | null = null;
+
+  constructor(buf: Buffer, start = 0, end = buf.length) {
+    this.buf = buf;
+    this.pos = start;
+    this.end = end;
+  }
+
+  /** Whether a field remains to be read. */
+  get more(): boolean {
+    return this.failure === null && this.pos < this.end;
+  }
+
+  fail(message: string): void {
+    this.failure ??= message;
+    this.pos = this.end;
+  }
+
+  /** An unsigned varint, exact up to 2^53 (lengths, field keys, counts and timestamps). */
+  varint(): number {
+    let result = 0;
+    let scale = 1;
+    for (let i = 0; i < 10 && this.pos < this.end; i++) {
+      const b = this.buf[this.pos++]!;
+      result += (b & 0x7f) * scale;
+      if (b < 0x80) return result;
+      scale *= 128;
+    }
+    this.fail("truncated or overlong varint");
+    return 0;
+  }
+
+  /** Moves past a length-delimited value and returns where it starts; it ends at `pos`. */
+  span(): number {
+    const length = this.varint();
+    const start = this.pos;
+    if (length > this.end - start) {
+      this.fail("length-delimited field runs past its message");
+      return this.end;
+    }
+    this.pos = start + length;
+    return start;
+  }
+
+  /** A length-delimited value as UTF-8 text. */
+  string(): string {
+    const start = this.span();
+    return this.failure === null ? this.buf.toString("utf8", start, this.pos) : "";
+  }
+
+  /** A length-delimited value as base64, the form JSON gives bytes in. */
+  base64(): string {
+    const start = this.span();
+    return this.failure === null ? this.buf.toString("base64", start, this.pos) : "";
+  }
+
+  /** A reader over a nested message. */
+  message(): WireReader {
+    const start = this.span();
+    return new WireReader(this.buf, start, this.failure === null ? this.pos : start);
+  }
+
+  /** Skips one field's value of the given wire type; groups are refused (Kubernetes has none). */
+  skip(wireType: number): void {
+    if (wireType === VARINT) this.varint();
+    else if (wireType === LENGTH_DELIMITED) this.span();
+    else if (wireType === FIXED64 || wireType === FIXED32) {
+      const size = wireType === FIXED64 ? 8 : 4;
+      if (size > this.end - this.pos) this.fail("fixed-size field runs past its message");
+      else this.pos += size;
+    } else this.fail(`unsupported wire type ${wireType}`);
+  }
+}
+
+/** Whether `buf[pos…]` holds a whole varint, so a streaming reader can wait for more bytes. */
+export function varintComplete(buf: Buffer, pos: number): boolean {
+  const last = Math.min(buf.length, pos + 10);
+  for (let i = pos; i < last; i++) if (buf[i]! < 0x80) return true;
+  return last - pos >= 10;
+}
