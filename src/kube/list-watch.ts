@@ -4,7 +4,10 @@
 
 import type { Result } from "../result.ts";
 
-/** A Secret as the mirror sees it: metadata plus the base64 `data` exactly as the API sends it. */
+/**
+ * A Secret as the mirror sees it: metadata, and `data` values as byte strings, one character per
+ * byte (ADR 20), decoded from the JSON's base64 or copied from protobuf's bytes.
+ */
 export interface SecretObject {
   readonly metadata: {
     readonly namespace: string;

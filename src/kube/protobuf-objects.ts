@@ -32,7 +32,7 @@ function mapEntry(r: WireReader, value: (r: WireReader) => string): [string, str
 }
 
 const text = (r: WireReader): string => r.string();
-const base64 = (r: WireReader): string => r.base64();
+const bytes = (r: WireReader): string => r.bytes();
 
 /**
  * ObjectMeta: name 1, namespace 3, uid 5, resourceVersion 6, labels 11; the rest is skipped. A
@@ -44,7 +44,8 @@ function objectMeta(r: WireReader, into: Metadata | undefined): Metadata {
   let namespace = into?.namespace ?? "";
   let uid = into?.uid ?? "";
   let resourceVersion = into?.resourceVersion ?? "";
-  let labels: Record<string, string> | undefined = into?.labels && { ...into.labels };
+  // Entries, made a record at the end: assigning a key named `__proto__` would drop it.
+  const labels: [string, string][] = into?.labels ? Object.entries(into.labels) : [];
   while (meta.more) {
     const tag = meta.varint();
     switch (tag) {
@@ -62,8 +63,7 @@ function objectMeta(r: WireReader, into: Metadata | undefined): Metadata {
         break;
       case (11 << 3) + LENGTH_DELIMITED: {
         const [k, v] = mapEntry(meta, text);
-        labels ??= {};
-        labels[k] = v;
+        labels.push([k, v]);
         break;
       }
       default:
@@ -76,13 +76,13 @@ function objectMeta(r: WireReader, into: Metadata | undefined): Metadata {
     name,
     resourceVersion,
     ...(uid === "" ? {} : { uid }),
-    ...(labels && { labels }),
+    ...(labels.length > 0 && { labels: Object.fromEntries(labels) }),
   };
 }
 
 /**
  * A v1.Secret message in `r` (metadata 1, data 2 as map<string, bytes>, type 3), with `data` as
- * base64 like the JSON form. Proto2 writes empty strings, so an empty name, namespace or
+ * byte strings like the JSON decoder's. Proto2 writes empty strings, so an empty name, namespace or
  * resourceVersion means the field was missing.
  */
 export function decodeSecretMessage(
@@ -91,14 +91,13 @@ export function decodeSecretMessage(
 ): Result<SecretObject, DecodeFailure> {
   let metadata: Metadata | undefined;
   let type = "";
-  let data: Record<string, string> | undefined;
+  const data: [string, string][] = [];
   while (r.more) {
     const tag = r.varint();
     if (tag === (1 << 3) + LENGTH_DELIMITED) metadata = objectMeta(r, metadata);
     else if (tag === (2 << 3) + LENGTH_DELIMITED) {
-      const [k, v] = mapEntry(r, base64);
-      data ??= {};
-      data[k] = v;
+      const [k, v] = mapEntry(r, bytes);
+      data.push([k, v]);
     } else if (tag === (3 << 3) + LENGTH_DELIMITED) type = r.string();
     else r.skip(tag & 7);
   }
@@ -108,7 +107,7 @@ export function decodeSecretMessage(
   return ok({
     metadata: metadata!,
     ...(type === "" ? {} : { type }),
-    ...(data && { data }),
+    ...(data.length > 0 && { data: Object.fromEntries(data) }),
   });
 }
 

@@ -69,10 +69,10 @@ export class WireReader {
     return this.failure === null ? this.buf.toString("utf8", start, this.pos) : "";
   }
 
-  /** A length-delimited value as base64, the form JSON gives bytes in. */
-  base64(): string {
+  /** A length-delimited value as a byte string, one character per byte (ADR 20). */
+  bytes(): string {
     const start = this.span();
-    return this.failure === null ? this.buf.toString("base64", start, this.pos) : "";
+    return this.failure === null ? this.buf.toString("latin1", start, this.pos) : "";
   }
 
   /** A reader over a nested message. */

@@ -70,19 +70,27 @@ export function parseJson(what: string, text: string): Result<unknown, DecodeFai
   }
 }
 
-/** Decodes one Secret object. */
+/** Decodes one Secret object, its base64 values into byte strings. */
 export function decodeSecret(value: unknown, what = "Secret"): Result<SecretObject, DecodeFailure> {
   const parsed = secretSchema.safeParse(value);
   if (!parsed.success) return err(describeIssues(what, parsed.error));
   const { metadata, type, data } = parsed.data;
-  // Without a null, the parsed value is a SecretObject as it is (the usual case: no copy).
-  if (metadata.labels !== null && data !== null) return ok(parsed.data as SecretObject);
   const { labels, ...rest } = metadata;
   return ok({
     metadata: labels === null ? rest : metadata,
     ...(type === undefined ? {} : { type }),
-    ...(data === null || data === undefined ? {} : { data }),
+    ...(data === null || data === undefined ? {} : { data: byteStrings(data) }),
   } as SecretObject);
+}
+
+/**
+ * Base64 values as byte strings. fromEntries defines properties: a key named `__proto__` (valid
+ * in a Secret) stays a key.
+ */
+function byteStrings(data: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(data).map(([k, v]) => [k, Buffer.from(v, "base64").toString("latin1")]),
+  );
 }
 
 /** Decodes a SecretList's metadata; an empty `continue` means the last page. */

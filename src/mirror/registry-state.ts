@@ -9,7 +9,7 @@ type RegistrySecret =
   | {
       readonly present: true;
       readonly resourceVersion: string;
-      readonly value: string | undefined /* base64; undefined: key missing */;
+      readonly value: string | undefined /* bytes, one character each; undefined: key missing */;
     };
 
 /** The Registry to serve and what to report about it. */
@@ -41,7 +41,7 @@ export function serveRegistry(
   });
   if (secret.value === undefined)
     return keep(`invalid registry: key '${options.key}' is missing from the Secret`);
-  const parsed = parseRegistry(Buffer.from(secret.value, "base64"), {
+  const parsed = parseRegistry(Buffer.from(secret.value, "latin1"), {
     defaultNamespace: options.namespace,
     ...(options.maxDecompressedBytes === undefined
       ? {}

@@ -5,16 +5,12 @@ import type { SecretData, SecretsView } from "../snapshot/types.ts";
 import { compareResourceVersions } from "./resource-version.ts";
 
 /**
- * Each base64 value as a byte string, one character per byte (ADR 20): a quarter smaller than the
- * base64 the API sends, and still an immutable string. A new frozen object, so the store shares
- * nothing mutable with the decoder.
+ * The values, byte strings as decoded (ADR 20), in a new frozen object, so the store shares
+ * nothing mutable with the decoder. fromEntries defines properties: a key named `__proto__`
+ * (valid in a Secret) stays a key.
  */
 function secretBytes(data: Readonly<Record<string, string>> | undefined): SecretData["data"] {
-  const entries = Object.entries(data ?? {});
-  // fromEntries defines properties: a key named `__proto__` (valid in a Secret) stays a key.
-  return Object.freeze(
-    Object.fromEntries(entries.map(([k, v]) => [k, Buffer.from(v, "base64").toString("latin1")])),
-  );
+  return Object.freeze(Object.fromEntries(Object.entries(data ?? {})));
 }
 
 /** Where a Secret's state came from: a watch event is in order; a GET may race the watch. */

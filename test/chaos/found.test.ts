@@ -62,13 +62,14 @@ describe("found by the chaos model check", () => {
   // store discards it as stale and the deletion is lost.
   // Fixed: after every list the store reconciles what it holds against the keys listed.
   it("forgets a Secret a relist finds deleted, even when a fetch stored a newer version", async () => {
-    const b64 = (s: string) => Buffer.from(s).toString("base64");
+    // Values as the decoders hand them on: byte strings (ADR 20).
+    const bytes = (s: string) => Buffer.from(s).toString("latin1");
     const registryLw = new FakeListWatch();
     const secretsLw = new FakeListWatch();
     const registry = (rv: string, apps: { name: string; secret: string }[]) => ({
       metadata: { namespace: REGISTRY_NS, name: REGISTRY_NAME, resourceVersion: rv },
       data: {
-        [REGISTRY_KEY]: b64(
+        [REGISTRY_KEY]: bytes(
           JSON.stringify(
             registryDoc(
               apps.map((a) => ({
@@ -99,14 +100,14 @@ describe("found by the chaos model check", () => {
       ok(page("10", [registry("10", [{ name: "shop", secret: "shop-credentials" }])])),
     );
     // blog-credentials exists, unreferenced: the reflector knows it at rv 3.
-    secretsLw.replyList(ok(page("10", [secret("blog-credentials", "3", { token: b64("b1") })])));
+    secretsLw.replyList(ok(page("10", [secret("blog-credentials", "3", { token: bytes("b1") })])));
     mirror.start();
     try {
       await waitUntil(() => holder.current() ?? undefined);
       // Its update to rv 14 never reaches the watch; a GET sees it.
       secretsLw.objects.set(
         "default/blog-credentials",
-        secret("blog-credentials", "14", { other: b64("x") }),
+        secret("blog-credentials", "14", { other: bytes("x") }),
       );
       registryLw.current.modify(registry("15", [{ name: "blog", secret: "blog-credentials" }]));
       await waitUntil(() =>

@@ -31,7 +31,7 @@ function read(body: Buffer, cuts: readonly number[] = [], maxFieldBytes?: number
   return page.ok ? { items, page: page.value } : { failure: page.error };
 }
 
-/** What the JSON decoder gives for the same Secret: data as base64, empty fields absent. */
+/** What the JSON decoder gives for the same Secret: data as byte strings, empty fields absent. */
 function expected(s: PbSecret): SecretObject {
   return {
     metadata: {
@@ -45,7 +45,7 @@ function expected(s: PbSecret): SecretObject {
     ...(s.data && Object.keys(s.data).length > 0
       ? {
           data: Object.fromEntries(
-            Object.entries(s.data).map(([k, v]) => [k, Buffer.from(v).toString("base64")]),
+            Object.entries(s.data).map(([k, v]) => [k, Buffer.from(v).toString("latin1")]),
           ),
         }
       : {}),
@@ -115,6 +115,26 @@ describe("createProtobufListReader", () => {
     const body = pbEnvelope("SecretList", list, pbBytes(9, "y".repeat(5000)));
     const cuts = Array.from({ length: body.length - 1 }, (_, i) => i + 1);
     expect(read(body, cuts)).toEqual({ items: [expected(s)], page: { resourceVersion: "9" } });
+  });
+
+  it("keeps keys named __proto__, as the JSON decoder does", () => {
+    const s = {
+      namespace: "ns",
+      name: "n",
+      resourceVersion: "1",
+      labels: Object.fromEntries([["__proto__", "label"]]),
+      data: Object.fromEntries([
+        ["__proto__", Buffer.from("v")],
+        ["k", Buffer.from("w")],
+      ]),
+    };
+    const result = read(pbSecretList({ resourceVersion: "2" }, [pbSecret(s)]));
+    const item = result.items?.[0];
+    expect(Object.entries(item?.metadata.labels ?? {})).toEqual([["__proto__", "label"]]);
+    expect(Object.entries(item?.data ?? {})).toEqual([
+      ["__proto__", "v"],
+      ["k", "w"],
+    ]);
   });
 
   it("refuses what is not a whole SecretList, naming where and never a value", () => {
@@ -194,7 +214,7 @@ describe("decodeSecretMessage", () => {
           labels: { team: "payments" },
         },
         type: "example.com/custom",
-        data: { blob: "AAH+/w==", token: "czNjcjN0" },
+        data: { blob: "\x00\x01\xfe\xff", token: "s3cr3t" },
       },
     });
     expect(decodeSecretMessage(new WireReader(raw()))).toEqual({

@@ -32,7 +32,7 @@ describe("decodeWatchLine", () => {
     expect(decodeWatchLine(line)).toEqual(
       ok({
         type: "MODIFIED",
-        object: { metadata: kept, type: "Opaque", data: { token: SECRET_VALUE } },
+        object: { metadata: kept, type: "Opaque", data: { token: "super-secret-token" } },
       }),
     );
   });
@@ -46,7 +46,7 @@ describe("decodeWatchLine", () => {
       decodeWatchLine(
         eventLine("ADDED", { metadata: { ...metadata, labels: null }, data: { k: "dg==" } }),
       ),
-    ).toStrictEqual(ok({ type: "ADDED", object: { metadata, data: { k: "dg==" } } }));
+    ).toStrictEqual(ok({ type: "ADDED", object: { metadata, data: { k: "v" } } }));
     expect(
       decodeWatchLine(
         eventLine("ADDED", { metadata: { ...metadata, labels: { a: "b" } }, data: null }),

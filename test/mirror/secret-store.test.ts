@@ -7,12 +7,10 @@ import { addedSecrets, deriveWatchedSet } from "../../src/mirror/watched-set.ts"
 import { SecretIndex } from "../../src/snapshot/secret-index.ts";
 import { registryDoc, registryOf } from "../support/world.ts";
 
-const base64 = (bytes: string) => Buffer.from(bytes, "latin1").toString("base64");
-
-/** A Secret as the API sends it: the token base64-encoded. */
+/** A Secret as the decoders hand it on: the token as a byte string (ADR 20). */
 const secret = (name: string, rv: string, token?: string): SecretObject => ({
   metadata: { namespace: "ns", name, resourceVersion: rv },
-  ...(token === undefined ? {} : { data: { token: base64(token) } }),
+  ...(token === undefined ? {} : { data: { token } }),
 });
 
 function storeWatching(...names: string[]): SecretStore {
@@ -70,13 +68,13 @@ describe("SecretStore.apply", () => {
 
   it("copies the data it keeps", () => {
     const store = storeWatching("a");
-    const data: Record<string, string> = { token: base64("x") };
+    const data: Record<string, string> = { token: "x" };
     store.apply(
       "upsert",
       { metadata: { namespace: "ns", name: "a", resourceVersion: "1" }, data },
       "watch",
     );
-    data.token = base64("changed");
+    data.token = "changed";
     expect(contents(store)).toEqual([["ns/a", "1", "x"]]);
   });
 
@@ -84,7 +82,7 @@ describe("SecretStore.apply", () => {
     const store = storeWatching("a");
     const bytes = String.fromCharCode(0, 1, 127, 128, 200, 255);
     const data = JSON.parse(
-      `{"token":"${base64(bytes)}","__proto__":"${base64("p")}","empty":""}`,
+      `{"token":${JSON.stringify(bytes)},"__proto__":"p","empty":""}`,
     ) as Record<string, string>;
     store.apply(
       "upsert",
@@ -164,7 +162,7 @@ describe("watched set and registry state", () => {
   it("serves an absent Registry as empty, and keeps the last good one over a malformed value or a missing key", () => {
     const options = { key: "registry.json", namespace: "platform" };
     const good = registryOf([{ name: "a", hostnames: ["a.x"] }], "platform");
-    const encoded = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64");
+    const encoded = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("latin1");
     expect(serveRegistry({ present: false }, good, options)).toEqual({
       registry: null,
       status: { present: false, resourceVersion: null, error: null },
@@ -207,7 +205,7 @@ describe("watched set and registry state", () => {
       metadata: { namespace: "platform", name: "reg", resourceVersion: rv },
       ...(value === undefined
         ? {}
-        : { data: { "registry.json": Buffer.from(JSON.stringify(value)).toString("base64") } }),
+        : { data: { "registry.json": Buffer.from(JSON.stringify(value)).toString("latin1") } }),
     });
     const good = registryDoc([{ name: "a", hostnames: ["a.x"] }]);
     const better = registryDoc([{ name: "b", hostnames: ["b.x"] }]);

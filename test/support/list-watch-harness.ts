@@ -67,11 +67,11 @@ export const wireSecret = (name: string, rv: string) => ({
   data: { token: "dG9rZW4=" },
 });
 
-/** wireSecret as decoded. */
+/** wireSecret as decoded: its base64 value as the bytes it stands for. */
 export const secret = (name: string, rv: string) => ({
   metadata: { namespace: "ns1", name, resourceVersion: rv },
   type: "Opaque",
-  data: { token: "dG9rZW4=" },
+  data: { token: "token" },
 });
 
 export const line = (value: unknown): string => `${JSON.stringify(value)}\n`;
