@@ -4,29 +4,18 @@
 import type { Envtest } from "@replica-mirror/envtest";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createListWatch } from "../../src/kube/client.ts";
-import {
-  type Accept,
-  createKubeTransport,
-  type KubeTransport,
-} from "../../src/kube/http-transport.ts";
-import { loadKubeConfig } from "../../src/kube/kubeconfig.ts";
+import type { Accept, KubeTransport } from "../../src/kube/http-transport.ts";
 import { readList } from "../../src/kube/list-stream.ts";
 import type { SecretObject } from "../../src/kube/list-watch.ts";
-import { envtestFor, kubeconfigFor } from "../support/world.ts";
+import { envtestFor, transportFor } from "../support/world.ts";
 
 let envtest: Envtest;
 let transport: KubeTransport;
-let removeKubeconfig: () => Promise<void>;
+let closeTransport: () => Promise<void>;
 
 beforeEach(async () => {
   envtest = await envtestFor();
-  const kubeconfig = await kubeconfigFor(envtest);
-  removeKubeconfig = kubeconfig.remove;
-  const loaded = loadKubeConfig(kubeconfig.path);
-  if (!loaded.ok) throw new Error(loaded.error.message);
-  const created = createKubeTransport(loaded.value.kubeConfig);
-  if (!created.ok) throw new Error(created.error.message);
-  transport = created.value;
+  ({ transport, close: closeTransport } = await transportFor(envtest));
   envtest.apply({
     namespace: "tenant-a",
     name: "shop-credentials",
@@ -38,9 +27,8 @@ beforeEach(async () => {
   envtest.apply({ namespace: "tenant-b", name: "blog-credentials", data: { token: "b" } });
 });
 afterEach(async () => {
-  transport.close();
+  await closeTransport();
   await envtest.close();
-  await removeKubeconfig();
 });
 
 /** One list request with the given Accept: its Content-Type, items and page, or its error. */

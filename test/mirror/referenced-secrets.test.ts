@@ -1,41 +1,33 @@
 import type { Envtest } from "@replica-mirror/envtest";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createListWatch } from "../../src/kube/client.ts";
-import { createKubeTransport, type KubeTransport } from "../../src/kube/http-transport.ts";
-import { loadKubeConfig } from "../../src/kube/kubeconfig.ts";
+import type { KubeTransport } from "../../src/kube/http-transport.ts";
 import { RETRY_DELAYS_MS, ReferencedSecrets } from "../../src/mirror/referenced-secrets.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import {
   type AppInput,
   envtestFor,
-  kubeconfigFor,
   registryOf,
+  transportFor,
   writeSecret,
 } from "../support/world.ts";
 
 let envtest: Envtest;
 let transport: KubeTransport;
-let removeKubeconfig: () => Promise<void>;
+let closeTransport: () => Promise<void>;
 let referenced: ReferencedSecrets | undefined;
 
 beforeEach(async () => {
   envtest = await envtestFor();
-  const kubeconfig = await kubeconfigFor(envtest);
-  removeKubeconfig = kubeconfig.remove;
-  const loaded = loadKubeConfig(kubeconfig.path);
-  if (!loaded.ok) throw new Error(loaded.error.message);
-  const created = createKubeTransport(loaded.value.kubeConfig);
-  if (!created.ok) throw new Error(created.error.message);
-  transport = created.value;
+  ({ transport, close: closeTransport } = await transportFor(envtest));
   writeSecret(envtest, "tenant-a", "shop-credentials", { token: "s" }, { mirror: "yes" });
   writeSecret(envtest, "tenant-b", "blog-credentials", { token: "b" });
 });
 afterEach(async () => {
   referenced?.stop();
   referenced = undefined;
-  transport.close();
+  await closeTransport();
   await envtest.close();
-  await removeKubeconfig();
 });
 
 const shop: AppInput = { name: "shop", hostnames: ["shop.x"], namespace: "tenant-a" };

@@ -6,6 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { type Envtest, type EnvtestOptions, startEnvtest } from "@replica-mirror/envtest";
+import { createKubeTransport, type KubeTransport } from "../../src/kube/http-transport.ts";
+import { loadKubeConfig } from "../../src/kube/kubeconfig.ts";
 import { parseRegistryDocument } from "../../src/registry/parse.ts";
 import type { Registry } from "../../src/registry/schema.ts";
 import { build } from "../../src/snapshot/build.ts";
@@ -117,6 +119,28 @@ export async function kubeconfigFor(
   const path = join(dir, "kubeconfig.yaml");
   await envtest.writeKubeconfig(path);
   return { path, remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * A KubeTransport to envtest made as the sidecar makes one, from a kubeconfig file; `close`
+ * closes the transport and removes the file.
+ */
+export async function transportFor(
+  envtest: Envtest,
+): Promise<{ transport: KubeTransport; close: () => Promise<void> }> {
+  const kubeconfig = await kubeconfigFor(envtest);
+  const loaded = loadKubeConfig(kubeconfig.path);
+  if (!loaded.ok) throw new Error(loaded.error.message);
+  const created = createKubeTransport(loaded.value.kubeConfig);
+  if (!created.ok) throw new Error(created.error.message);
+  const transport = created.value;
+  return {
+    transport,
+    close: async () => {
+      transport.close();
+      await kubeconfig.remove();
+    },
+  };
 }
 
 /** A Secret as the store keeps it: UTF-8 values as byte strings (ADR 20). */

@@ -7,7 +7,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
-import type { Envtest } from "../src/index.ts";
+import { afterEach, beforeEach } from "vitest";
+import { type Envtest, startEnvtest } from "../src/index.ts";
 
 interface HttpResponse {
   readonly status: number;
@@ -234,4 +235,31 @@ function kubectl(
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+type KubectlWorkspace = Awaited<ReturnType<typeof kubectlWorkspace>>;
+
+/**
+ * A fresh envtest and kubectl workspace for each test of the calling file (the hooks are
+ * registered here); read `env` and `ws` inside tests.
+ */
+export function kubectlSession(): { env: Envtest; ws: KubectlWorkspace } {
+  const session = {} as { env: Envtest; ws: KubectlWorkspace };
+  beforeEach(async () => {
+    requireKubectl();
+    session.env = await startEnvtest();
+    session.ws = await kubectlWorkspace(session.env);
+  });
+  afterEach(async () => {
+    await session.env?.close();
+    await session.ws?.cleanup();
+  });
+  return session;
+}
+
+/** Runs kubectl in ws; throws with its stderr unless it exits 0. */
+export async function kubectlOk(ws: KubectlWorkspace, args: readonly string[]) {
+  const r = await ws.run(args);
+  if (r.code !== 0) throw new Error(`kubectl ${args.join(" ")} exited ${r.code}: ${r.stderr}`);
+  return r;
 }

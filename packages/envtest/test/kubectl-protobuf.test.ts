@@ -5,28 +5,12 @@
  */
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type Envtest, startEnvtest } from "../src/index.ts";
-import { kubectlWorkspace, requireKubectl } from "./helpers.ts";
+import { describe, expect, it } from "vitest";
+import { kubectlOk, kubectlSession } from "./helpers.ts";
 
-let env: Envtest;
-let ws: Awaited<ReturnType<typeof kubectlWorkspace>>;
+const session = kubectlSession();
 
-beforeEach(async () => {
-  requireKubectl();
-  env = await startEnvtest();
-  ws = await kubectlWorkspace(env);
-});
-afterEach(async () => {
-  await env?.close();
-  await ws?.cleanup();
-});
-
-async function ok(args: string[]) {
-  const r = await ws.run(args);
-  if (r.code !== 0) throw new Error(`kubectl ${args.join(" ")} exited ${r.code}: ${r.stderr}`);
-  return r;
-}
+const ok = (args: string[]) => kubectlOk(session.ws, args);
 
 /**
  * kubectl -v=8 logs each response's status, then its headers, before the next request's line: a
@@ -41,7 +25,7 @@ function answeredProtobuf(code: number): RegExp {
 
 describe("kubectl 1.32 decodes envtest's protobuf answers", () => {
   it("create secret -o json prints, from the protobuf answer, what get -o json prints", async () => {
-    const blob = join(ws.dir, "blob");
+    const blob = join(session.ws.dir, "blob");
     await writeFile(blob, Uint8Array.from([0x00, 0x80, 0xff, 0xc3, 0x28, 0x0a]));
     const created = await ok([
       "create",
@@ -60,7 +44,7 @@ describe("kubectl 1.32 decodes envtest's protobuf answers", () => {
     ]);
     expect(created.stderr).toMatch(answeredProtobuf(201));
     const got = await ok(["get", "secret", "db", "-o", "json", "--show-managed-fields"]);
-    const stored = env.get("default", "db");
+    const stored = session.env.get("default", "db");
     expect(stored?.metadata.managedFields).toHaveLength(1);
     expect(JSON.parse(created.stdout)).toEqual(JSON.parse(got.stdout));
     expect(JSON.parse(created.stdout)).toEqual(stored);
@@ -70,7 +54,7 @@ describe("kubectl 1.32 decodes envtest's protobuf answers", () => {
   });
 
   it("describe reads the Secret from a protobuf GET", async () => {
-    env.apply({
+    session.env.apply({
       namespace: "default",
       name: "shown",
       labels: { app: "web", tier: "gold" },
@@ -104,7 +88,14 @@ describe("kubectl 1.32 decodes envtest's protobuf answers", () => {
     await ok(["create", "secret", "generic", "db", "--from-literal=a=b"]);
     /** The error kubectl printed (its last line) after decoding a protobuf Status of `code`. */
     const failed = async (name: string, code: number) => {
-      const r = await ws.run(["create", "secret", "generic", name, "--from-literal=a=b", "-v=8"]);
+      const r = await session.ws.run([
+        "create",
+        "secret",
+        "generic",
+        name,
+        "--from-literal=a=b",
+        "-v=8",
+      ]);
       expect(r.code).not.toBe(0);
       expect(r.stderr).toMatch(answeredProtobuf(code));
       return `${r.stderr.trimEnd().split("\n").at(-1)}\n`;
@@ -115,14 +106,14 @@ describe("kubectl 1.32 decodes envtest's protobuf answers", () => {
     expect(await failed("Bad_Name", 422)).toBe(
       `error: failed to create secret Secret "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')\n`,
     );
-    env.faults.failNext({ verb: "create", count: 1, status: 500 });
+    session.env.faults.failNext({ verb: "create", count: 1, status: 500 });
     expect(await failed("later", 500)).toBe(
       "error: failed to create secret Internal error occurred: injected fault\n",
     );
-    env.faults.failNext({ verb: "create", count: 1, status: 429, retryAfterSeconds: 1 });
+    session.env.faults.failNext({ verb: "create", count: 1, status: 429, retryAfterSeconds: 1 });
     await ok(["create", "secret", "generic", "retried", "--from-literal=a=b"]);
-    const creates = env.requests.entries().filter((e) => e.verb === "create");
+    const creates = session.env.requests.entries().filter((e) => e.verb === "create");
     expect(creates.map((e) => e.status)).toEqual([201, 409, 422, 500, 429, 201]);
-    expect(env.get("default", "retried")).toBeDefined();
+    expect(session.env.get("default", "retried")).toBeDefined();
   });
 });

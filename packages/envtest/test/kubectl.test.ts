@@ -2,27 +2,14 @@ import { spawn } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { type Envtest, startEnvtest } from "../src/index.ts";
-import { KUBECTL, kubectlWorkspace, requireKubectl, SETTLE } from "./helpers.ts";
+import { describe, expect, it, vi } from "vitest";
+import { startEnvtest } from "../src/index.ts";
+import { KUBECTL, kubectlOk, kubectlSession, kubectlWorkspace, SETTLE } from "./helpers.ts";
 
-let env: Envtest;
-let ws: Awaited<ReturnType<typeof kubectlWorkspace>>;
-
-beforeEach(async () => {
-  requireKubectl();
-  env = await startEnvtest();
-  ws = await kubectlWorkspace(env);
-});
-afterEach(async () => {
-  await env?.close();
-  await ws?.cleanup();
-});
+const session = kubectlSession();
 
 async function ok(args: string[]) {
-  const r = await ws.run(args);
-  if (r.code !== 0) throw new Error(`kubectl ${args.join(" ")} exited ${r.code}: ${r.stderr}`);
-  return r.stdout;
+  return (await kubectlOk(session.ws, args)).stdout;
 }
 function text(s: string | undefined) {
   return Buffer.from(s ?? "", "base64").toString("utf8");
@@ -46,10 +33,10 @@ describe("kubectl 1.32 against envtest", () => {
         "--from-literal=password=s3cret",
       ]),
     ).toBe("secret/db created\n");
-    const s = env.get("default", "db");
+    const s = session.env.get("default", "db");
     expect(text(s?.data?.user)).toBe("admin");
     expect(text(s?.data?.password)).toBe("s3cret");
-    const create = env.requests.entries().find((e) => e.verb === "create");
+    const create = session.env.requests.entries().find((e) => e.verb === "create");
     expect(create?.contentType).toBe("application/vnd.kubernetes.protobuf");
     const json = JSON.parse(await ok(["get", "secret", "db", "-o", "json"])) as {
       data: Record<string, string>;
@@ -70,13 +57,13 @@ describe("kubectl 1.32 against envtest", () => {
       await tls.close();
     }
     await ok(["get", "secrets", "-n", "default"]);
-    const plain = env.requests.entries().filter((e) => e.verb === "list");
+    const plain = session.env.requests.entries().filter((e) => e.verb === "list");
     expect(plain.map((e) => e.client)).toEqual([expect.stringMatching(/^kubectl\/v1\.32/)]);
   });
 
   it("lists secrets in every namespace as a table", async () => {
-    env.apply({ namespace: "tenant-a", name: "one", data: { k: "v" } });
-    env.apply({ namespace: "tenant-b", name: "two", type: "example.com/custom" });
+    session.env.apply({ namespace: "tenant-a", name: "one", data: { k: "v" } });
+    session.env.apply({ namespace: "tenant-b", name: "two", type: "example.com/custom" });
     const rows = table(await ok(["get", "secrets", "-A"]));
     expect(rows.map((r) => r.slice(0, 4))).toEqual([
       ["NAMESPACE", "NAME", "TYPE", "DATA"],
@@ -86,8 +73,8 @@ describe("kubectl 1.32 against envtest", () => {
   });
 
   it("filters with -l and --field-selector, and reports an unsupported field selector", async () => {
-    env.apply({ namespace: "default", name: "web", labels: { app: "web" } });
-    env.apply({ namespace: "default", name: "api", labels: { app: "api" } });
+    session.env.apply({ namespace: "default", name: "web", labels: { app: "web" } });
+    session.env.apply({ namespace: "default", name: "api", labels: { app: "api" } });
     expect(table(await ok(["get", "secrets", "-l", "app=web", "-o", "name"]))).toEqual([
       ["secret/web"],
     ]);
@@ -98,16 +85,20 @@ describe("kubectl 1.32 against envtest", () => {
     expect(
       table(await ok(["get", "secrets", "--field-selector", "metadata.name=api", "-o", "name"])),
     ).toEqual([["secret/api"]]);
-    const bad = await ws.run(["get", "secrets", "--field-selector", "spec.foo=bar"]);
+    const bad = await session.ws.run(["get", "secrets", "--field-selector", "spec.foo=bar"]);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain("field label not supported: spec.foo");
   });
 
   it("watches with get -w --output-watch-events and sees ADDED, MODIFIED and DELETED", async () => {
-    env.apply({ namespace: "default", name: "before" });
-    const child = spawn(KUBECTL, [...ws.base, "get", "secrets", "-w", "--output-watch-events"], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    session.env.apply({ namespace: "default", name: "before" });
+    const child = spawn(
+      KUBECTL,
+      [...session.ws.base, "get", "secrets", "-w", "--output-watch-events"],
+      {
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     const lines: string[] = [];
     createInterface({ input: child.stdout }).on("line", (l) => lines.push(l));
     try {
@@ -118,10 +109,10 @@ describe("kubectl 1.32 against envtest", () => {
           timeout: 10_000,
         },
       );
-      await vi.waitFor(() => expect(env.openWatches).toBe(1), SETTLE);
-      env.apply({ namespace: "default", name: "live", data: { v: "1" } });
-      env.apply({ namespace: "default", name: "live", data: { v: "2" } });
-      env.delete("default", "live");
+      await vi.waitFor(() => expect(session.env.openWatches).toBe(1), SETTLE);
+      session.env.apply({ namespace: "default", name: "live", data: { v: "1" } });
+      session.env.apply({ namespace: "default", name: "live", data: { v: "2" } });
+      session.env.delete("default", "live");
       await vi.waitFor(
         () => expect(lines).toContainEqual(expect.stringMatching(/^DELETED\s+live\b/)),
         {
@@ -142,31 +133,31 @@ describe("kubectl 1.32 against envtest", () => {
   });
 
   it("applies client-side twice: creates, then patches changed data with the last-applied annotation", async () => {
-    const file = join(ws.dir, "secret.yaml");
+    const file = join(session.ws.dir, "secret.yaml");
     const manifest = (password: string) =>
       `apiVersion: v1\nkind: Secret\nmetadata:\n  name: app\n  labels:\n    app: demo\nstringData:\n  password: ${password}\n`;
     await writeFile(file, manifest("one"));
     expect(await ok(["apply", "-f", file])).toBe("secret/app created\n");
     await writeFile(file, manifest("two"));
     expect(await ok(["apply", "-f", file])).toBe("secret/app configured\n");
-    const rv = env.get("default", "app")?.metadata.resourceVersion;
+    const rv = session.env.get("default", "app")?.metadata.resourceVersion;
     // stringData never comes back, so kubectl always sends it again (and says "configured", as
     // against a real cluster); the write changes nothing, so the resourceVersion stays.
     await ok(["apply", "-f", file]);
-    const s = env.get("default", "app");
+    const s = session.env.get("default", "app");
     expect(s?.metadata.resourceVersion).toBe(rv);
     expect(text(s?.data?.password)).toBe("two");
     const lastApplied = JSON.parse(
       s?.metadata.annotations?.["kubectl.kubernetes.io/last-applied-configuration"] ?? "{}",
     );
     expect(lastApplied).toMatchObject({ kind: "Secret", stringData: { password: "two" } });
-    expect(env.requests.entries().find((e) => e.verb === "patch")?.contentType).toBe(
+    expect(session.env.requests.entries().find((e) => e.verb === "patch")?.contentType).toBe(
       "application/strategic-merge-patch+json",
     );
   });
 
   it("applies server-side, records the kubectl field manager, and updates on a second apply", async () => {
-    const file = join(ws.dir, "ssa.yaml");
+    const file = join(session.ws.dir, "ssa.yaml");
     await writeFile(
       file,
       "apiVersion: v1\nkind: Secret\nmetadata:\n  name: ssa\ndata:\n  k: djE=\n",
@@ -181,7 +172,7 @@ describe("kubectl 1.32 against envtest", () => {
     expect(await ok(["apply", "--server-side", "-f", file])).toBe(
       "secret/ssa serverside-applied\n",
     );
-    const s = env.get("default", "ssa");
+    const s = session.env.get("default", "ssa");
     expect(s?.data).toEqual({ k: "djI=" });
     expect(s?.metadata.managedFields?.map((m) => `${m.manager}/${m.operation}`)).toEqual([
       "kubectl/Apply",
@@ -189,19 +180,19 @@ describe("kubectl 1.32 against envtest", () => {
   });
 
   it("labels and deletes a secret", async () => {
-    env.apply({ namespace: "default", name: "tmp" });
+    session.env.apply({ namespace: "default", name: "tmp" });
     expect(await ok(["label", "secret", "tmp", "tier=gold"])).toBe("secret/tmp labeled\n");
-    expect(env.get("default", "tmp")?.metadata.labels).toEqual({ tier: "gold" });
+    expect(session.env.get("default", "tmp")?.metadata.labels).toEqual({ tier: "gold" });
     expect(await ok(["delete", "secret", "tmp"])).toBe('secret "tmp" deleted\n');
-    expect(env.get("default", "tmp")).toBeUndefined();
-    const again = await ws.run(["delete", "secret", "tmp"]);
+    expect(session.env.get("default", "tmp")).toBeUndefined();
+    const again = await session.ws.run(["delete", "secret", "tmp"]);
     expect(again.stderr).toContain('secrets "tmp" not found');
   });
 
   it("creates, applies, labels, lists and gets namespaces", async () => {
-    env.apply({ namespace: "tenant-a", name: "x" });
+    session.env.apply({ namespace: "tenant-a", name: "x" });
     expect(await ok(["create", "namespace", "made"])).toBe("namespace/made created\n");
-    const file = join(ws.dir, "ns.yaml");
+    const file = join(session.ws.dir, "ns.yaml");
     await writeFile(
       file,
       "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: applied\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: inside\n  namespace: applied\ndata:\n  k: dg==\n",
