@@ -6,9 +6,9 @@ import http from "node:http";
 import https from "node:https";
 import type { KubeConfig } from "@kubernetes/client-node/dist/config.js";
 import { err, ok, type Result } from "../result.ts";
-import { isProtobuf } from "./list-stream.ts";
 import type { ApiError, ApiStatus } from "./list-watch.ts";
 import { decodeStatusBody } from "./protobuf-objects.ts";
+import { isProtobuf, PROTOBUF_MEDIA_TYPE } from "./protobuf-wire.ts";
 import { decodeStatus, parseJson } from "./wire.ts";
 
 /** An open 200 response whose body the caller reads; destroy() closes the connection. */
@@ -25,7 +25,7 @@ export type Accept = "json" | "protobuf-or-json";
 const ACCEPT_HEADER: Readonly<Record<Accept, string>> = {
   json: "application/json",
   // The order client-go sends when it prefers protobuf; a server without it answers JSON.
-  "protobuf-or-json": "application/vnd.kubernetes.protobuf, application/json",
+  "protobuf-or-json": `${PROTOBUF_MEDIA_TYPE}, application/json`,
 };
 
 /**

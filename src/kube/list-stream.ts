@@ -7,7 +7,7 @@ import type { OpenResponse } from "./http-transport.ts";
 import { createJsonListReader } from "./json-list.ts";
 import type { ApiError, ListPage, SecretObject } from "./list-watch.ts";
 import { createProtobufListReader } from "./protobuf-list.ts";
-import { PROTOBUF_MEDIA_TYPE } from "./protobuf-wire.ts";
+import { isProtobuf } from "./protobuf-wire.ts";
 
 /**
  * One list body in one encoding. `push` takes chunks in order and returns the items they
@@ -17,11 +17,6 @@ import { PROTOBUF_MEDIA_TYPE } from "./protobuf-wire.ts";
 export interface ListReader {
   push(chunk: Buffer): Result<readonly SecretObject[], string>;
   end(): Result<ListPage, string>;
-}
-
-/** Whether a response's Content-Type is Kubernetes' protobuf encoding. */
-export function isProtobuf(contentType: string | undefined): boolean {
-  return contentType?.split(";")[0]?.trim().toLowerCase() === PROTOBUF_MEDIA_TYPE;
 }
 
 /**

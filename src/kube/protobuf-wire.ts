@@ -5,6 +5,11 @@
 /** The media type a client asks for to get Kubernetes' protobuf encoding. */
 export const PROTOBUF_MEDIA_TYPE = "application/vnd.kubernetes.protobuf";
 
+/** Whether a response's Content-Type is Kubernetes' protobuf encoding. */
+export function isProtobuf(contentType: string | undefined): boolean {
+  return contentType?.split(";")[0]?.trim().toLowerCase() === PROTOBUF_MEDIA_TYPE;
+}
+
 /** The four bytes every Kubernetes protobuf body starts with: "k8s" and a zero. */
 export const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
 
