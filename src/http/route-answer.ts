@@ -1,5 +1,6 @@
-import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http";
-import { lookup } from "../snapshot/lookup.ts";
+import type { OutgoingHttpHeaders } from "node:http";
+import { appAt } from "../snapshot/app-table.ts";
+import { lookupSlot } from "../snapshot/lookup.ts";
 import type { Snapshot } from "../snapshot/types.ts";
 import { headerValue } from "./header-value.ts";
 import { requestHost } from "./host-header.ts";
@@ -31,27 +32,29 @@ const EMPTY = "0";
  * Answers `/v1/route` from one Snapshot (README, "The routing contract"): 200 with
  * `x-mirror-app`, `x-mirror-upstream` (when set) and `x-mirror-revision`; 503 with `retry-after`
  * and `x-mirror-reason: not-synced`, or `secret-unavailable` plus `x-mirror-app`; 404
- * `unknown-host`; 400 `bad-host`. Pure: the headers of the request in, the answer out.
+ * `unknown-host`; 400 `bad-host`. Pure: the raw header lines of the request in, the answer out.
+ * This is the data plane's hot path (BENCHMARKS.md, "Route path"): it reads no `request.headers`
+ * and allocates only the answer.
  */
 export function routeAnswerer(
   retryAfter: RetryAfterSeconds,
-): (
-  snapshot: Snapshot | null,
-  headers: IncomingHttpHeaders,
-  rawHeaders: readonly string[],
-) => RouteAnswer {
+): (snapshot: Snapshot | null, rawHeaders: readonly string[]) => RouteAnswer {
   const notSynced = fixed("not-synced", { "retry-after": String(retryAfter.notSynced) });
   const badHost = fixed("bad-host", {});
   const unknownHost = fixed("unknown-host", {});
   const unavailableRetry = String(retryAfter.secretUnavailable);
+  // The revision header of the Snapshot last answered from, rendered once per Snapshot.
+  let revisionOf: Snapshot | null = null;
+  let revision = "";
 
-  return function answerRoute(snapshot, headers, rawHeaders) {
+  return function answerRoute(snapshot, rawHeaders) {
     if (snapshot === null) return notSynced;
-    const host = requestHost(headers, rawHeaders);
-    const found = host === null ? null : lookup(snapshot, host);
-    if (found === null || found.kind === "bad-host") return badHost;
-    if (found.kind === "unknown") return unknownHost;
-    const { app } = found;
+    const host = requestHost(rawHeaders);
+    if (host === null) return badHost;
+    const slot = lookupSlot(snapshot, host);
+    if (slot === "unknown") return unknownHost;
+    if (typeof slot !== "number") return badHost;
+    const app = appAt(snapshot.apps, slot)!;
     if (!app.ready) {
       return {
         outcome: "secret-unavailable",
@@ -64,20 +67,20 @@ export function routeAnswerer(
         },
       };
     }
+    if (snapshot !== revisionOf) {
+      revisionOf = snapshot;
+      revision = String(snapshot.revision);
+    }
     return {
       outcome: "routed",
       status: 200,
       headers:
         app.upstream === null
-          ? {
-              "x-mirror-app": app.name,
-              "x-mirror-revision": String(snapshot.revision),
-              "content-length": EMPTY,
-            }
+          ? { "x-mirror-app": app.name, "x-mirror-revision": revision, "content-length": EMPTY }
           : {
               "x-mirror-app": app.name,
               "x-mirror-upstream": headerValue(app.upstream),
-              "x-mirror-revision": String(snapshot.revision),
+              "x-mirror-revision": revision,
               "content-length": EMPTY,
             },
     };

@@ -30,13 +30,13 @@ export function routeHandlers(
   const count = metrics === undefined ? () => {} : (o: RouteOutcome) => metrics.routeAnswered(o);
   return {
     node(request, response) {
-      const a = answer(holder.current(), request.headers, request.rawHeaders);
+      const a = answer(holder.current(), request.rawHeaders);
       count(a.outcome);
       response.writeHead(a.status, headersFor(request.method, a));
       response.end();
     },
     fastify(request, reply) {
-      const a = answer(holder.current(), request.headers, request.raw.rawHeaders);
+      const a = answer(holder.current(), request.raw.rawHeaders);
       count(a.outcome);
       reply.code(a.status).headers(headersFor(request.method, a)).send();
     },

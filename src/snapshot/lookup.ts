@@ -28,23 +28,35 @@ export function lookup(snapshot: Snapshot, rawHost: string): LookupResult {
   const slot = exact.get(host);
   if (slot !== undefined)
     return { kind: "found", host, app: appAt(snapshot.apps, slot)!, match: "exact", pattern: host };
-  if (wildcard.size > 0) {
-    // Strip one leading label at a time: the first suffix found is the longest.
-    for (let dot = host.indexOf("."); dot !== -1; dot = host.indexOf(".", dot + 1)) {
-      const suffix = host.slice(dot + 1);
-      const w = wildcard.get(suffix);
-      if (w !== undefined) {
-        return {
-          kind: "found",
-          host,
-          app: appAt(snapshot.apps, w)!,
-          match: "wildcard",
-          pattern: `*.${suffix}`,
-        };
-      }
-    }
+  const suffix = wildcardSuffix(wildcard, host);
+  if (suffix === null) return { kind: "unknown", host };
+  const app = appAt(snapshot.apps, wildcard.get(suffix)!)!;
+  return { kind: "found", host, app, match: "wildcard", pattern: `*.${suffix}` };
+}
+
+/**
+ * `lookup` for the data plane's path: only the App's slot (for `appAt`), "unknown" or why the
+ * host is bad, with nothing allocated for a name that is already normal. Same rules, same answer.
+ */
+export function lookupSlot(snapshot: Snapshot, rawHost: string): number | "unknown" | BadHost {
+  const normalised = normaliseRequestHost(rawHost);
+  if (!normalised.ok) return normalised.error;
+  const { exact, wildcard } = snapshot.routes;
+  const slot = exact.get(normalised.value);
+  if (slot !== undefined) return slot;
+  const suffix = wildcardSuffix(wildcard, normalised.value);
+  return suffix === null ? "unknown" : wildcard.get(suffix)!;
+}
+
+/** The longest wildcard suffix above which `host` sits, or null. */
+function wildcardSuffix(wildcard: ReadonlyMap<string, number>, host: string): string | null {
+  if (wildcard.size === 0) return null;
+  // Strip one leading label at a time: the first suffix found is the longest.
+  for (let dot = host.indexOf("."); dot !== -1; dot = host.indexOf(".", dot + 1)) {
+    const suffix = host.slice(dot + 1);
+    if (wildcard.has(suffix)) return suffix;
   }
-  return { kind: "unknown", host };
+  return null;
 }
 
 /** The App with this name, if the Snapshot has one. */

@@ -1,9 +1,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Registry } from "../../src/registry/schema.ts";
+import { appAt } from "../../src/snapshot/app-table.ts";
 import { build, rebuildForSecrets } from "../../src/snapshot/build.ts";
 import { assertConsistent } from "../../src/snapshot/consistency.ts";
-import { lookup } from "../../src/snapshot/lookup.ts";
+import { lookup, lookupSlot } from "../../src/snapshot/lookup.ts";
 import { SecretIndex } from "../../src/snapshot/secret-index.ts";
 import type { SecretData, Snapshot } from "../../src/snapshot/types.ts";
 import { meta, registryOf, secretData, secretsOf } from "../support/world.ts";
@@ -69,6 +70,28 @@ describe("Snapshot properties", () => {
           const actual =
             found.kind === "found" ? { app: found.app.name, pattern: found.pattern } : null;
           expect(actual).toEqual(naiveMatch(registry, host));
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("lookupSlot gives lookup's answer, whatever the request host", () => {
+    const anyHost = fc.oneof(requestHost, fc.string(), fc.constantFrom("", "[::1]:80", "a..b"));
+    fc.assert(
+      fc.property(registryArb, fc.array(anyHost, { maxLength: 20 }), (registry, hosts) => {
+        const s = build(registry, secretsOf(), meta());
+        for (const raw of hosts) {
+          const found = lookup(s, raw);
+          const slot = lookupSlot(s, raw);
+          const slotAnswer = typeof slot === "number" ? appAt(s.apps, slot) : slot;
+          const lookupAnswer =
+            found.kind === "found"
+              ? found.app
+              : found.kind === "unknown"
+                ? "unknown"
+                : found.reason;
+          expect(slotAnswer).toBe(lookupAnswer);
         }
       }),
       { numRuns: 500 },
