@@ -86,6 +86,10 @@ describe("Dockerfile", () => {
       const generated = inputs.filter((i) => i.includes("@kubernetes/client-node/dist/gen/"));
       // KubeConfig needs its configuration and server types, not the 700 API models and clients.
       expect(generated.length).toBeLessThan(20);
+      // zod is imported as a namespace, which esbuild tree-shakes; its `z` export object would
+      // keep every locale (ADR 14). Error messages are English only.
+      const locales = inputs.filter((i) => /\/zod\/.*\/locales\//.test(i));
+      expect(locales.map((i) => i.replace(/.*\/locales\//, ""))).toEqual(["en.js"]);
       expect((await readdir(out)).filter((f) => f.endsWith(".mjs")).length).toBe(2);
     } finally {
       await rm(dir, { recursive: true, force: true });

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { z } from "zod";
+import * as z from "zod";
 import { err, ok, type Result } from "../result.ts";
 import type { SidecarConfig } from "../sidecar/config.ts";
 

@@ -2,7 +2,7 @@
 // annotations (kubectl's last-applied-configuration holds a copy of the data) are not kept.
 // Error messages name a path and a size, never a value, so Secret data cannot leak into logs.
 
-import { z } from "zod";
+import * as z from "zod";
 import { err, ok, type Result } from "../result.ts";
 import type { ApiStatus, ListPage, SecretObject, WatchEvent } from "./list-watch.ts";
 

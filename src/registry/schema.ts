@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { normaliseHostname } from "./hostname.ts";
 
 /** One Secret, by namespace and name: the one way the mirror and the builder name a Secret. */
