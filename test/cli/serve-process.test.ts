@@ -8,6 +8,7 @@ import { type Envtest, seedDemo, startEnvtest } from "@replica-mirror/envtest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { get, untilReady } from "../support/http.ts";
 import { type Command, listeningPorts, startCommand } from "../support/process.ts";
+import { waitUntil } from "../support/wait.ts";
 import { registryDoc } from "../support/world.ts";
 
 let envtest: Envtest;
@@ -87,10 +88,26 @@ describe("replica-mirror serve as a process", () => {
     }
   }, 40_000);
 
-  it("exits 0 on SIGTERM when run directly, and stops listening", async () => {
+  it("releases start-up memory once after it is ready, exits 0 on SIGTERM when run directly, and stops listening", async () => {
     const r = run(process.execPath, ["src/cli/main.ts", ...serveArgs()]);
     try {
       const { data } = await ready(r);
+      const released = () => r.logLines().filter((l) => l.msg === "start-up memory released");
+      await waitUntil(() => released().length > 0, { timeoutMs: 10_000, what: "the collection" });
+      const [line] = released();
+      const pair = [expect.any(Number), expect.any(Number)];
+      expect({ ...line, time: 0, pid: 0, hostname: "" }).toEqual({
+        level: 30,
+        time: 0,
+        pid: 0,
+        hostname: "",
+        name: "replica-mirror",
+        ms: expect.any(Number),
+        rssMiB: pair,
+        heapTotalMiB: pair,
+        heapUsedMiB: pair,
+        msg: "start-up memory released",
+      });
       r.child.kill("SIGTERM");
       const exit = await r.exit;
       expect(exit).toEqual({ code: 0, signal: null });
