@@ -54,5 +54,26 @@ export function hostsFor(n: number): string[] {
   return hosts;
 }
 
+/**
+ * The headers a routed answer carries for every host of `hostsFor(n)`: the App's name, its
+ * upstream and the first revision (a wildcard host answers with its App, as the sidecar does).
+ */
+export function answersFor(n: number): Record<string, Record<string, string>> {
+  const answers: Record<string, Record<string, string>> = {};
+  for (const app of registryDocument(n).apps) {
+    const name = app.name as string;
+    const headers: Record<string, string> = { "x-mirror-app": name };
+    if (typeof app.upstream === "string") headers["x-mirror-upstream"] = app.upstream;
+    headers["x-mirror-revision"] = "1";
+    for (const pattern of app.hostnames as string[]) {
+      const host = pattern.startsWith("*.")
+        ? `w${name.slice("app-".length)}.${pattern.slice(2)}`
+        : pattern;
+      answers[host] = headers;
+    }
+  }
+  return answers;
+}
+
 /** A seeded generator in [0, 1): the same run draws the same hosts and Apps. */
 export { seededRandom } from "@replica-mirror/envtest";

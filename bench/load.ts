@@ -3,7 +3,7 @@ import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ask, forkChild, stopChild } from "./child.ts";
-import { hostsFor, seededRandom } from "./fixtures.ts";
+import { answersFor, hostsFor, seededRandom } from "./fixtures.ts";
 
 /** One load run: fixed connections and duration, hosts cycled from a file (one per line). */
 export interface LoadRun {
@@ -88,6 +88,13 @@ function wrk(): LoadGenerator {
       }),
     close: async () => {},
   };
+}
+
+/** Writes `answersFor(apps)` as JSON for the per-host baseline; returns the file. */
+export function writeAnswersFile(apps: number): string {
+  const file = join(tmpdir(), `replica-mirror-bench-answers-${process.pid}-${apps}.json`);
+  writeFileSync(file, JSON.stringify(answersFor(apps)));
+  return file;
 }
 
 /** Writes `count` hosts drawn (seeded) from the bench Registry of `apps` Apps; returns the file. */

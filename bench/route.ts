@@ -1,8 +1,14 @@
-import { BASELINE_LABEL, BASELINES, type BaselineKind, startBaseline } from "./baselines.ts";
+import {
+  BASELINE_LABEL,
+  BASELINES,
+  type BaselineKind,
+  PER_HOST,
+  startBaseline,
+} from "./baselines.ts";
 import { freePort } from "./child.ts";
 import { startCluster } from "./cluster.ts";
 import { waitForStatus } from "./http-probe.ts";
-import { startLoadGenerator, writeHostsFile } from "./load.ts";
+import { startLoadGenerator, writeAnswersFile, writeHostsFile } from "./load.ts";
 import { fmt, median, type Row } from "./measure.ts";
 import { alternate, medianRatio, type RunResult } from "./rounds.ts";
 import { type ServerProcess, startServerProcess } from "./server-process.ts";
@@ -28,6 +34,13 @@ export async function benchRoute(ctx: SuiteContext): Promise<SuiteOutput> {
     servers.push((await startSynced(cluster, { env: ctx.env })).server);
     for (const kind of BASELINES)
       servers.push(await startBaseline(kind, { nodeFlags: ctx.nodeFlags, env: ctx.env }));
+    servers.push(
+      await startBaseline(PER_HOST, {
+        nodeFlags: ctx.nodeFlags,
+        env: ctx.env,
+        args: [writeAnswersFile(APPS)],
+      }),
+    );
     servers.push(await startDiagnostic(ctx));
     for (const s of servers.slice(1)) await waitForStatus(s.opsPort, "/readyz", 200, 60_000);
     const hostsFile = writeHostsFile(APPS);
@@ -68,7 +81,7 @@ function routeRows(runs: Map<string, RunResult[]>, setup: string): Row[] {
   const fastify = BASELINE_LABEL.fastify;
   const label = (k: BaselineKind) => BASELINE_LABEL[k];
   const baselines = (f: (r: RunResult) => number, digits: number, unit: string) =>
-    [...BASELINES.map(label), DIAGNOSTIC]
+    [...BASELINES.map(label), label(PER_HOST), DIAGNOSTIC]
       .map((n) => `${n} ${fmt(m(n, f), digits)}${unit}`)
       .join("; ");
   const rps = (r: RunResult) => r.rps;
@@ -76,6 +89,7 @@ function routeRows(runs: Map<string, RunResult[]>, setup: string): Row[] {
   const rpsRatio = medianRatio(of(SHIPPED), of(fastify), rps);
   const cpuRatio = medianRatio(of(SHIPPED), of(fastify), cpu);
   const diagRatio = medianRatio(of(DIAGNOSTIC), of(fastify), rps);
+  const perHost = label(PER_HOST);
   return [
     {
       bench: `/v1/route req/s, shipped process, 10k Apps, random hosts (${setup})`,
@@ -92,6 +106,14 @@ function routeRows(runs: Map<string, RunResult[]>, setup: string): Row[] {
       ratio: `${fmt(cpuRatio, 2)}x fastify`,
       target: "<= 1.05x fastify",
       met: cpuRatio <= 1.05 ? "yes" : "no",
+    },
+    {
+      bench: `/v1/route against ${perHost} (a Map lookup of each host, the sidecar's answers; same runs)`,
+      figure: `${fmt(medianRatio(of(SHIPPED), of(perHost), rps), 2)}x req/s, ${fmt(medianRatio(of(SHIPPED), of(perHost), cpu), 2)}x CPU per request`,
+      baseline: `${perHost} ${fmt(m(perHost, rps), 0)} req/s, ${fmt(m(perHost, cpu), 1)} µs; it runs at ${fmt(medianRatio(of(perHost), of(fastify), rps), 2)}x / ${fmt(medianRatio(of(perHost), of(fastify), cpu), 2)}x ${fastify}`,
+      ratio: "-",
+      target: "reported",
+      met: "-",
     },
     {
       bench: "latency p50 / p99, shipped process (same runs)",
