@@ -1,6 +1,8 @@
 import { gzipSync } from "node:zlib";
+import { parseRegistry } from "../src/registry/parse.ts";
+import { build } from "../src/snapshot/build.ts";
 import { SecretIndex } from "../src/snapshot/secret-index.ts";
-import type { SecretData } from "../src/snapshot/types.ts";
+import type { SecretData, Snapshot } from "../src/snapshot/types.ts";
 import { type AppInput, registryDoc } from "../test/support/world.ts";
 
 /** Above this many Apps the document leaves `upstream` out: with it, 100k Apps gzip to 1.23 MB,
@@ -52,6 +54,17 @@ export function hostsFor(n: number): string[] {
     if (i % 10 === 0) hosts.push(`w${i}.app-${i}.example.com`);
   }
   return hosts;
+}
+
+/** The first Snapshot of the bench Registry of `n` Apps (parsed from its gzip bytes), every App ready. */
+export function snapshotFor(n: number, valueBytes = 32): Snapshot {
+  const parsed = parseRegistry(registryBytes(n, true), { defaultNamespace: "default" });
+  if (!parsed.ok) throw new Error(parsed.error.message);
+  return build(parsed.value, secretsFor(n, valueBytes), {
+    revision: 1,
+    builtAt: Date.now(),
+    registry: { present: true, resourceVersion: "1", error: null },
+  });
 }
 
 /**

@@ -6,26 +6,16 @@
 import pino from "pino";
 import { createDataServer } from "../src/http/data-server.ts";
 import { createMetrics } from "../src/http/metrics.ts";
-import { parseRegistry } from "../src/registry/parse.ts";
-import { build } from "../src/snapshot/build.ts";
 import { SnapshotHolder } from "../src/snapshot/holder.ts";
-import { registryBytes, secretsFor } from "./fixtures.ts";
+import { snapshotFor } from "./fixtures.ts";
 
 const [port, apps, valueBytes = 1024] = process.argv.slice(2).map(Number) as [
   number,
   number,
   number?,
 ];
-const parsed = parseRegistry(registryBytes(apps, true), { defaultNamespace: "default" });
-if (!parsed.ok) throw new Error(parsed.error.message);
 const holder = new SnapshotHolder();
-holder.swap(
-  build(parsed.value, secretsFor(apps, valueBytes), {
-    revision: 1,
-    builtAt: Date.now(),
-    registry: { present: true, resourceVersion: "1", error: null },
-  }),
-);
+holder.swap(snapshotFor(apps, valueBytes));
 const logger = pino({ level: "info" }, pino.destination("/dev/null"));
 const app = createDataServer({ holder, logger, metrics: createMetrics() });
 app.get("/readyz", (_request, reply) => {

@@ -1,13 +1,11 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { PER_HOST, startBaseline } from "../../bench/baselines.ts";
-import { answersFor, hostsFor, registryBytes, secretsFor } from "../../bench/fixtures.ts";
+import { answersFor, hostsFor, snapshotFor } from "../../bench/fixtures.ts";
 import { waitForStatus } from "../../bench/http-probe.ts";
 import { writeAnswersFile } from "../../bench/load.ts";
 import { cpuMicros, rssBytes } from "../../bench/proc-stats.ts";
 import { shippedCommand } from "../../bench/shipped.ts";
-import { parseRegistry } from "../../src/registry/parse.ts";
-import { build } from "../../src/snapshot/build.ts";
 import { lookup } from "../../src/snapshot/lookup.ts";
 import { get } from "../support/http.ts";
 
@@ -41,13 +39,7 @@ describe("the per-host baseline", () => {
   const APPS = 200;
 
   it("holds, for every host the load sends, the App the sidecar's lookup finds", () => {
-    const parsed = parseRegistry(registryBytes(APPS, false), { defaultNamespace: "default" });
-    if (!parsed.ok) throw new Error(parsed.error.message);
-    const snapshot = build(parsed.value, secretsFor(APPS), {
-      revision: 1,
-      builtAt: 0,
-      registry: { present: true, resourceVersion: "1", error: null },
-    });
+    const snapshot = snapshotFor(APPS);
     const fromLookup = Object.fromEntries(
       hostsFor(APPS).map((host) => {
         const found = lookup(snapshot, host);
