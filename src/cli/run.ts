@@ -1,4 +1,6 @@
+import type { Worker } from "node:worker_threads";
 import packageJson from "../../package.json" with { type: "json" };
+import { commandOf } from "./command.ts";
 import { parseServeConfig, serveHelp } from "./config.ts";
 import { runServe } from "./serve.ts";
 import { runValidate } from "./validate.ts";
@@ -14,12 +16,15 @@ Commands:
 const print = (line: string) => process.stdout.write(`${line}\n`);
 const fail = (line: string) => process.stderr.write(`replica-mirror: ${line}\n`);
 
-/** Runs one command; resolves to the exit status. */
-export async function main(argv: readonly string[]): Promise<number> {
-  const [command = "serve", ...rest] =
-    argv[0]?.startsWith("--") && argv[0] !== "--help" && argv[0] !== "--version"
-      ? ["serve", ...argv]
-      : argv;
+/**
+ * Runs one command; resolves to the exit status. `dataWorker`: the data thread's worker, spawned
+ * by the entry before this module loaded (ADR 27); `serve` spawns one itself without it.
+ */
+export async function main(
+  argv: readonly string[],
+  options: { readonly dataWorker?: Worker } = {},
+): Promise<number> {
+  const { command, rest } = commandOf(argv);
   switch (command) {
     case "--help":
     case "help":
@@ -38,7 +43,7 @@ export async function main(argv: readonly string[]): Promise<number> {
         fail(config.error);
         return 2;
       }
-      return runServe(config.value);
+      return runServe(config.value, options.dataWorker);
     }
     case "registry":
       if (rest[0] === "validate") return runValidate(rest.slice(1), print);

@@ -1,52 +1,77 @@
+import type { Worker } from "node:worker_threads";
 import type { Logger } from "pino";
 import { systemClock } from "../kube/clock.ts";
 import type { SidecarConfig } from "../sidecar/config.ts";
-import { makeLogger, startSidecar } from "../sidecar/sidecar.ts";
+import { makeLogger, type Sidecar, startSidecar } from "../sidecar/sidecar.ts";
 import {
   collectAfterFirstPublish,
   STARTUP_COLLECTION_DELAY_MS,
   type StartupCollection,
-  v8FullCollection,
 } from "../sidecar/startup-memory.ts";
+import { v8FullCollection } from "../sidecar/v8-collection.ts";
 
-/** Runs `serve` until SIGTERM or SIGINT; exits 0 after a clean stop, at the latest after 5 s. */
-export async function runServe(config: SidecarConfig): Promise<number> {
+/**
+ * Runs `serve` until SIGTERM or SIGINT; exits 0 after a clean stop, at the latest after 5 s. If
+ * the data listener's thread ends by itself (a bug), stops and exits 1, so the kubelet restarts
+ * the container rather than keep a replica without a data listener.
+ */
+export async function runServe(config: SidecarConfig, dataWorker?: Worker): Promise<number> {
   const log = makeLogger(config.logLevel);
-  const collection = startupCollection(log);
+  let running: Sidecar | null = null;
+  const collection = startupCollection(log, () => running);
   const started = await startSidecar(config, {
     logger: log,
     observer: collection.observer,
+    ...(dataWorker === undefined ? {} : { dataWorker }),
   });
   if (!started.ok) {
     log.fatal({ err: started.error }, "cannot start");
     return 1;
   }
+  const sidecar = started.value;
+  running = sidecar;
   return new Promise((resolve) => {
-    const stop = (signal: string) => {
-      log.info({ signal }, "shutting down");
+    const stop = (status: number) => {
       collection.cancel();
-      const force = setTimeout(() => resolve(0), 5_000);
+      const force = setTimeout(() => resolve(status), 5_000);
       force.unref();
-      void started.value.close().then(() => {
+      void sidecar.close().then(() => {
         clearTimeout(force);
-        resolve(0);
+        resolve(status);
       });
     };
-    process.once("SIGTERM", () => stop("SIGTERM"));
-    process.once("SIGINT", () => stop("SIGINT"));
+    const onSignal = (signal: string) => {
+      log.info({ signal }, "shutting down");
+      stop(0);
+    };
+    process.once("SIGTERM", () => onSignal("SIGTERM"));
+    process.once("SIGINT", () => onSignal("SIGINT"));
+    void sidecar.failed.then((why) => {
+      log.fatal({ err: why }, "data listener lost");
+      stop(1);
+    });
   });
 }
 
 /**
- * The process's one full collection after its first Snapshot (ADR 25). Here, not in
+ * The process's one full collection after its first Snapshot (ADR 25): the main thread's heap,
+ * then the data thread's, one after the other (each sets V8's flags for a moment). Here, not in
  * `startSidecar`: it collects the whole process, which only the CLI owns (tests run sidecars
  * inside their own process).
  */
-function startupCollection(log: Logger): StartupCollection {
+function startupCollection(log: Logger, sidecar: () => Sidecar | null): StartupCollection {
   return collectAfterFirstPublish({
     clock: systemClock,
     delayMs: STARTUP_COLLECTION_DELAY_MS,
-    collect: v8FullCollection,
+    collect: () => {
+      const collected = v8FullCollection();
+      void sidecar()
+        ?.collectDataThread()
+        .then((r) => {
+          if (!r.ok) log.warn({ reason: r.error }, "data thread start-up memory not released");
+        });
+      return collected;
+    },
     log,
   });
 }

@@ -1,4 +1,3 @@
-import { createServer } from "node:http";
 import Fastify, {
   type FastifyError,
   type FastifyInstance,
@@ -12,6 +11,7 @@ import { ERRORS } from "./reasons.ts";
 import { loggingOptions } from "./request-logging.ts";
 import { type RouteMetrics, routeHandlers } from "./route.ts";
 import { DEFAULT_RETRY_AFTER, type RetryAfterSeconds } from "./route-answer.ts";
+import { isRoutePath } from "./route-path.ts";
 import { registerStatusApi } from "./status-api.ts";
 
 interface DataServerOptions {
@@ -28,35 +28,17 @@ interface DataServerOptions {
 const MAX_PARAM_LENGTH = 1024;
 
 /**
- * The data listener: `ANY /v1/route[/*]` for the data plane, and the lookup and status API.
- * Not listening yet: the caller calls `listen`. No request body is ever read: the route answers
- * before the body is parsed, and no other route accepts one.
+ * The data listener's Fastify app: `ANY /v1/route[/*]` and the lookup and status API. The data
+ * thread answers `/v1/route` itself and forwards every other request here (ADR 27); `inject()`
+ * reaches all of it. No request body is ever read: the route answers before the body is parsed,
+ * and no other route accepts one.
  */
 export function createDataServer(options: DataServerOptions): FastifyInstance {
   const retryAfter = options.retryAfterSeconds ?? DEFAULT_RETRY_AFTER;
-  const route = routeHandlers(options.holder, options.metrics, retryAfter);
-  const answer = route.fastify;
+  const answer = routeHandlers(options.holder, options.metrics, retryAfter).fastify;
   const answerError = errorAnswerer(options.logger);
-  const logging = loggingOptions(options.logger);
-  // Fastify's routing, hooks and reply cost more per request than the whole route answer, so the
-  // data plane's requests skip them and are answered on Node's request and response (the same
-  // status and headers). With per-request logging on (debug), everything goes through Fastify.
-  const direct = logging.logger === false;
   const app = Fastify({
-    ...logging,
-    serverFactory: (fastifyHandler, settings) => {
-      // requireHostHeader: without it, Node answers an HTTP/1.1 request lacking Host with a bare
-      // 400 of its own; the route answers it with `x-mirror-reason: bad-host` like every other.
-      const server = createServer({ requireHostHeader: false }, (request, response) => {
-        if (direct && isRoutePath(request.url ?? "")) route.node(request, response);
-        else fastifyHandler(request, response);
-      });
-      // What Fastify sets on a server it creates itself (its defaults once it has resolved them).
-      server.keepAliveTimeout = numberOr(settings.keepAliveTimeout, 72_000);
-      server.requestTimeout = numberOr(settings.requestTimeout, 0);
-      server.setTimeout(numberOr(settings.connectionTimeout, 0));
-      return server;
-    },
+    ...loggingOptions(options.logger),
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // While closing, requests already on a kept-alive connection are still answered from the
     // last Snapshot rather than with Fastify's bare 503, which carries no x-mirror-reason.
@@ -86,18 +68,6 @@ export function createDataServer(options: DataServerOptions): FastifyInstance {
   });
   app.setErrorHandler(answerError);
   return app;
-}
-
-function numberOr(value: unknown, fallback: number): number {
-  return typeof value === "number" ? value : fallback;
-}
-
-/** Whether a raw request target (origin or absolute form) names `/v1/route` or `/v1/route/*`. */
-function isRoutePath(url: string): boolean {
-  const start = url.startsWith("/") ? 0 : url.indexOf("/", url.indexOf("//") + 2);
-  if (start === -1 || !url.startsWith("/v1/route", start)) return false;
-  const next = url.charAt(start + "/v1/route".length);
-  return next === "" || next === "/" || next === "?" || next === "#";
 }
 
 /**

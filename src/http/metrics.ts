@@ -3,6 +3,7 @@ import type { ReflectorStatus } from "../kube/reflector-status.ts";
 import type { MirrorObserver, Publication } from "../mirror/observer.ts";
 import { ROUTE_OUTCOMES, type RouteOutcome } from "./reasons.ts";
 import type { RouteMetrics } from "./route.ts";
+import { RouteCounts } from "./route-counts.ts";
 
 /** The Prometheus side of the mirror: what `/metrics` serves. */
 export interface Metrics extends RouteMetrics {
@@ -10,6 +11,8 @@ export interface Metrics extends RouteMetrics {
   readonly registry: Registry;
   /** Feeds the mirror's reports into the metrics; never throws. */
   readonly observer: MirrorObserver;
+  /** The route answer counts, which the data thread adds to as well. */
+  readonly routeCounts: RouteCounts;
 }
 
 interface MetricsOptions {
@@ -116,11 +119,8 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     "Newly referenced Secrets that could not be fetched.",
   );
 
-  // Plain numbers on the hot path: a prom-client child hashes its labels on every inc.
-  const routeCounts = Object.fromEntries(ROUTE_OUTCOMES.map((o) => [o, 0])) as Record<
-    RouteOutcome,
-    number
-  >;
+  // Shared cells on the hot path: a prom-client child hashes its labels on every inc.
+  const routeCounts = new RouteCounts();
   new Counter({
     name: `${PREFIX}route_answers_total`,
     help: "Answers of /v1/route, by outcome.",
@@ -128,7 +128,8 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     registers,
     collect() {
       this.reset();
-      for (const outcome of ROUTE_OUTCOMES) this.labels(outcome).inc(routeCounts[outcome]);
+      const totals = routeCounts.totals();
+      for (const outcome of ROUTE_OUTCOMES) this.labels(outcome).inc(totals[outcome]);
     },
   });
 
@@ -146,6 +147,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     synced() {
       synced.set(1);
     },
+    registryAdopted() {},
     published(publication: Publication) {
       const { snapshot, kind } = publication;
       rebuilds.labels(kind).inc();
@@ -207,8 +209,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   return {
     registry,
     observer,
+    routeCounts,
     routeAnswered(outcome: RouteOutcome) {
-      routeCounts[outcome]++;
+      routeCounts.add(outcome);
     },
   };
 }

@@ -7,6 +7,11 @@ import { loggingOptions } from "./request-logging.ts";
 
 interface OpsServerOptions {
   readonly holder: SnapshotHolder;
+  /**
+   * Whether the data listener answers from a Snapshot. Default: once the holder has one; the
+   * sidecar asks its data thread, which serves a Snapshot a moment after it is published.
+   */
+  readonly ready?: () => boolean;
   readonly metrics: Metrics;
   /** Defaults to no logging; a logger at debug or lower also logs a line per request. */
   readonly logger?: Logger | false;
@@ -14,18 +19,19 @@ interface OpsServerOptions {
 
 /**
  * The ops listener, reachable from the kubelet, so it serves nothing else: `/healthz` (200 while
- * the process runs), `/readyz` (503 until the first Snapshot is published, then 200 for good: a
- * replica that lost the API server keeps serving its last Snapshot), `/metrics`. Everything else
- * is 404. Not listening yet: the caller calls `listen`.
+ * the process runs), `/readyz` (503 until the data listener answers from a first Snapshot, then
+ * 200 for good: a replica that lost the API server keeps serving its last Snapshot), `/metrics`.
+ * Everything else is 404. Not listening yet: the caller calls `listen`.
  */
 export function createOpsServer(options: OpsServerOptions): FastifyInstance {
   const { holder, metrics } = options;
+  const ready = options.ready ?? (() => holder.current() !== null);
   const app = Fastify(loggingOptions(options.logger ?? false));
   ignoreBodies(app);
 
   app.get("/healthz", (_request, reply) => reply.type("text/plain; charset=utf-8").send("ok"));
   app.get("/readyz", (_request, reply) =>
-    holder.current() === null
+    !ready()
       ? reply.code(503).type("text/plain; charset=utf-8").send("not synced")
       : reply.type("text/plain; charset=utf-8").send("ok"),
   );

@@ -1,7 +1,7 @@
 import type { OutgoingHttpHeaders } from "node:http";
 import { appAt } from "../snapshot/app-table.ts";
 import { lookupSlot } from "../snapshot/lookup.ts";
-import type { Snapshot } from "../snapshot/types.ts";
+import type { RouteView } from "../snapshot/types.ts";
 import { headerValue } from "./header-value.ts";
 import { requestHost } from "./host-header.ts";
 import { ERRORS, type RouteOutcome } from "./reasons.ts";
@@ -29,22 +29,22 @@ export const DEFAULT_RETRY_AFTER: RetryAfterSeconds = { notSynced: 1, secretUnav
 const EMPTY = "0";
 
 /**
- * Answers `/v1/route` from one Snapshot (README, "The routing contract"): 200 with
- * `x-mirror-app`, `x-mirror-upstream` (when set) and `x-mirror-revision`; 503 with `retry-after`
- * and `x-mirror-reason: not-synced`, or `secret-unavailable` plus `x-mirror-app`; 404
- * `unknown-host`; 400 `bad-host`. Pure: the raw header lines of the request in, the answer out.
- * This is the data plane's hot path (BENCHMARKS.md, "Route path"): it reads no `request.headers`
- * and allocates only the answer.
+ * Answers `/v1/route` from one Snapshot, or from the data thread's view of one (README, "The
+ * routing contract"): 200 with `x-mirror-app`, `x-mirror-upstream` (when set) and
+ * `x-mirror-revision`; 503 with `retry-after` and `x-mirror-reason: not-synced`, or
+ * `secret-unavailable` plus `x-mirror-app`; 404 `unknown-host`; 400 `bad-host`. Pure: the raw
+ * header lines of the request in, the answer out. This is the data plane's hot path
+ * (BENCHMARKS.md, "Route path"): it reads no `request.headers` and allocates only the answer.
  */
 export function routeAnswerer(
   retryAfter: RetryAfterSeconds,
-): (snapshot: Snapshot | null, rawHeaders: readonly string[]) => RouteAnswer {
+): (snapshot: RouteView | null, rawHeaders: readonly string[]) => RouteAnswer {
   const notSynced = fixed("not-synced", { "retry-after": String(retryAfter.notSynced) });
   const badHost = fixed("bad-host", {});
   const unknownHost = fixed("unknown-host", {});
   const unavailableRetry = String(retryAfter.secretUnavailable);
   // The revision header of the Snapshot last answered from, rendered once per Snapshot.
-  let revisionOf: Snapshot | null = null;
+  let revisionOf: RouteView | null = null;
   let revision = "";
 
   return function answerRoute(snapshot, rawHeaders) {

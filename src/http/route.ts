@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { SnapshotHolder } from "../snapshot/holder.ts";
+import type { RouteView } from "../snapshot/types.ts";
 import type { RouteOutcome } from "./reasons.ts";
 import { type RetryAfterSeconds, type RouteAnswer, routeAnswerer } from "./route-answer.ts";
 
@@ -9,11 +9,16 @@ export interface RouteMetrics {
   routeAnswered(outcome: RouteOutcome): void;
 }
 
+/** Where the handlers read what they answer from: once per request, a single field read. */
+export interface RouteViewSource {
+  current(): RouteView | null;
+}
+
 /** The two ways a `/v1/route` answer reaches the wire, sharing one answerer. */
 export interface RouteHandlers {
-  /** Straight on Node's request and response: the data plane's path (BENCHMARKS.md). */
+  /** Straight on Node's request and response: the data thread's path (ADR 27). */
   node(request: IncomingMessage, response: ServerResponse): void;
-  /** Through Fastify: for `inject()`, per-request logging at debug, and Fastify's own errors. */
+  /** Through Fastify: for `inject()` and Fastify's own errors. */
   fastify(request: FastifyRequest, reply: FastifyReply): void;
 }
 
@@ -22,7 +27,7 @@ export interface RouteHandlers {
  * the request body is never read. Both write the same status and headers.
  */
 export function routeHandlers(
-  holder: SnapshotHolder,
+  holder: RouteViewSource,
   metrics: RouteMetrics | undefined,
   retryAfter: RetryAfterSeconds,
 ): RouteHandlers {

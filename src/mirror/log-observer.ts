@@ -27,6 +27,7 @@ export function logObserver(log: Logger): MirrorObserver {
     synced() {
       log.info("initial lists complete: publishing the first Snapshot");
     },
+    registryAdopted() {},
     published({ snapshot, kind, buildMs, eventToSwapMs }) {
       const conflicts = JSON.stringify(snapshot.routes.conflicts);
       if (conflicts !== lastConflicts) {
@@ -132,6 +133,7 @@ export function observeAll(...observers: MirrorObserver[]): MirrorObserver {
     };
   return {
     synced: each("synced"),
+    registryAdopted: each("registryAdopted"),
     published: each("published"),
     rebuildFailed: each("rebuildFailed"),
     coalesced: each("coalesced"),

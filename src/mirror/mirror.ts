@@ -169,6 +169,7 @@ export class Mirror {
     this.#referenced.watch(served.registry);
     this.#pending.registryAdopted(served, true);
     for (const r of this.#reflectors.secrets) r.start();
+    this.#observer.registryAdopted(served.registry);
     this.#onListCompleted();
   }
 
@@ -216,6 +217,7 @@ export class Mirror {
       const whole = served.registry !== before;
       if (whole) this.#pending.secretsChanged(await this.#referenced.follow(served.registry), null);
       this.#pending.registryAdopted(served, whole);
+      if (whole) this.#observer.registryAdopted(served.registry);
     }
     this.#pending.secretsChanged(await this.#referenced.retryFailed(), null);
     this.#rebuilds.signal();

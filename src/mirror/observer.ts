@@ -1,4 +1,5 @@
 import type { ReflectorStatus } from "../kube/reflector-status.ts";
+import type { Registry } from "../registry/schema.ts";
 import type { Snapshot } from "../snapshot/types.ts";
 
 /** One published Snapshot and what it cost. */
@@ -18,6 +19,12 @@ export interface Publication {
 export interface MirrorObserver {
   /** Both watches listed and the first Snapshot is about to be published. */
   synced(): void;
+  /**
+   * A Registry was adopted, which the next whole build reads (null: none, an empty Registry).
+   * The first is adopted as soon as the Registry is listed, while the App Secrets are still being
+   * listed, so work that depends on the Registry alone can start before the first Snapshot.
+   */
+  registryAdopted(registry: Registry | null): void;
   published(publication: Publication): void;
   /** A rebuild or a Registry adoption threw: a bug, reported and survived. */
   rebuildFailed(error: unknown): void;
@@ -38,6 +45,7 @@ export interface MirrorObserver {
 /** An observer that does nothing. */
 export const silentObserver: MirrorObserver = {
   synced() {},
+  registryAdopted() {},
   published() {},
   rebuildFailed() {},
   coalesced() {},

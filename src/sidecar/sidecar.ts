@@ -1,8 +1,12 @@
+import type { Worker } from "node:worker_threads";
 import type { FastifyInstance } from "fastify";
 import { type Logger, pino } from "pino";
+import { answerForwarded } from "../data-thread/forward.ts";
+import { startDataThread } from "../data-thread/thread.ts";
 import { createDataServer } from "../http/data-server.ts";
 import { createMetrics } from "../http/metrics.ts";
 import { createOpsServer } from "../http/ops-server.ts";
+import { DEFAULT_RETRY_AFTER } from "../http/route-answer.ts";
 import { createListWatch } from "../kube/client.ts";
 import type { Clock } from "../kube/clock.ts";
 import { createKubeTransport, type KubeTransport } from "../kube/http-transport.ts";
@@ -10,8 +14,9 @@ import { loadKubeConfig } from "../kube/kubeconfig.ts";
 import type { SecretScope } from "../mirror/fetch-secrets.ts";
 import { logObserver, observeAll } from "../mirror/log-observer.ts";
 import { Mirror, type MirrorOptions } from "../mirror/mirror.ts";
-import type { MirrorObserver } from "../mirror/observer.ts";
+import { type MirrorObserver, silentObserver } from "../mirror/observer.ts";
 import { err, ok, type Result } from "../result.ts";
+import { routeTableFor } from "../snapshot/build.ts";
 import { SnapshotHolder } from "../snapshot/holder.ts";
 import type { Address, SidecarConfig } from "./config.ts";
 
@@ -23,6 +28,12 @@ export interface Sidecar {
   /** Where the listeners ended up (a port 0 in the config is resolved here). */
   readonly data: Address;
   readonly ops: Address;
+  /** Resolves once the data listener answers from `revision` or a later one (ADR 27). */
+  serving(revision: number): Promise<void>;
+  /** Runs V8's one full collection of start-up in the data thread's heap (ADR 25). */
+  collectDataThread(): Promise<Result<void, string>>;
+  /** Resolves, with why, if the data listener's thread ends by itself: a bug, fatal. */
+  readonly failed: Promise<string>;
   /** Stops accepting, lets in-flight requests finish (at most `drainMs`), stops the watches. */
   close(): Promise<void>;
 }
@@ -42,6 +53,8 @@ export interface SidecarOptions {
   readonly reflector?: MirrorOptions["reflector"];
   /** How long in-flight requests get on shutdown before their connections are cut. */
   readonly drainMs?: number;
+  /** The data thread's worker, spawned early by the CLI (`spawnDataWorker`); default: spawned here. */
+  readonly dataWorker?: Worker;
 }
 
 const DRAIN_MS = 3_000;
@@ -75,7 +88,25 @@ export async function startSidecar(
 
   const holder = new SnapshotHolder();
   const metrics = createMetrics();
-  const observers = [metrics.observer, logObserver(log)];
+  // Started first: its thread boots on another core while the first lists are under way.
+  const thread = startDataThread({
+    listen: config.listen,
+    retryAfter: DEFAULT_RETRY_AFTER,
+    counts: metrics.routeCounts,
+    logger: log,
+    forward: (request) => answerForwarded(data, request),
+    ...(options.dataWorker === undefined ? {} : { worker: options.dataWorker }),
+  });
+  const observers = [
+    metrics.observer,
+    logObserver(log),
+    {
+      ...silentObserver,
+      // After the App Secret lists went out (the mirror starts them just before this call).
+      registryAdopted: (registry) => setImmediate(() => thread.prepare(routeTableFor(registry))),
+      published: ({ snapshot }) => thread.publish(snapshot),
+    },
+  ] satisfies MirrorObserver[];
   if (options.observer !== undefined) observers.push(options.observer);
   const mirror = new Mirror({
     registry: {
@@ -100,36 +131,47 @@ export async function startSidecar(
   });
   mirror.start();
 
+  // The data listener's Fastify app answers what the data thread forwards; it never listens.
   const data = createDataServer({ holder, logger: log, metrics });
-  const ops = createOpsServer({ holder, metrics });
-  let dataAddress: Address;
+  const ops = createOpsServer({ holder, metrics, ready: () => thread.servedRevision() > 0 });
+  const drainMs = options.drainMs ?? DRAIN_MS;
+  const listening = await thread.listening;
   let opsAddress: Address;
   try {
-    dataAddress = await listen(data, config.listen);
+    if (!listening.ok) throw new Error(listening.error);
     opsAddress = await listen(ops, config.opsListen);
   } catch (e) {
-    await Promise.allSettled([data.close(), ops.close(), mirror.stop()]);
+    await Promise.allSettled([thread.close(0), data.close(), ops.close(), mirror.stop()]);
     transport.close();
     return err(`cannot listen: ${(e as Error).message}`);
   }
+  const dataAddress = { host: config.listen.host, port: listening.value };
   log.info({ listen: dataAddress, opsListen: opsAddress }, "listening");
 
-  const drainMs = options.drainMs ?? DRAIN_MS;
   let closing: Promise<void> | null = null;
   const close = () => {
     closing ??= (async () => {
-      const cut = setTimeout(() => {
-        data.server.closeAllConnections();
-        ops.server.closeAllConnections();
-      }, drainMs);
-      await Promise.allSettled([data.close(), ops.close(), mirror.stop()]);
+      const cut = setTimeout(() => ops.server.closeAllConnections(), drainMs);
+      // The Fastify app answers the thread's forwarded requests until the thread has drained.
+      const dataClosed = thread.close(drainMs).then(() => data.close());
+      await Promise.allSettled([dataClosed, ops.close(), mirror.stop()]);
       clearTimeout(cut);
       transport.close();
       log.info("stopped");
     })();
     return closing;
   };
-  return ok({ config, holder, mirror, data: dataAddress, ops: opsAddress, close });
+  return ok({
+    config,
+    holder,
+    mirror,
+    data: dataAddress,
+    ops: opsAddress,
+    serving: (revision) => thread.serving(revision),
+    collectDataThread: () => thread.collect(),
+    failed: thread.ended,
+    close,
+  });
 }
 
 /** One cluster-wide scope, or one per namespace of `--secret-namespaces`; each with the selector. */

@@ -3,7 +3,7 @@ import { freezeArray } from "./freeze.ts";
 import type { App, AppTable, SecretsView } from "./types.ts";
 
 /** Apps per chunk: replacing one App copies this many pointers plus the chunk directory. */
-const CHUNK_SIZE = 64;
+export const CHUNK_SIZE = 64;
 
 /**
  * Resolves one App against the Secrets this replica sees: ready only if the referenced Secret
@@ -49,36 +49,58 @@ export function buildAppTable(specs: readonly AppSpec[], secrets: SecretsView): 
   return Object.freeze({ chunks: freezeArray(chunks), size: specs.length, readyCount });
 }
 
-/** The App in a slot; slots come from the RouteTable the table was built with. */
-export function appAt(table: AppTable, slot: number): App | undefined {
+/** The item in a slot of a chunked table; slots come from the RouteTable it was built with. */
+export function appAt<A>(
+  table: { readonly chunks: readonly (readonly A[])[] },
+  slot: number,
+): A | undefined {
   return table.chunks[Math.floor(slot / CHUNK_SIZE)]?.[slot % CHUNK_SIZE];
 }
 
+/** Items in slot order as frozen chunks of `CHUNK_SIZE`, the layout `appAt` reads. */
+export function chunked<A>(items: readonly A[]): readonly (readonly A[])[] {
+  const chunks: (readonly A[])[] = [];
+  for (let start = 0; start < items.length; start += CHUNK_SIZE)
+    chunks.push(freezeArray(items.slice(start, start + CHUNK_SIZE)));
+  return freezeArray(chunks);
+}
+
 /**
- * A new table with some slots replaced; every untouched chunk is shared with `table`.
+ * New chunks with some slots replaced; every untouched chunk is shared with `chunks`.
  * Cost: one chunk copy per touched chunk plus one directory copy.
  */
-export function replaceApps(table: AppTable, replacements: ReadonlyMap<number, App>): AppTable {
-  if (replacements.size === 0) return table;
-  const chunks = [...table.chunks];
-  const copied = new Map<number, App[]>();
-  let readyCount = table.readyCount;
-  for (const [slot, app] of replacements) {
+export function replaceSlots<A>(
+  chunks: readonly (readonly A[])[],
+  replacements: ReadonlyMap<number, A>,
+): readonly (readonly A[])[] {
+  if (replacements.size === 0) return chunks;
+  const next = [...chunks];
+  const copied = new Map<number, A[]>();
+  for (const [slot, item] of replacements) {
     const c = Math.floor(slot / CHUNK_SIZE);
     let chunk = copied.get(c);
     if (chunk === undefined) {
-      chunk = [...chunks[c]!];
+      chunk = [...next[c]!];
       copied.set(c, chunk);
     }
-    const previous = chunk[slot % CHUNK_SIZE]!;
-    readyCount += (app.ready ? 1 : 0) - (previous.ready ? 1 : 0);
-    chunk[slot % CHUNK_SIZE] = app;
+    chunk[slot % CHUNK_SIZE] = item;
   }
-  for (const [c, chunk] of copied) chunks[c] = freezeArray(chunk);
-  return Object.freeze({ chunks: freezeArray(chunks), size: table.size, readyCount });
+  for (const [c, chunk] of copied) next[c] = freezeArray(chunk);
+  return freezeArray(next);
 }
 
-/** Every App in slot order. */
-export function* allApps(table: AppTable): Generator<App> {
+/** A new table with some slots replaced; every untouched chunk is shared with `table`. */
+export function replaceApps(table: AppTable, replacements: ReadonlyMap<number, App>): AppTable {
+  if (replacements.size === 0) return table;
+  let readyCount = table.readyCount;
+  for (const [slot, app] of replacements) {
+    readyCount += (app.ready ? 1 : 0) - (appAt(table, slot)!.ready ? 1 : 0);
+  }
+  const chunks = replaceSlots(table.chunks, replacements);
+  return Object.freeze({ chunks, size: table.size, readyCount });
+}
+
+/** Every App (or view of one) in slot order. */
+export function* allApps<A>(table: { readonly chunks: readonly (readonly A[])[] }): Generator<A> {
   for (const chunk of table.chunks) yield* chunk;
 }

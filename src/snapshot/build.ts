@@ -1,7 +1,7 @@
 import type { Registry, SecretRef } from "../registry/schema.ts";
 import { buildAppTable, replaceApps, resolveApp } from "./app-table.ts";
 import { buildRouteTable, slotsOf, sortedSpecs } from "./route-table.ts";
-import type { App, BuildMeta, SecretsView, Snapshot } from "./types.ts";
+import type { App, BuildMeta, RouteTable, SecretsView, Snapshot } from "./types.ts";
 
 /**
  * Builds a whole Snapshot from a Registry (null: none, an empty Registry) and the Secrets this
@@ -9,10 +9,26 @@ import type { App, BuildMeta, SecretsView, Snapshot } from "./types.ts";
  * frozen and shares nothing mutable with its inputs.
  */
 export function build(registry: Registry | null, secrets: SecretsView, meta: BuildMeta): Snapshot {
-  const specs = sortedSpecs(registry);
-  const routes = buildRouteTable(specs);
+  const routes = routeTableFor(registry);
   const apps = buildAppTable(routes.specs, secrets);
   return seal(meta, routes, apps);
+}
+
+const routeTables = new WeakMap<Registry, RouteTable>();
+
+/**
+ * The hostname side of every Snapshot built from `registry`, built once per Registry object and
+ * shared by them (it derives from the Registry alone and is frozen). So it can be built, and
+ * handed to the data thread, while the App Secrets are still being listed (ADR 27).
+ */
+export function routeTableFor(registry: Registry | null): RouteTable {
+  if (registry === null) return buildRouteTable(sortedSpecs(null));
+  let routes = routeTables.get(registry);
+  if (routes === undefined) {
+    routes = buildRouteTable(sortedSpecs(registry));
+    routeTables.set(registry, routes);
+  }
+  return routes;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { type BadHost, normaliseRequestHost } from "../registry/hostname.ts";
 import { allApps, appAt } from "./app-table.ts";
 import { slotOf } from "./route-table.ts";
-import type { App, Snapshot } from "./types.ts";
+import type { App, RouteView, Snapshot } from "./types.ts";
 
 /** What a Snapshot says about one request host. */
 export type LookupResult =
@@ -38,10 +38,13 @@ export function lookup(snapshot: Snapshot, rawHost: string): LookupResult {
  * `lookup` for the data plane's path: only the App's slot (for `appAt`), "unknown" or why the
  * host is bad, with nothing allocated for a name that is already normal. Same rules, same answer.
  */
-export function lookupSlot(snapshot: Snapshot, rawHost: string): number | "unknown" | BadHost {
+export function lookupSlot(
+  view: Pick<RouteView, "routes">,
+  rawHost: string,
+): number | "unknown" | BadHost {
   const normalised = normaliseRequestHost(rawHost);
   if (!normalised.ok) return normalised.error;
-  const { exact, wildcard } = snapshot.routes;
+  const { exact, wildcard } = view.routes;
   const slot = exact.get(normalised.value);
   if (slot !== undefined) return slot;
   const suffix = wildcardSuffix(wildcard, normalised.value);

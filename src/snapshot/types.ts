@@ -77,6 +77,20 @@ export interface AppTable {
   readonly readyCount: number;
 }
 
+/** What a `/v1/route` answer reads of an App. */
+export type RouteApp = Pick<App, "name" | "upstream" | "ready">;
+
+/**
+ * What answering `/v1/route` reads of a Snapshot, and all the data thread holds of one (ADR 27):
+ * the hostname indexes and, per slot, the App's name, upstream and readiness. No Secret bytes and
+ * no status fields. Every Snapshot is one.
+ */
+export interface RouteView {
+  readonly revision: number;
+  readonly routes: Pick<RouteTable, "exact" | "wildcard">;
+  readonly apps: { readonly chunks: readonly (readonly RouteApp[])[] };
+}
+
 /** The immutable state one request is answered from. Published whole, replaced whole. */
 export interface Snapshot {
   readonly revision: number;

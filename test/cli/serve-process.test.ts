@@ -1,9 +1,11 @@
 // `replica-mirror serve` and `registry validate` as processes: start-up through `npm start`,
 // SIGTERM, exit codes for bad flags and a missing kubeconfig, and validation output.
 
+import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { type Envtest, seedDemo, startEnvtest } from "@replica-mirror/envtest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { get, untilReady } from "../support/http.ts";
@@ -21,7 +23,8 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "replica-mirror-serve-"));
   kubeconfig = join(dir, "kubeconfig");
   await envtest.writeKubeconfig(kubeconfig);
-});
+  await promisify(execFile)(process.execPath, ["scripts/build.ts", "--outdir", join(dir, "dist")]);
+}, 60_000);
 afterAll(async () => {
   await envtest.close();
   await rm(dir, { recursive: true, force: true });
@@ -113,6 +116,26 @@ describe("replica-mirror serve as a process", () => {
       expect(exit).toEqual({ code: 0, signal: null });
       expect(r.lines().some((l) => l.includes('"msg":"stopped"'))).toBe(true);
       await expect(get(data, "/v1/route", { host: "shop.example.com" })).rejects.toThrow();
+    } finally {
+      r.child.kill("SIGKILL");
+    }
+  }, 40_000);
+
+  it("from the bundle, answers the route and the status API through its data thread", async () => {
+    // The bundle starts the data thread from its own CommonJS file (ADR 27), not the sources.
+    const r = run(process.execPath, [join(dir, "dist", "main.mjs"), ...serveArgs()]);
+    try {
+      const { data, ops } = await ready(r);
+      const route = await get(data, "/v1/route", { host: "shop.example.com" });
+      const apps = JSON.parse((await get(data, "/v1/apps")).body) as { apps: { name: string }[] };
+      const metrics = await get(ops, "/metrics");
+      expect({
+        route: [route.status, route.headers["x-mirror-app"]],
+        apps: apps.apps.map((a) => a.name),
+        counted: metrics.body.includes('replica_mirror_route_answers_total{outcome="routed"} 1'),
+      }).toEqual({ route: [200, "shop"], apps: ["blog", "shop"], counted: true });
+      r.child.kill("SIGTERM");
+      expect(await r.exit).toEqual({ code: 0, signal: null });
     } finally {
       r.child.kill("SIGKILL");
     }

@@ -1,31 +1,26 @@
-// Through a real socket: what inject() cannot show (raw header lines, Node's parser, streaming).
+// Through a real socket, on the data thread as the sidecar runs it (ADR 27): what inject() cannot
+// show (raw header lines, Node's parser, streaming).
 
-import type { AddressInfo } from "node:net";
-import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createDataServer } from "../../src/http/data-server.ts";
-import { SnapshotHolder } from "../../src/snapshot/holder.ts";
+import { startTestDataThread, type TestDataThread } from "../support/data-thread.ts";
 import { header, RawConnection, type RawResponse } from "../support/raw-http.ts";
 import { snapshotOf } from "../support/world.ts";
 
-let app: FastifyInstance;
+let served: TestDataThread;
 let port: number;
 
 beforeAll(async () => {
-  const holder = new SnapshotHolder();
-  holder.swap(
+  served = await startTestDataThread(
     snapshotOf(
       [{ name: "shop", hostnames: ["shop.example.com"] }],
       { "shop-credentials": { token: "t" } },
       3,
     ),
   );
-  app = createDataServer({ holder, logger: false });
-  await app.listen({ host: "127.0.0.1", port: 0 });
-  port = (app.server.address() as AddressInfo).port;
+  port = served.port;
 });
 
-afterAll(() => app.close());
+afterAll(() => served.close());
 
 const get = (host: string) => `GET /v1/route HTTP/1.1\r\nHost: ${host}\r\n\r\n`;
 

@@ -1,18 +1,17 @@
-// The data plane's requests are answered straight on Node's request and response; inject(),
-// debug logging and Fastify's own errors go through Fastify. Both must write the same answer.
+// The data plane's requests are answered by the data thread, straight on Node's request and
+// response, from its view of the Snapshot; everything else it forwards to the Fastify app, which
+// inject() also reaches (ADR 27). Over a socket and through inject() must give the same answer.
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createDataServer } from "../../src/http/data-server.ts";
-import { SnapshotHolder } from "../../src/snapshot/holder.ts";
+import { startTestDataThread, type TestDataThread } from "../support/data-thread.ts";
 import { RawConnection } from "../support/raw-http.ts";
 import { snapshotOf } from "../support/world.ts";
 
-const holder = new SnapshotHolder();
-const app = createDataServer({ holder, logger: false });
+let served: TestDataThread;
 let port = 0;
 
 beforeAll(async () => {
-  holder.swap(
+  served = await startTestDataThread(
     snapshotOf(
       [
         { name: "shop", hostnames: ["shop.example.com"], upstream: "http://shop:8080" },
@@ -22,16 +21,14 @@ beforeAll(async () => {
       { "shop-credentials": { token: "s" }, "blog-credentials": { token: "b" } },
     ),
   );
-  await app.listen({ host: "127.0.0.1", port: 0 });
-  const address = app.server.address();
-  port = typeof address === "object" && address !== null ? address.port : 0;
+  port = served.port;
 });
-afterAll(() => app.close());
+afterAll(() => served.close());
 
 // Set by Node on every answer: not part of what is compared.
 const TRANSPORT = new Set(["date", "connection", "keep-alive"]);
 
-/** Status and contract headers of one request sent over a socket (the direct path). */
+/** Status, headers and body of one request sent over a socket to the data thread. */
 async function overSocket(method: string, target: string, headers: Record<string, string>) {
   const connection = new RawConnection(port);
   await connection.connected;
@@ -52,7 +49,7 @@ async function overSocket(method: string, target: string, headers: Record<string
 
 /** The same request through Fastify (inject). */
 async function throughFastify(method: string, target: string, headers: Record<string, string>) {
-  const r = await app.inject({ method: method as "GET", url: target, headers });
+  const r = await served.app.inject({ method: method as "GET", url: target, headers });
   const kept = Object.entries(r.headers).filter(([n]) => !TRANSPORT.has(n));
   return {
     status: r.statusCode,
@@ -72,10 +69,30 @@ const requests: [string, string, Record<string, string>][] = [
   ["DELETE", "/v1/route", { host: "shop.example.com" }],
 ];
 
-describe("/v1/route on Node's response and through Fastify", () => {
+// Forwarded by the data thread: the lookup and status API, unknown paths, other methods.
+const forwarded: [string, string, Record<string, string>][] = [
+  ["GET", "/v1/apps", { host: "sidecar" }],
+  ["GET", "/v1/apps/shop", { host: "sidecar" }],
+  ["HEAD", "/v1/apps/shop", { host: "sidecar" }],
+  ["GET", "/v1/apps/nope", { host: "sidecar" }],
+  ["GET", "/v1/hosts/x.edge.example.com?verbose=1", { host: "sidecar" }],
+  ["GET", "/v1/hosts/%zz", { host: "sidecar" }],
+  ["GET", "/v1/snapshot", { host: "sidecar", "x-forwarded-host": "a, b" }],
+  ["POST", "/v1/apps", { host: "sidecar", "content-length": "0" }],
+  ["PROPFIND", "/v1/snapshot", { host: "sidecar" }],
+  ["GET", "/nope", {}],
+];
+
+describe("/v1/route on the data thread and through Fastify", () => {
   it.each(requests)("%s %s %j: the same status, headers and empty body", async (m, t, h) => {
     const direct = await overSocket(m, t, h);
     expect(direct).toEqual(await throughFastify(m, t, h));
     expect(direct.body).toBe("");
+  });
+});
+
+describe("requests the data thread forwards", () => {
+  it.each(forwarded)("%s %s %j: the same status, headers and body", async (m, t, h) => {
+    expect(await overSocket(m, t, h)).toEqual(await throughFastify(m, t, h));
   });
 });

@@ -1,5 +1,6 @@
 import type { Envtest } from "@replica-mirror/envtest";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { silentObserver } from "../../src/mirror/observer.ts";
 import { assertConsistent } from "../../src/snapshot/consistency.ts";
 import { listApps, lookup } from "../../src/snapshot/lookup.ts";
 import {
@@ -63,10 +64,20 @@ describe("mirror on envtest", () => {
   it("publishes nothing before both lists completed, then exactly the cluster's state", async () => {
     writeSecret(envtest, "tenant-a", "shop-credentials", { token: "t0" });
     writeRegistry(envtest, [shop, blog]);
-    const m = await start();
-    expect(m.holder.current()).toBeNull();
+    // The order the mirror reports in: each reflector's first list, then the first publication.
+    const events: string[] = [];
+    const m = await start({
+      observer: {
+        ...silentObserver,
+        reflector: (name, status) => {
+          if (status.kind === "listed") events.push(`listed ${name}`);
+        },
+        published: ({ snapshot }) => events.push(`published ${snapshot.revision}`),
+      },
+    });
     const s = await waitUntil(() => m.holder.current() ?? undefined);
     expect(s.revision).toBe(1);
+    expect(events.slice(0, 3)).toEqual(["listed registry", "listed secrets/*", "published 1"]);
     expect([appState(m.holder, "shop"), appState(m.holder, "blog")]).toEqual([
       { ready: true, value: "t0", reason: null },
       { ready: false, value: null, reason: "secret-absent" },

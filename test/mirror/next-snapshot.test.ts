@@ -7,10 +7,11 @@ import type { RegistryStatus, Snapshot } from "../../src/snapshot/types.ts";
 import { meta, registryOf, secretData, secretsOf } from "../support/world.ts";
 
 const BUILT_AT = 1_800_000_000_000;
-const registry = registryOf([
+const apps = [
   { name: "shop", hostnames: ["shop.x"] },
   { name: "blog", hostnames: ["blog.x"] },
-]);
+];
+const registry = registryOf(apps);
 const status = (resourceVersion: string, error: string | null = null): RegistryStatus => ({
   present: true,
   resourceVersion,
@@ -20,9 +21,12 @@ const secrets = secretsOf([
   ["apps/shop-credentials", secretData({ token: "s2" }, "12")],
   ["apps/blog-credentials", secretData({ token: "b1" }, "11")],
 ]);
-/** Built when shop's Secret was at rv 10 and blog's did not exist yet. */
+/**
+ * Built when shop's Secret was at rv 10 and blog's did not exist yet, from an earlier copy of the
+ * same document (a whole build shares the routes of a Snapshot built from the same object).
+ */
 const previous: Snapshot = build(
-  registry,
+  registryOf(apps),
   secretsOf([["apps/shop-credentials", secretData({ token: "s1" }, "10")]]),
   meta(4),
 );

@@ -5,7 +5,8 @@ import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import type { Publication } from "../../src/mirror/observer.ts";
 import { err, ok } from "../../src/result.ts";
-import { collectAfterFirstPublish, v8FullCollection } from "../../src/sidecar/startup-memory.ts";
+import { collectAfterFirstPublish } from "../../src/sidecar/startup-memory.ts";
+import { v8FullCollection } from "../../src/sidecar/v8-collection.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { memoryLogger } from "../support/log-sink.ts";
 

@@ -1,0 +1,41 @@
+import type { FastifyInstance, InjectOptions } from "fastify";
+import type { ForwardedAnswer, ForwardedRequest } from "./messages.ts";
+
+// The data thread never reads a forwarded body, so Fastify is not told of one; and the thread's
+// own response frames the answer and manages the connection.
+const REQUEST_HEADERS_DROPPED = new Set(["content-length", "transfer-encoding"]);
+const ANSWER_HEADERS_DROPPED = new Set(["transfer-encoding", "connection", "keep-alive", "date"]);
+
+/**
+ * Answers a request the data thread forwarded, through `app.inject()`: the same method, target
+ * and header lines (repeated names as repeated lines), no body. The answer is Fastify's status,
+ * headers (its `content-length` too, which a HEAD answer needs) and body; `date` and the
+ * connection headers are left for the data thread's own response to write, as for any answer.
+ */
+export async function answerForwarded(
+  app: FastifyInstance,
+  request: ForwardedRequest,
+): Promise<ForwardedAnswer> {
+  const headers: Record<string, string | string[]> = Object.create(null);
+  const { rawHeaders } = request;
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!.toLowerCase();
+    if (REQUEST_HEADERS_DROPPED.has(name)) continue;
+    const value = rawHeaders[i + 1]!;
+    const before = headers[name];
+    headers[name] =
+      before === undefined ? value : Array.isArray(before) ? [...before, value] : [before, value];
+  }
+  const response = await app.inject({
+    method: request.method as InjectOptions["method"],
+    url: request.url,
+    headers,
+    ...(request.remoteAddress === undefined ? {} : { remoteAddress: request.remoteAddress }),
+  });
+  const answerHeaders: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(response.headers)) {
+    if (value === undefined || ANSWER_HEADERS_DROPPED.has(name)) continue;
+    answerHeaders[name] = typeof value === "number" ? String(value) : value;
+  }
+  return { status: response.statusCode, headers: answerHeaders, body: response.rawPayload };
+}

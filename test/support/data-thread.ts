@@ -1,0 +1,61 @@
+// A data thread (ADR 27) in the test's process, as the sidecar starts it: its own listener on a
+// free loopback port, forwarding to the data listener's Fastify app, serving one Snapshot.
+
+import type { FastifyInstance } from "fastify";
+import type { Logger } from "pino";
+import { answerForwarded } from "../../src/data-thread/forward.ts";
+import { type DataThread, startDataThread } from "../../src/data-thread/thread.ts";
+import { createDataServer } from "../../src/http/data-server.ts";
+import { createMetrics, type Metrics } from "../../src/http/metrics.ts";
+import { DEFAULT_RETRY_AFTER } from "../../src/http/route-answer.ts";
+import { SnapshotHolder } from "../../src/snapshot/holder.ts";
+import type { Snapshot } from "../../src/snapshot/types.ts";
+import { memoryLogger } from "./log-sink.ts";
+
+export interface TestDataThread {
+  readonly thread: DataThread;
+  readonly port: number;
+  readonly holder: SnapshotHolder;
+  readonly app: FastifyInstance;
+  readonly metrics: Metrics;
+  /** Publishes `snapshot` as the mirror would, and waits until the thread answers from it. */
+  publish(snapshot: Snapshot): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Starts a data thread; with `snapshot`, serving it before this resolves. */
+export async function startTestDataThread(
+  snapshot?: Snapshot,
+  logger: Logger = memoryLogger("warn").logger,
+): Promise<TestDataThread> {
+  const holder = new SnapshotHolder();
+  const metrics = createMetrics();
+  const app = createDataServer({ holder, logger, metrics });
+  const thread = startDataThread({
+    listen: { host: "127.0.0.1", port: 0 },
+    retryAfter: DEFAULT_RETRY_AFTER,
+    counts: metrics.routeCounts,
+    logger,
+    forward: (request) => answerForwarded(app, request),
+  });
+  const listening = await thread.listening;
+  if (!listening.ok) throw new Error(listening.error);
+  const publish = async (s: Snapshot) => {
+    holder.swap(s);
+    thread.publish(s);
+    await thread.serving(s.revision);
+  };
+  if (snapshot !== undefined) await publish(snapshot);
+  return {
+    thread,
+    port: listening.value,
+    holder,
+    app,
+    metrics,
+    publish,
+    close: async () => {
+      await thread.close(0);
+      await app.close();
+    },
+  };
+}
