@@ -17,12 +17,12 @@ import type { SuiteContext, SuiteOutput } from "./suite.ts";
 
 const APPS = 10_000;
 const SHIPPED = "replica-mirror";
-const DIAGNOSTIC = "createDataServer alone (diagnostic)";
+const DIAGNOSTIC = "the data thread alone (diagnostic)";
 
 /**
  * `/v1/route` of the shipped artifact (synced against envtest with 10k Apps, gzip Registry, a
  * distinct 1 KiB Secret each) under wrk with random hosts of the Registry, at 10 and 32
- * connections, against the baselines and the data server alone (a diagnostic row), alternating.
+ * connections, against the baselines and the data thread alone (a diagnostic row), alternating.
  */
 export async function benchRoute(ctx: SuiteContext): Promise<SuiteOutput> {
   const rounds = ctx.quick ? 1 : 6;
@@ -139,7 +139,7 @@ function routeRows(runs: Map<string, RunResult[]>, setup: string): Row[] {
       met: "-",
     },
     {
-      bench: "diagnostic: createDataServer alone, req/s (same runs)",
+      bench: "diagnostic: the data thread alone, req/s (same runs)",
       figure: `${fmt(m(DIAGNOSTIC, rps), 0)} req/s`,
       baseline: `${fastify} ${fmt(m(fastify, rps), 0)}`,
       ratio: `${fmt(diagRatio, 2)}x fastify`,
