@@ -2,6 +2,7 @@
 // response, from its view of the Snapshot; everything else it forwards to the Fastify app, which
 // inject() also reaches (ADR 27). Over a socket and through inject() must give the same answer.
 
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestDataThread, type TestDataThread } from "../support/data-thread.ts";
 import { RawConnection } from "../support/raw-http.ts";
@@ -9,6 +10,8 @@ import { snapshotOf } from "../support/world.ts";
 
 let served: TestDataThread;
 let port = 0;
+/** The same Fastify app the thread forwards to, on a socket of its own. */
+let appPort = 0;
 
 beforeAll(async () => {
   served = await startTestDataThread(
@@ -22,6 +25,8 @@ beforeAll(async () => {
     ),
   );
   port = served.port;
+  await served.app.listen({ host: "127.0.0.1", port: 0 });
+  appPort = (served.app.server.address() as AddressInfo).port;
 });
 afterAll(() => served.close());
 
@@ -29,8 +34,13 @@ afterAll(() => served.close());
 const TRANSPORT = new Set(["date", "connection", "keep-alive"]);
 
 /** Status, headers and body of one request sent over a socket to the data thread. */
-async function overSocket(method: string, target: string, headers: Record<string, string>) {
-  const connection = new RawConnection(port);
+async function overSocket(
+  method: string,
+  target: string,
+  headers: Record<string, string>,
+  to = port,
+) {
+  const connection = new RawConnection(to);
   await connection.connected;
   const lines = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`);
   const exchange = await connection.exchange(
@@ -83,6 +93,17 @@ const forwarded: [string, string, Record<string, string>][] = [
   ["GET", "/nope", {}],
 ];
 
+// Targets inject() would not pass on as written (its URL parser turns `\` into `/`, resolves dot
+// segments, and throws on `/\%nB`): the thread forwards them as they came.
+const asWritten: [string, string, Record<string, string>][] = [
+  ["GET", "/\\%nB", { host: "sidecar" }],
+  ["GET", "/v1\\apps", { host: "sidecar" }],
+  ["GET", "/nope/../v1/apps", { host: "sidecar" }],
+  ["GET", "/nope/%2e%2e/v1/snapshot", { host: "sidecar" }],
+  ["GET", "/v1/hosts/../apps/shop", { host: "sidecar" }],
+  ["GET", "//v1/apps", { host: "sidecar" }],
+];
+
 describe("/v1/route on the data thread and through Fastify", () => {
   it.each(requests)("%s %s %j: the same status, headers and empty body", async (m, t, h) => {
     const direct = await overSocket(m, t, h);
@@ -95,4 +116,13 @@ describe("requests the data thread forwards", () => {
   it.each(forwarded)("%s %s %j: the same status, headers and body", async (m, t, h) => {
     expect(await overSocket(m, t, h)).toEqual(await throughFastify(m, t, h));
   });
+});
+
+describe("targets forwarded as written", () => {
+  it.each(asWritten)(
+    "%s %s %j: what the Fastify app answers over its own socket",
+    async (m, t, h) => {
+      expect(await overSocket(m, t, h)).toEqual(await overSocket(m, t, h, appPort));
+    },
+  );
 });
