@@ -15,6 +15,7 @@ import { type MessagePort, parentPort } from "node:worker_threads";
 import { routeHandlers } from "../http/route.ts";
 import { RouteCounts } from "../http/route-counts.ts";
 import { isRoutePath } from "../http/route-path.ts";
+import { keepTickRecord } from "../sidecar/tick-record.ts";
 import { v8FullCollection } from "../sidecar/v8-collection.ts";
 import type { RouteView } from "../snapshot/types.ts";
 import { answerClientError } from "./client-error.ts";
@@ -157,8 +158,9 @@ function runDataThread(port: MessagePort, settings: DataThreadSettings): void {
 }
 
 // The worker boots before the main thread knows its settings (`spawnDataWorker`); its first
-// message brings them.
+// message brings them. Its isolate has tick records of its own to keep alive (ADR 21).
 if (parentPort !== null) {
+  keepTickRecord();
   const port = parentPort;
   port.once("message", (message: ToDataThread) => {
     if (message.type === "start") runDataThread(port, message.settings);
