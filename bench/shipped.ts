@@ -28,6 +28,8 @@ export interface ShippedCommand {
   readonly env: Readonly<Record<string, string>>;
   /** Whether the image sets a compile cache (warmed at build time). */
   readonly compileCache: boolean;
+  /** The commands the image warms its compile cache with (each `node` with its arguments). */
+  readonly warm: readonly (readonly string[])[];
 }
 
 /** Reads the final stage of the Dockerfile and the sidecar's `args` from its manifest. */
@@ -45,12 +47,20 @@ export function shippedCommand(root = ROOT): ShippedCommand {
   const patch = parse(
     readFileSync(join(root, "manifests/components/replica-mirror/sidecar.yaml"), "utf8"),
   ) as { value: { args: string[] } }[];
+  // `RUN node ... && node ...`, continued over lines with a backslash.
+  const run = /^RUN (node [^\n]*?(?:\\\n[^\n]*)*)$/m.exec(stage)?.[1] ?? "";
+  const warm = run
+    .replaceAll("\\\n", " ")
+    .split("&&")
+    .map((c) => c.trim().split(/\s+/))
+    .filter((c) => c[0] === "node");
   return {
     nodeFlags: [...entrypoint.slice(1, -1), ...nodeOptions],
     entry: entrypoint.at(-1)!,
     args: patch[0]!.value.args,
     env,
     compileCache,
+    warm,
   };
 }
 
@@ -82,18 +92,20 @@ function newestIn(dir: string): number {
 
 /**
  * A compile-cache directory per bench run, warmed the way the image warms its own at build time
- * (`node dist/main.mjs --version`); `NODE_COMPILE_CACHE` for every process the bench starts, so
- * the baselines get the same treatment as the artifact.
+ * (the Dockerfile's `RUN node ...` commands, with its flags); `NODE_COMPILE_CACHE` for every
+ * process the bench starts, so the baselines get the same treatment as the artifact.
  */
 export function warmCompileCache(command: ShippedCommand, root = ROOT): Record<string, string> {
   if (!command.compileCache) return {};
   const dir = mkdtempSync(join(tmpdir(), "replica-mirror-bench-cache-"));
-  const r = spawnSync(
-    process.execPath,
-    [...command.nodeFlags, join(root, command.entry), "--version"],
-    { env: { ...process.env, ...command.env, NODE_COMPILE_CACHE: dir }, stdio: "ignore" },
-  );
-  if (r.status !== 0) throw new Error(`${command.entry} --version failed (${r.status})`);
+  for (const [, ...args] of command.warm) {
+    const r = spawnSync(process.execPath, args, {
+      cwd: root,
+      env: { ...process.env, ...command.env, NODE_COMPILE_CACHE: dir },
+      stdio: "ignore",
+    });
+    if (r.status !== 0) throw new Error(`node ${args.join(" ")} failed (${r.status})`);
+  }
   return { NODE_COMPILE_CACHE: dir };
 }
 

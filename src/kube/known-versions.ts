@@ -24,8 +24,10 @@ export class KnownVersions {
    * Records a listed object. Returns how to deliver it: ADDED for a new key, MODIFIED for a
    * changed resourceVersion, undefined when the handler already has this exact version.
    */
-  listed(object: SecretObject): "ADDED" | "MODIFIED" | undefined {
-    const key = secretKey(object.metadata);
+  listed(
+    object: SecretObject,
+    key: string = secretKey(object.metadata),
+  ): "ADDED" | "MODIFIED" | undefined {
     const known = this.#index.get(key);
     if (known === object.metadata.resourceVersion) return undefined;
     this.#index.set(key, object.metadata.resourceVersion);
@@ -42,6 +44,9 @@ export class KnownVersions {
   /** Forgets every key not in keep and returns a tombstone for each, in insertion order. */
   removeAllBut(keep: ReadonlySet<string>): SecretObject[] {
     const gone: SecretObject[] = [];
+    // Every key of keep was recorded by this list, so equal sizes mean nothing else is known:
+    // the first list of a reflector (10k keys) skips the walk.
+    if (this.#index.size === keep.size) return gone;
     for (const [key, known] of this.#index) {
       if (keep.has(key)) continue;
       this.#index.delete(key);

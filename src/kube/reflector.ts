@@ -225,8 +225,9 @@ export class Reflector {
   async #list(): Promise<Result<void, ApiError>> {
     const seen = new Set<string>();
     const onItem = (item: SecretObject): void => {
-      seen.add(secretKey(item.metadata));
-      const type = this.#known.listed(item);
+      const key = secretKey(item.metadata);
+      seen.add(key);
+      const type = this.#known.listed(item, key);
       if (type !== undefined) this.#handler.onEvent({ type, object: item });
     };
     const asked = this.#listResourceVersion();

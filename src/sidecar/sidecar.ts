@@ -1,9 +1,7 @@
+import type { Server } from "node:http";
 import type { Worker } from "node:worker_threads";
-import type { FastifyInstance } from "fastify";
 import { type Logger, pino } from "pino";
-import { answerForwarded } from "../data-thread/forward.ts";
 import { startDataThread } from "../data-thread/thread.ts";
-import { createDataServer } from "../http/data-server.ts";
 import { createMetrics } from "../http/metrics.ts";
 import { createOpsServer } from "../http/ops-server.ts";
 import { DEFAULT_RETRY_AFTER } from "../http/route-answer.ts";
@@ -19,6 +17,7 @@ import { err, ok, type Result } from "../result.ts";
 import { routeTableFor } from "../snapshot/build.ts";
 import { SnapshotHolder } from "../snapshot/holder.ts";
 import type { Address, SidecarConfig } from "./config.ts";
+import { lazyDataApp } from "./lazy-data-app.ts";
 
 /** A running sidecar. */
 export interface Sidecar {
@@ -88,13 +87,14 @@ export async function startSidecar(
 
   const holder = new SnapshotHolder();
   const metrics = createMetrics();
+  const data = lazyDataApp({ holder, logger: log, metrics });
   // Started first: its thread boots on another core while the first lists are under way.
   const thread = startDataThread({
     listen: config.listen,
     retryAfter: DEFAULT_RETRY_AFTER,
     counts: metrics.routeCounts,
     logger: log,
-    forward: (request) => answerForwarded(data, request),
+    forward: (request) => data.answer(request),
     ...(options.dataWorker === undefined ? {} : { worker: options.dataWorker }),
   });
   const observers = [
@@ -131,9 +131,12 @@ export async function startSidecar(
   });
   mirror.start();
 
-  // The data listener's Fastify app answers what the data thread forwards; it never listens.
-  const data = createDataServer({ holder, logger: log, metrics });
-  const ops = createOpsServer({ holder, metrics, ready: () => thread.servedRevision() > 0 });
+  const ops = createOpsServer({
+    holder,
+    metrics,
+    logger: log,
+    ready: () => thread.servedRevision() > 0,
+  });
   const drainMs = options.drainMs ?? DRAIN_MS;
   const listening = await thread.listening;
   let opsAddress: Address;
@@ -141,7 +144,7 @@ export async function startSidecar(
     if (!listening.ok) throw new Error(listening.error);
     opsAddress = await listen(ops, config.opsListen);
   } catch (e) {
-    await Promise.allSettled([thread.close(0), data.close(), ops.close(), mirror.stop()]);
+    await Promise.allSettled([thread.close(0), data.close(), closeServer(ops), mirror.stop()]);
     transport.close();
     return err(`cannot listen: ${(e as Error).message}`);
   }
@@ -151,10 +154,10 @@ export async function startSidecar(
   let closing: Promise<void> | null = null;
   const close = () => {
     closing ??= (async () => {
-      const cut = setTimeout(() => ops.server.closeAllConnections(), drainMs);
+      const cut = setTimeout(() => ops.closeAllConnections(), drainMs);
       // The Fastify app answers the thread's forwarded requests until the thread has drained.
       const dataClosed = thread.close(drainMs).then(() => data.close());
-      await Promise.allSettled([dataClosed, ops.close(), mirror.stop()]);
+      await Promise.allSettled([dataClosed, closeServer(ops), mirror.stop()]);
       clearTimeout(cut);
       transport.close();
       log.info("stopped");
@@ -186,10 +189,24 @@ function secretScopes(transport: KubeTransport, config: SidecarConfig): SecretSc
   }));
 }
 
-async function listen(server: FastifyInstance, address: Address): Promise<Address> {
-  await server.listen({ host: address.host, port: address.port });
-  const bound = server.server.address();
-  return typeof bound === "object" && bound !== null
-    ? { host: address.host, port: bound.port }
-    : address;
+function listen(server: Server, address: Address): Promise<Address> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(address.port, address.host, () => {
+      server.off("error", reject);
+      const bound = server.address();
+      resolve(
+        typeof bound === "object" && bound !== null
+          ? { host: address.host, port: bound.port }
+          : address,
+      );
+    });
+  });
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    if (!server.listening) return resolve();
+    server.close(() => resolve());
+  });
 }

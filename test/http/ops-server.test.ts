@@ -1,34 +1,65 @@
-import { describe, expect, it } from "vitest";
+// The ops listener over a real socket (it is plain node:http, ADR 28).
+
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
 import { createMetrics } from "../../src/http/metrics.ts";
 import { createOpsServer } from "../../src/http/ops-server.ts";
 import { SnapshotHolder } from "../../src/snapshot/holder.ts";
 import { snapshotOf } from "../support/world.ts";
 
-function ops() {
+const open: http.Server[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((s) => new Promise((r) => s.close(r))));
+});
+
+async function ops() {
   const holder = new SnapshotHolder();
   const metrics = createMetrics();
-  return { holder, metrics, app: createOpsServer({ holder, metrics }) };
+  const app = createOpsServer({ holder, metrics });
+  open.push(app);
+  await new Promise<void>((resolve) => app.listen(0, "127.0.0.1", resolve));
+  return { holder, metrics, app, port: (app.address() as AddressInfo).port };
 }
 
-async function get(
-  app: ReturnType<typeof ops>["app"],
+/** Status, content type and body of one request on its own connection. */
+function get(
+  { port }: { port: number },
   url: string,
   method: "GET" | "HEAD" | "POST" = "GET",
-) {
-  const r = await app.inject({ method, url });
-  return { status: r.statusCode, type: r.headers["content-type"], body: r.body };
+): Promise<{ status: number; type: string | undefined; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: "127.0.0.1", port, path: url, method, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            type: res.headers["content-type"],
+            body: Buffer.concat(chunks).toString(),
+          }),
+        );
+      },
+    );
+    req.on("error", reject);
+    req.end(method === "POST" ? "ignored" : undefined);
+  });
 }
 
 const text = "text/plain; charset=utf-8";
 
 describe("the ops listener", () => {
   it("is healthy from the start", async () => {
-    const { app } = ops();
+    const app = await ops();
     expect(await get(app, "/healthz")).toEqual({ status: 200, type: text, body: "ok" });
+    expect(await get(app, "/healthz?probe=1")).toEqual({ status: 200, type: text, body: "ok" });
   });
 
   it("is ready once the first Snapshot is published, and stays ready", async () => {
-    const { app, holder } = ops();
+    const app = await ops();
+    const { holder } = app;
     expect(await get(app, "/readyz")).toEqual({ status: 503, type: text, body: "not synced" });
     holder.swap(snapshotOf(null, {}, 1));
     expect(await get(app, "/readyz")).toEqual({ status: 200, type: text, body: "ok" });
@@ -37,12 +68,13 @@ describe("the ops listener", () => {
   });
 
   it("answers HEAD probes like GET, without a body", async () => {
-    const { app } = ops();
+    const app = await ops();
     expect(await get(app, "/readyz", "HEAD")).toEqual({ status: 503, type: text, body: "" });
   });
 
   it("serves the registry's metrics as Prometheus text", async () => {
-    const { app, metrics } = ops();
+    const app = await ops();
+    const { metrics } = app;
     metrics.routeAnswered("routed");
     const r = await get(app, "/metrics");
     expect(r.status).toBe(200);
@@ -52,7 +84,7 @@ describe("the ops listener", () => {
   });
 
   it("serves nothing else", async () => {
-    const { app } = ops();
+    const app = await ops();
     for (const [method, url] of [
       ["GET", "/"],
       ["GET", "/v1/route"],

@@ -1,3 +1,4 @@
+import type { AddressInfo } from "node:net";
 import Fastify from "fastify";
 import { describe, expect, it } from "vitest";
 import { createDataServer } from "../../src/http/data-server.ts";
@@ -6,6 +7,7 @@ import { createOpsServer } from "../../src/http/ops-server.ts";
 import { appRecordSchema } from "../../src/http/schemas.ts";
 import { SnapshotHolder } from "../../src/snapshot/holder.ts";
 import { listApps } from "../../src/snapshot/lookup.ts";
+import { get } from "../support/http.ts";
 import { memoryLogger } from "../support/log-sink.ts";
 import { snapshotOf } from "../support/world.ts";
 
@@ -46,26 +48,32 @@ describe("Secret bytes", () => {
       eventToSwapMs: 2,
     });
 
-    const requests: [typeof data, string, string?][] = [
-      [data, "/v1/route", "shop.example.com"],
-      [data, "/v1/route/x", "a.shop.example.com"],
-      [data, "/v1/route", "blog.example.com"],
-      [data, "/v1/route", "nope.example.com"],
-      [data, "/v1/route", "[::1]"],
-      [data, "/v1/hosts/shop.example.com"],
-      [data, "/v1/hosts/blog.example.com"],
-      [data, "/v1/apps"],
-      [data, "/v1/apps/shop"],
-      [data, "/v1/apps/blog"],
-      [data, "/v1/snapshot"],
-      [data, "/nope"],
-      [ops, "/metrics"],
-      [ops, "/readyz"],
-      [ops, "/healthz"],
+    const requests: [string, string?][] = [
+      ["/v1/route", "shop.example.com"],
+      ["/v1/route/x", "a.shop.example.com"],
+      ["/v1/route", "blog.example.com"],
+      ["/v1/route", "nope.example.com"],
+      ["/v1/route", "[::1]"],
+      ["/v1/hosts/shop.example.com"],
+      ["/v1/hosts/blog.example.com"],
+      ["/v1/apps"],
+      ["/v1/apps/shop"],
+      ["/v1/apps/blog"],
+      ["/v1/snapshot"],
+      ["/nope"],
     ];
-    for (const [app, url, host] of requests) {
-      const r = await app.inject({ url, headers: host === undefined ? {} : { host } });
+    for (const [url, host] of requests) {
+      const r = await data.inject({ url, headers: host === undefined ? {} : { host } });
       expect(leaks(JSON.stringify(r.headers) + r.body), url).toEqual([]);
+    }
+    await new Promise<void>((resolve) => ops.listen(0, "127.0.0.1", resolve));
+    try {
+      for (const url of ["/metrics", "/readyz", "/healthz"]) {
+        const r = await get((ops.address() as AddressInfo).port, url);
+        expect(leaks(JSON.stringify(r.headers) + r.body), url).toEqual([]);
+      }
+    } finally {
+      await new Promise((resolve) => ops.close(resolve));
     }
     expect(lines().length).toBeGreaterThan(requests.length);
     expect(leaks(lines().join("\n"))).toEqual([]);
