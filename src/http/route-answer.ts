@@ -1,5 +1,5 @@
 import type { OutgoingHttpHeaders } from "node:http";
-import { appAt } from "../snapshot/app-table.ts";
+import { appAt, CHUNK_SIZE } from "../snapshot/app-table.ts";
 import { lookupSlot } from "../snapshot/lookup.ts";
 import type { RouteView } from "../snapshot/types.ts";
 import { headerValue } from "./header-value.ts";
@@ -34,7 +34,8 @@ const EMPTY = "0";
  * `x-mirror-revision`; 503 with `retry-after` and `x-mirror-reason: not-synced`, or
  * `secret-unavailable` plus `x-mirror-app`; 404 `unknown-host`; 400 `bad-host`. Pure: the raw
  * header lines of the request in, the answer out. This is the data plane's hot path
- * (BENCHMARKS.md, "Route path"): it reads no `request.headers` and allocates only the answer.
+ * (BENCHMARKS.md, "Route path"): it reads no `request.headers`, and the routed answer of an App
+ * is made once per Snapshot, frozen, and given to every request for that App.
  */
 export function routeAnswerer(
   retryAfter: RetryAfterSeconds,
@@ -43,9 +44,11 @@ export function routeAnswerer(
   const badHost = fixed("bad-host", {});
   const unknownHost = fixed("unknown-host", {});
   const unavailableRetry = String(retryAfter.secretUnavailable);
-  // The revision header of the Snapshot last answered from, rendered once per Snapshot.
-  let revisionOf: RouteView | null = null;
+  // The Snapshot last answered from, its revision header, and the routed answer of each of its
+  // Apps asked for so far (by slot): one frozen answer per App and Snapshot, not one per request.
+  let answersOf: RouteView | null = null;
   let revision = "";
+  let routed: (RouteAnswer | undefined)[] = [];
 
   return function answerRoute(snapshot, rawHeaders) {
     if (snapshot === null) return notSynced;
@@ -67,14 +70,17 @@ export function routeAnswerer(
         },
       };
     }
-    if (snapshot !== revisionOf) {
-      revisionOf = snapshot;
+    if (snapshot !== answersOf) {
+      answersOf = snapshot;
       revision = String(snapshot.revision);
+      routed = new Array<RouteAnswer | undefined>(appCount(snapshot)).fill(undefined);
     }
-    return {
+    const known = routed[slot];
+    if (known !== undefined) return known;
+    const made = Object.freeze({
       outcome: "routed",
       status: 200,
-      headers:
+      headers: Object.freeze(
         app.upstream === null
           ? { "x-mirror-app": app.name, "x-mirror-revision": revision, "content-length": EMPTY }
           : {
@@ -83,8 +89,16 @@ export function routeAnswerer(
               "x-mirror-revision": revision,
               "content-length": EMPTY,
             },
-    };
+      ),
+    });
+    routed[slot] = made;
+    return made;
   };
+}
+
+/** How many slots a Snapshot's App table has room for (its chunks, the last one counted whole). */
+function appCount(snapshot: RouteView): number {
+  return snapshot.apps.chunks.length * CHUNK_SIZE;
 }
 
 /** An answer that never changes, built once. */
