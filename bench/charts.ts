@@ -23,6 +23,10 @@ interface MemoryData {
   readonly baselines: Record<BaselineKind, MemoryFigures>;
 }
 
+interface RouteData {
+  readonly runs: Record<string, Record<string, { rps: number; cpuPerRequestUs: number }[]>>;
+}
+
 interface V8FlagsData {
   readonly variants: { flags: string; rssAfterSync: number; rssAfterLoad: number; rps: number }[];
 }
@@ -113,6 +117,28 @@ if (flags !== null) {
     `${OUT}v8-semi-space.svg`,
   );
   written.push("v8-semi-space.svg");
+}
+
+const route = load<RouteData>("route");
+if (route !== null) {
+  for (const [key, runs] of Object.entries(route.data.runs)) {
+    const connections = key.slice(1);
+    const series: Series[] = Object.entries(runs).map(([name, rounds]) => ({
+      name,
+      points: rounds.map((r, i) => ({ x: i + 1, y: r.cpuPerRequestUs })),
+    }));
+    const file = `route-cpu-c${connections}.svg`;
+    await renderChart(
+      lineChart({
+        title: `/v1/route, server CPU per request by round, ${connections} connections, ${source(route)}`,
+        x: "round (every server once per round, alternating)",
+        y: "µs of CPU per request",
+        series,
+      }),
+      `${OUT}${file}`,
+    );
+    written.push(file);
+  }
 }
 
 console.log(written.length === 0 ? "no results to chart" : `docs/charts/: ${written.join(", ")}`);
