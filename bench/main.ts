@@ -2,6 +2,7 @@ import { benchAmplification } from "./amplification.ts";
 import { benchClientNode } from "./client-node-cost.ts";
 import { closeSharedClusters } from "./cluster.ts";
 import { benchCore } from "./core.ts";
+import { benchIdle } from "./idle.ts";
 import { LoadSampler, load1, machineLine, waitForQuiet } from "./machine.ts";
 import { printTable, type Row } from "./measure.ts";
 import { benchMemory } from "./memory.ts";
@@ -26,6 +27,7 @@ const suites: Record<string, Suite> = {
   route: benchRoute,
   startup: benchStartup,
   memory: benchMemory,
+  idle: benchIdle,
   "v8-flags": benchV8Flags,
   "client-node": benchClientNode,
   propagation: benchPropagation,
