@@ -55,6 +55,8 @@ export interface DataThread {
    * garbage and the young generation it grew. Resolves once it ran, or with why it could not.
    */
   collect(): Promise<Result<void, string>>;
+  /** The thread's V8 heap, used and total bytes; null once it has ended. */
+  heap(): Promise<{ readonly used: number; readonly total: number } | null>;
   /** Stops accepting, cuts connections still open after `drainMs`, ends the thread. */
   close(drainMs: number): Promise<void>;
   /** Resolves, with why, if the thread ends without being closed: a bug, fatal to the sidecar. */
@@ -178,6 +180,16 @@ export function startDataThread(options: DataThreadOptions): DataThread {
       sent = snapshot;
     },
     servedRevision: () => served,
+    async heap() {
+      if (exited) return null;
+      try {
+        const h = await worker.getHeapStatistics();
+        return { used: h.used_heap_size, total: h.total_heap_size };
+      } catch {
+        // The thread ended between the check and the answer.
+        return null;
+      }
+    },
     serving(revision) {
       if (served >= revision) return Promise.resolve();
       return new Promise((resolve) => waiters.push({ revision, resolve }));

@@ -13,6 +13,14 @@ export interface Metrics extends RouteMetrics {
   readonly observer: MirrorObserver;
   /** The route answer counts, which the data thread adds to as well. */
   readonly routeCounts: RouteCounts;
+  /** Where the data thread's heap is read at each scrape (ADR 27); unset, it is not reported. */
+  dataThreadHeap(read: () => Promise<DataThreadHeap | null>): void;
+}
+
+/** The data thread's V8 heap, in bytes. */
+export interface DataThreadHeap {
+  readonly used: number;
+  readonly total: number;
 }
 
 interface MetricsOptions {
@@ -213,10 +221,34 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     },
   };
 
+  // The default `nodejs_heap_*` metrics are the main thread's; the data thread's heap is its own.
+  let readDataThreadHeap: () => Promise<DataThreadHeap | null> = () => Promise.resolve(null);
+  const dataThreadHeap = (field: keyof DataThreadHeap, help: string) =>
+    new Gauge({
+      name: `${PREFIX}data_thread_heap_${field}_bytes`,
+      help,
+      registers,
+      async collect() {
+        const heap = await readDataThreadHeap();
+        this.set(heap === null ? 0 : heap[field]);
+      },
+    });
+  dataThreadHeap(
+    "used",
+    "V8 heap used by the data thread (the data listener's isolate); 0 without one.",
+  );
+  dataThreadHeap(
+    "total",
+    "V8 heap the data thread holds (the data listener's isolate); 0 without one.",
+  );
+
   return {
     registry,
     observer,
     routeCounts,
+    dataThreadHeap(read) {
+      readDataThreadHeap = read;
+    },
     routeAnswered(outcome: RouteOutcome) {
       routeCounts.add(outcome);
     },

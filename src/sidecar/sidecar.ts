@@ -97,6 +97,7 @@ export async function startSidecar(
     forward: (request) => data.answer(request),
     ...(options.dataWorker === undefined ? {} : { worker: options.dataWorker }),
   });
+  metrics.dataThreadHeap(() => thread.heap());
   const observers = [
     metrics.observer,
     logObserver(log),

@@ -75,6 +75,26 @@ describe("the data thread", () => {
     ]);
   });
 
+  it("reports its own V8 heap in the main thread's /metrics, and none once it has ended", async () => {
+    const t = await start(snapshotOf(SHOP, { "shop-credentials": { token: "t" } }, 1));
+    const heap = async () => {
+      const text = await t.metrics.registry.metrics();
+      return {
+        used: metricValue(text, "replica_mirror_data_thread_heap_used_bytes"),
+        total: metricValue(text, "replica_mirror_data_thread_heap_total_bytes"),
+      };
+    };
+    const running = await heap();
+    await t.thread.close(0);
+    expect({
+      running: running.used! > 1024 * 1024 && running.total! >= running.used!,
+      ended: await heap(),
+    }).toEqual({
+      running: true,
+      ended: { used: 0, total: 0 },
+    });
+  });
+
   it("logs Fastify's two request lines for each route request at debug, none at info", async () => {
     const snapshot = snapshotOf(SHOP, { "shop-credentials": { token: "t" } }, 1);
     const debug = memoryLogger("debug");

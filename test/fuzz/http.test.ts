@@ -6,7 +6,7 @@ import http from "node:http";
 import { type Envtest, startEnvtest } from "@replica-mirror/envtest";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { get, getJson } from "../support/http.ts";
+import { get, getJson, metricValue } from "../support/http.ts";
 import { type SidecarProcess, startSidecarProcess } from "../support/process.ts";
 import { type Exchange, header, RawConnection } from "../support/raw-http.ts";
 import { LONG, size, waitUntil } from "../support/wait.ts";
@@ -180,11 +180,14 @@ describe("the data listener under generated requests on raw sockets", () => {
     const failures: string[] = [];
     let done = 0;
     let connections = 0;
-    const heap: { requests: number; heapUsed: number; rss: number }[] = [];
+    const heap: { requests: number; heapUsed: number; rss: number; threadHeap: number }[] = [];
     const sample = async () => {
       const h = await sidecar.heap();
       expect(h.gc).toBe(true);
-      heap.push({ requests: done, heapUsed: h.heapUsed, rss: h.rss });
+      // The data thread's heap, as /metrics reports it (no collection forced there).
+      const metrics = (await get(sidecar.opsPort, "/metrics")).body;
+      const threadHeap = metricValue(metrics, "replica_mirror_data_thread_heap_used_bytes") ?? 0;
+      heap.push({ requests: done, heapUsed: h.heapUsed, rss: h.rss, threadHeap });
     };
     // Warm-up: JIT, Fastify's route caches, the first sockets.
     for (let i = 0; i < 300; i++) {
@@ -238,6 +241,7 @@ describe("the data listener under generated requests on raw sockets", () => {
       perSecond: Math.round(done / elapsed),
       heapUsedMiB: heap.map((h) => `${h.requests}:${mb(h.heapUsed)}`).join(" "),
       rssMiB: heap.map((h) => mb(h.rss)).join(" "),
+      dataThreadHeapMiB: heap.map((h) => mb(h.threadHeap)).join(" "),
       answers: Object.fromEntries([...tally].sort((a, b) => b[1] - a[1])),
     };
     console.log(`http fuzz figures${LONG ? " (long)" : ""}: ${JSON.stringify(figures, null, 1)}`);

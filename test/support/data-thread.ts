@@ -38,6 +38,7 @@ export async function startTestDataThread(
     logger,
     forward: (request) => answerForwarded(app, request),
   });
+  metrics.dataThreadHeap(() => thread.heap());
   const listening = await thread.listening;
   if (!listening.ok) throw new Error(listening.error);
   const publish = async (s: Snapshot) => {
