@@ -1,11 +1,12 @@
 // The ops listener over a real socket (it is plain node:http, ADR 28).
 
-import http from "node:http";
+import type http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { createMetrics } from "../../src/http/metrics.ts";
 import { createOpsServer } from "../../src/http/ops-server.ts";
 import { SnapshotHolder } from "../../src/snapshot/holder.ts";
+import { get } from "../support/http.ts";
 import { snapshotOf } from "../support/world.ts";
 
 const open: http.Server[] = [];
@@ -23,29 +24,9 @@ async function ops() {
 }
 
 /** Status, content type and body of one request on its own connection. */
-function get(
-  { port }: { port: number },
-  url: string,
-  method: "GET" | "HEAD" | "POST" = "GET",
-): Promise<{ status: number; type: string | undefined; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      { host: "127.0.0.1", port, path: url, method, agent: false },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            type: res.headers["content-type"],
-            body: Buffer.concat(chunks).toString(),
-          }),
-        );
-      },
-    );
-    req.on("error", reject);
-    req.end(method === "POST" ? "ignored" : undefined);
-  });
+async function request({ port }: { port: number }, url: string, method = "GET") {
+  const r = await get(port, url, {}, { method });
+  return { status: r.status, type: r.headers["content-type"], body: r.body };
 }
 
 const text = "text/plain; charset=utf-8";
@@ -53,30 +34,30 @@ const text = "text/plain; charset=utf-8";
 describe("the ops listener", () => {
   it("is healthy from the start", async () => {
     const app = await ops();
-    expect(await get(app, "/healthz")).toEqual({ status: 200, type: text, body: "ok" });
-    expect(await get(app, "/healthz?probe=1")).toEqual({ status: 200, type: text, body: "ok" });
+    expect(await request(app, "/healthz")).toEqual({ status: 200, type: text, body: "ok" });
+    expect(await request(app, "/healthz?probe=1")).toEqual({ status: 200, type: text, body: "ok" });
   });
 
   it("is ready once the first Snapshot is published, and stays ready", async () => {
     const app = await ops();
     const { holder } = app;
-    expect(await get(app, "/readyz")).toEqual({ status: 503, type: text, body: "not synced" });
+    expect(await request(app, "/readyz")).toEqual({ status: 503, type: text, body: "not synced" });
     holder.swap(snapshotOf(null, {}, 1));
-    expect(await get(app, "/readyz")).toEqual({ status: 200, type: text, body: "ok" });
+    expect(await request(app, "/readyz")).toEqual({ status: 200, type: text, body: "ok" });
     // Losing the API server publishes nothing new: the last Snapshot is still served.
-    expect(await get(app, "/readyz")).toEqual({ status: 200, type: text, body: "ok" });
+    expect(await request(app, "/readyz")).toEqual({ status: 200, type: text, body: "ok" });
   });
 
   it("answers HEAD probes like GET, without a body", async () => {
     const app = await ops();
-    expect(await get(app, "/readyz", "HEAD")).toEqual({ status: 503, type: text, body: "" });
+    expect(await request(app, "/readyz", "HEAD")).toEqual({ status: 503, type: text, body: "" });
   });
 
   it("serves the registry's metrics as Prometheus text", async () => {
     const app = await ops();
     const { metrics } = app;
     metrics.routeAnswered("routed");
-    const r = await get(app, "/metrics");
+    const r = await request(app, "/metrics");
     expect(r.status).toBe(200);
     expect(r.type).toBe("text/plain; version=0.0.4; charset=utf-8");
     expect(r.body.split("\n")).toContain('replica_mirror_route_answers_total{outcome="routed"} 1');
@@ -92,7 +73,11 @@ describe("the ops listener", () => {
       ["GET", "/metrics/x"],
       ["POST", "/healthz"],
     ] as const) {
-      expect(await get(app, url, method)).toEqual({ status: 404, type: text, body: "not found" });
+      expect(await request(app, url, method)).toEqual({
+        status: 404,
+        type: text,
+        body: "not found",
+      });
     }
   });
 });

@@ -13,12 +13,17 @@ export interface Got {
 
 /** How a GET travels: its connection pool (none by default) and how long it may take. */
 interface GetOptions {
+  /** Default GET; another method is sent the same way, without a body. */
+  readonly method?: string;
   readonly agent?: http.Agent;
   /** Default 5,000. */
   readonly timeoutMs?: number;
 }
 
-/** GET http://127.0.0.1:port/path with optional headers; rejects on a network error or timeout. */
+/**
+ * GET (or `options.method`) http://127.0.0.1:port/path with optional headers; rejects on a network
+ * error or timeout.
+ */
 export function get(
   port: number,
   path: string,
@@ -27,8 +32,16 @@ export function get(
 ): Promise<Got> {
   const timeout = options.timeoutMs ?? 5_000;
   return new Promise((resolve, reject) => {
-    const req = http.get(
-      { host: "127.0.0.1", port, path, headers, agent: options.agent ?? false, timeout },
+    const req = http.request(
+      {
+        host: "127.0.0.1",
+        port,
+        path,
+        headers,
+        method: options.method ?? "GET",
+        agent: options.agent ?? false,
+        timeout,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));
@@ -43,9 +56,10 @@ export function get(
       },
     );
     req.on("timeout", () =>
-      req.destroy(new Error(`GET ${path}: no answer within ${timeout / 1000} s`)),
+      req.destroy(new Error(`${req.method} ${path}: no answer within ${timeout / 1000} s`)),
     );
     req.on("error", reject);
+    req.end();
   });
 }
 
