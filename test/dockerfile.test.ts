@@ -4,7 +4,7 @@ import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { shippedCommand } from "../bench/shipped.ts";
 
 const run = promisify(execFile);
@@ -30,6 +30,16 @@ function excluded(path: string): boolean {
   }
   return out;
 }
+
+// One build for the tests that run it (each `npm run build` takes seconds, tens on a busy machine).
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "replica-mirror-image-"));
+  await run(process.execPath, ["scripts/build.ts", "--outdir", join(dir, "dist")]);
+}, 180_000);
+afterAll(async () => {
+  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+});
 
 describe("Dockerfile", () => {
   it("builds on Node 24 in every stage and runs as a numeric non-root user", () => {
@@ -65,82 +75,76 @@ describe("Dockerfile", () => {
   });
 
   it("the bundle runs from a directory with no node_modules and holds no fake API server", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "replica-mirror-image-"));
-    try {
-      const out = join(dir, "dist");
-      await run(process.execPath, ["scripts/build.ts", "--outdir", out]);
-      const entry = join(dir, packageJson.bin["replica-mirror"]!);
-      const version = await run(process.execPath, [entry, "--version"], { cwd: dir });
-      expect(version.stdout.trim()).toBe(packageJson.version);
-      const help = await run(process.execPath, [entry, "serve", "--help"], { cwd: dir });
-      expect(help.stdout).toContain("--registry-name NAME");
+    const out = join(dir, "dist");
+    const entry = join(dir, packageJson.bin["replica-mirror"]!);
+    const version = await run(process.execPath, [entry, "--version"], { cwd: dir });
+    expect(version.stdout.trim()).toBe(packageJson.version);
+    const help = await run(process.execPath, [entry, "serve", "--help"], { cwd: dir });
+    expect(help.stdout).toContain("--registry-name NAME");
 
-      const meta = JSON.parse(readFileSync(join(out, "meta.json"), "utf8")) as {
-        outputs: Record<string, { inputs: Record<string, { bytesInOutput: number }> }>;
-      };
-      const inputs = Object.values(meta.outputs).flatMap((o) =>
-        Object.entries(o.inputs)
-          .filter(([, i]) => i.bytesInOutput > 0)
-          .map(([path]) => path),
-      );
-      expect(inputs.filter((i) => i.includes("envtest") || i.startsWith("test/"))).toEqual([]);
-      const generated = inputs.filter((i) => i.includes("@kubernetes/client-node/dist/gen/"));
-      // KubeConfig needs its configuration and server types, not the 700 API models and clients.
-      expect(generated.length).toBeLessThan(20);
-      // zod is imported as a namespace, which esbuild tree-shakes; its `z` export object would
-      // keep every locale (ADR 14). Error messages are English only.
-      const locales = inputs.filter((i) => /\/zod\/.*\/locales\//.test(i));
-      expect(locales.map((i) => i.replace(/.*\/locales\//, ""))).toEqual(["en.js"]);
-      // The small entry; what it loads to become ready (`run`, and chunks it shares with what
-      // comes later); the lookup and status API, loaded once ready (ADR 28); the cache warmer.
-      const modules = (await readdir(out)).filter((f) => f.endsWith(".mjs")).sort();
-      expect([...new Set(modules.map((f) => f.replace(/-[A-Z0-9]+\.mjs$/, "")))]).toEqual([
-        "chunk",
-        "data-server",
-        "forward",
-        "main.mjs",
-        "run",
-        "warm-cache.mjs",
-      ]);
-      // What the entry loads before it can be ready holds no Fastify (ADR 28).
-      const outputs = meta.outputs as Record<
-        string,
-        { inputs: Record<string, unknown>; imports: { path: string; kind: string }[] }
-      >;
-      const loadedAtStart = new Set<string>();
-      const follow = (file: string): void => {
-        if (loadedAtStart.has(file)) return;
-        loadedAtStart.add(file);
-        for (const i of outputs[file]!.imports)
-          if (i.kind === "import-statement" && i.path in outputs) follow(i.path);
-      };
-      const entryFile = Object.keys(outputs).find((f) => f.endsWith("/main.mjs"))!;
-      follow(entryFile);
-      // The entry's one dynamic import, the `run` chunk, is loaded at start too.
-      for (const i of outputs[entryFile]!.imports) if (i.kind === "dynamic-import") follow(i.path);
-      const startInputs = [...loadedAtStart].flatMap((f) => Object.keys(outputs[f]!.inputs));
-      expect(startInputs.filter((i) => i.includes("node_modules/fastify/"))).toEqual([]);
-      expect(startInputs).toContain("src/sidecar/sidecar.ts");
+    const meta = JSON.parse(readFileSync(join(out, "meta.json"), "utf8")) as {
+      outputs: Record<string, { inputs: Record<string, { bytesInOutput: number }> }>;
+    };
+    const inputs = Object.values(meta.outputs).flatMap((o) =>
+      Object.entries(o.inputs)
+        .filter(([, i]) => i.bytesInOutput > 0)
+        .map(([path]) => path),
+    );
+    expect(inputs.filter((i) => i.includes("envtest") || i.startsWith("test/"))).toEqual([]);
+    const generated = inputs.filter((i) => i.includes("@kubernetes/client-node/dist/gen/"));
+    // KubeConfig needs its configuration and server types, not the 700 API models and clients.
+    expect(generated.length).toBeLessThan(20);
+    // zod is imported as a namespace, which esbuild tree-shakes; its `z` export object would
+    // keep every locale (ADR 14). Error messages are English only.
+    const locales = inputs.filter((i) => /\/zod\/.*\/locales\//.test(i));
+    expect(locales.map((i) => i.replace(/.*\/locales\//, ""))).toEqual(["en.js"]);
+    // The small entry; what it loads to become ready (`run`, and chunks it shares with what
+    // comes later); the lookup and status API, loaded once ready (ADR 28); the cache warmer.
+    const modules = (await readdir(out)).filter((f) => f.endsWith(".mjs")).sort();
+    expect([...new Set(modules.map((f) => f.replace(/-[A-Z0-9]+\.mjs$/, "")))]).toEqual([
+      "chunk",
+      "data-server",
+      "forward",
+      "main.mjs",
+      "run",
+      "warm-cache.mjs",
+    ]);
+    // What the entry loads before it can be ready holds no Fastify (ADR 28).
+    const outputs = meta.outputs as Record<
+      string,
+      { inputs: Record<string, unknown>; imports: { path: string; kind: string }[] }
+    >;
+    const loadedAtStart = new Set<string>();
+    const follow = (file: string): void => {
+      if (loadedAtStart.has(file)) return;
+      loadedAtStart.add(file);
+      for (const i of outputs[file]!.imports)
+        if (i.kind === "import-statement" && i.path in outputs) follow(i.path);
+    };
+    const entryFile = Object.keys(outputs).find((f) => f.endsWith("/main.mjs"))!;
+    follow(entryFile);
+    // The entry's one dynamic import, the `run` chunk, is loaded at start too.
+    for (const i of outputs[entryFile]!.imports) if (i.kind === "dynamic-import") follow(i.path);
+    const startInputs = [...loadedAtStart].flatMap((f) => Object.keys(outputs[f]!.inputs));
+    expect(startInputs.filter((i) => i.includes("node_modules/fastify/"))).toEqual([]);
+    expect(startInputs).toContain("src/sidecar/sidecar.ts");
 
-      // The data thread's own bundle (ADR 27): only the route's code, none of the libraries the
-      // main thread loads, so a second isolate costs what its route view costs and little more.
-      const thread = JSON.parse(readFileSync(join(out, "data-thread.meta.json"), "utf8")) as {
-        inputs: Record<string, unknown>;
-      };
-      const threadInputs = Object.keys(thread.inputs);
-      expect(threadInputs.filter((i) => !i.startsWith("src/"))).toEqual([]);
-      expect(
-        threadInputs.filter(
-          (i) =>
-            !/^src\/(data-thread|http|snapshot|registry)\/|^src\/(result|sidecar\/(v8-collection|tick-record))\.ts$/.test(
-              i,
-            ),
-        ),
-      ).toEqual([]);
-      expect(threadInputs).toContain("src/data-thread/worker.ts");
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    // The data thread's own bundle (ADR 27): only the route's code, none of the libraries the
+    // main thread loads, so a second isolate costs what its route view costs and little more.
+    const thread = JSON.parse(readFileSync(join(out, "data-thread.meta.json"), "utf8")) as {
+      inputs: Record<string, unknown>;
+    };
+    const threadInputs = Object.keys(thread.inputs);
+    expect(threadInputs.filter((i) => !i.startsWith("src/"))).toEqual([]);
+    expect(
+      threadInputs.filter(
+        (i) =>
+          !/^src\/(data-thread|http|snapshot|registry)\/|^src\/(result|sidecar\/(v8-collection|tick-record))\.ts$/.test(
+            i,
+          ),
+      ),
+    ).toEqual([]);
+    expect(threadInputs).toContain("src/data-thread/worker.ts");
   }, 60_000);
 
   it("warms the compile cache for the ENTRYPOINT's flags, every chunk of the bundle included", async () => {
@@ -150,27 +154,21 @@ describe("Dockerfile", () => {
     expect(warm.map((c) => c.slice(0, 2 + flags.length))).toEqual(
       [entry.at(-1), "dist/warm-cache.mjs"].map((file) => ["node", ...flags, file]),
     );
-    const dir = await mkdtemp(join(tmpdir(), "replica-mirror-cache-"));
-    try {
-      await run(process.execPath, ["scripts/build.ts", "--outdir", join(dir, "dist")]);
-      const env = { ...process.env, NODE_COMPILE_CACHE: join(dir, "cache") };
-      for (const [, ...args] of warm) await run(process.execPath, args, { cwd: dir, env });
-      // Run as the image runs: every module is read from the cache, none compiled and written.
-      const debug = { ...env, NODE_DEBUG_NATIVE: "COMPILE_CACHE" };
-      const written: string[] = [];
-      for (const file of [entry.at(-1)!, "dist/warm-cache.mjs"]) {
-        const { stderr } = await run(process.execPath, [...flags, file, "--version"], {
-          cwd: dir,
-          env: debug,
-        });
-        expect(stderr).toContain("[compile cache]");
-        written.push(
-          ...stderr.split("\n").filter((l) => /writing cache for (?!.*warm-cache)/.test(l)),
-        );
-      }
-      expect(written).toEqual([]);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
+    const env = { ...process.env, NODE_COMPILE_CACHE: join(dir, "cache") };
+    for (const [, ...args] of warm) await run(process.execPath, args, { cwd: dir, env });
+    // Run as the image runs: every module is read from the cache, none compiled and written.
+    const debug = { ...env, NODE_DEBUG_NATIVE: "COMPILE_CACHE" };
+    const written: string[] = [];
+    for (const file of [entry.at(-1)!, "dist/warm-cache.mjs"]) {
+      const { stderr } = await run(process.execPath, [...flags, file, "--version"], {
+        cwd: dir,
+        env: debug,
+      });
+      expect(stderr).toContain("[compile cache]");
+      written.push(
+        ...stderr.split("\n").filter((l) => /writing cache for (?!.*warm-cache)/.test(l)),
+      );
     }
+    expect(written).toEqual([]);
   }, 60_000);
 });

@@ -51,7 +51,8 @@ let dir: string;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "replica-mirror-tick-"));
   await run(process.execPath, ["scripts/build.ts", "--outdir", join(dir, "dist")]);
-});
+  // A build takes seconds, tens of them on a busy machine.
+}, 180_000);
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
