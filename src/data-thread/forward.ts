@@ -10,9 +10,9 @@ const ANSWER_HEADERS_DROPPED = new Set(["transfer-encoding", "connection", "keep
 /**
  * Answers a request the data thread forwarded, as `app.inject()` would but with the target
  * exactly as it came on the wire: the same method, target and header lines (repeated names as
- * repeated lines), no body. The answer is Fastify's status,
- * headers (its `content-length` too, which a HEAD answer needs) and body; `date` and the
- * connection headers are left for the data thread's own response to write, as for any answer.
+ * repeated lines), no body. The answer is Fastify's status, headers (its `content-length` too,
+ * which a HEAD answer needs) and body; `date` and the connection headers are left for the data
+ * thread's own response to write, as for any answer.
  */
 export async function answerForwarded(
   app: FastifyInstance,

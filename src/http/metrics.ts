@@ -13,7 +13,7 @@ export interface Metrics extends RouteMetrics {
   readonly observer: MirrorObserver;
   /** The route answer counts, which the data thread adds to as well. */
   readonly routeCounts: RouteCounts;
-  /** Where the data thread's heap is read at each scrape (ADR 27); unset, it is not reported. */
+  /** Where the data thread's heap is read at each scrape (ADR 27); unset, it reads 0. */
   dataThreadHeap(read: () => Promise<DataThreadHeap | null>): void;
 }
 
