@@ -5,11 +5,11 @@
 // to the data listener's Fastify app, like any path but the route).
 
 import pino from "pino";
-import { answerForwarded } from "../src/data-thread/forward.ts";
-import { startDataThread } from "../src/data-thread/thread.ts";
-import { createDataServer } from "../src/http/data-server.ts";
-import { createMetrics } from "../src/http/metrics.ts";
-import { DEFAULT_RETRY_AFTER } from "../src/http/route-answer.ts";
+import { DEFAULT_RETRY_AFTER } from "../src/answers/route-answer.ts";
+import { createDataServer } from "../src/ops/data-server.ts";
+import { createMetrics } from "../src/ops/metrics.ts";
+import { startDataThread } from "../src/route/data-thread.ts";
+import { answerForwarded } from "../src/route/forward.ts";
 import { SnapshotHolder } from "../src/snapshot/holder.ts";
 import { snapshotFor } from "./fixtures.ts";
 

@@ -112,7 +112,7 @@ const minify = { minifyWhitespace: true, minifySyntax: true } as const;
 
 await rm(OUT, { recursive: true, force: true });
 const thread = await build({
-  entryPoints: { "data-thread": "src/data-thread/worker.ts" },
+  entryPoints: { "data-thread": "src/route/worker.ts" },
   bundle: true,
   platform: "node",
   format: "cjs",

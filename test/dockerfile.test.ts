@@ -144,7 +144,7 @@ describe("Dockerfile", () => {
           ),
       ),
     ).toEqual([]);
-    expect(threadInputs).toContain("src/data-thread/worker.ts");
+    expect(threadInputs).toContain("src/route/worker.ts");
   }, 60_000);
 
   it("warms the compile cache for the ENTRYPOINT's flags, every chunk of the bundle included", async () => {

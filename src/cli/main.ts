@@ -5,8 +5,8 @@
 // small module for that reason, and the import below loads the chunk holding the rest. Where no
 // cache directory is writable (a read-only root), the cache silently does nothing.
 import module from "node:module";
-import { spawnDataWorker } from "../data-thread/spawn.ts";
-import { keepTickRecord } from "../sidecar/tick-record.ts";
+import { spawnDataWorker } from "../route/spawn.ts";
+import { keepTickRecord } from "../runtime/tick-record.ts";
 import { servesSidecar } from "./command.ts";
 
 module.enableCompileCache?.();

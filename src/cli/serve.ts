@@ -1,14 +1,14 @@
 import type { Worker } from "node:worker_threads";
 import type { Logger } from "pino";
-import { systemClock } from "../kube/clock.ts";
-import type { SidecarConfig } from "../sidecar/config.ts";
-import { makeLogger, type Sidecar, startSidecar } from "../sidecar/sidecar.ts";
+import { systemClock } from "../clock.ts";
 import {
   collectAfterFirstPublish,
   STARTUP_COLLECTION_DELAY_MS,
   type StartupCollection,
-} from "../sidecar/startup-memory.ts";
-import { v8FullCollection } from "../sidecar/v8-collection.ts";
+} from "../runtime/startup-memory.ts";
+import { v8FullCollection } from "../runtime/v8-collection.ts";
+import type { SidecarConfig } from "../sidecar/config.ts";
+import { makeLogger, type Sidecar, startSidecar } from "../sidecar/sidecar.ts";
 
 /**
  * Runs `serve` until SIGTERM or SIGINT; exits 0 after a clean stop, at the latest after 5 s. If

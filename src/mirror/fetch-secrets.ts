@@ -1,4 +1,4 @@
-import type { ApiError, ListWatch } from "../kube/list-watch.ts";
+import type { ApiError, ListWatch } from "../kube/cache/list-watch.ts";
 import type { SecretRef } from "../registry/schema.ts";
 import type { SecretStore } from "./secret-store.ts";
 

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { ReflectorStatus } from "../kube/reflector-status.ts";
+import type { ReflectorStatus } from "../kube/cache/reflector-status.ts";
 import type { Conflict } from "../snapshot/types.ts";
 import type { MirrorObserver } from "./observer.ts";
 

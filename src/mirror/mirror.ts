@@ -1,6 +1,6 @@
-import { type Clock, systemClock } from "../kube/clock.ts";
-import type { ListWatch, ObjectEventType, SecretObject } from "../kube/list-watch.ts";
-import type { Reflector } from "../kube/reflector.ts";
+import { type Clock, systemClock } from "../clock.ts";
+import type { ListWatch, ObjectEventType, SecretObject } from "../kube/cache/list-watch.ts";
+import type { Reflector } from "../kube/cache/reflector.ts";
 import type { SecretRef } from "../registry/schema.ts";
 import { Coalescer, type Schedule } from "../snapshot/coalescer.ts";
 import type { SnapshotHolder } from "../snapshot/holder.ts";

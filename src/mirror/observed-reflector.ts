@@ -1,7 +1,7 @@
-import type { Clock } from "../kube/clock.ts";
-import type { ListWatch } from "../kube/list-watch.ts";
-import { Reflector, type ReflectorOptions } from "../kube/reflector.ts";
-import type { ReflectorHandler } from "../kube/reflector-handler.ts";
+import type { Clock } from "../clock.ts";
+import type { ListWatch } from "../kube/cache/list-watch.ts";
+import { Reflector, type ReflectorOptions } from "../kube/cache/reflector.ts";
+import type { ReflectorHandler } from "../kube/cache/reflector-handler.ts";
 import type { MirrorObserver } from "./observer.ts";
 
 /** What the reflectors of one mirror share. */

@@ -1,4 +1,4 @@
-import type { ReflectorStatus } from "../kube/reflector-status.ts";
+import type { ReflectorStatus } from "../kube/cache/reflector-status.ts";
 import type { Registry } from "../registry/schema.ts";
 import type { Snapshot } from "../snapshot/types.ts";
 

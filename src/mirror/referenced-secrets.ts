@@ -1,5 +1,5 @@
-import type { Clock } from "../kube/clock.ts";
-import type { ApiError } from "../kube/list-watch.ts";
+import type { Clock } from "../clock.ts";
+import type { ApiError } from "../kube/cache/list-watch.ts";
 import type { Registry, SecretRef } from "../registry/schema.ts";
 import { fetchSecrets, type SecretScope } from "./fetch-secrets.ts";
 import type { MirrorObserver } from "./observer.ts";

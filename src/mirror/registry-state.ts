@@ -1,4 +1,4 @@
-import type { SecretObject } from "../kube/list-watch.ts";
+import type { SecretObject } from "../kube/cache/list-watch.ts";
 import { parseRegistry } from "../registry/parse.ts";
 import type { Registry } from "../registry/schema.ts";
 import type { RegistryStatus } from "../snapshot/types.ts";

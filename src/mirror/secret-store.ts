@@ -1,4 +1,4 @@
-import type { SecretObject } from "../kube/list-watch.ts";
+import type { SecretObject } from "../kube/cache/list-watch.ts";
 import type { SecretRef } from "../registry/schema.ts";
 import { SecretIndex } from "../snapshot/secret-index.ts";
 import type { SecretData, SecretsView } from "../snapshot/types.ts";

@@ -1,23 +1,23 @@
 import type { Server } from "node:http";
 import type { Worker } from "node:worker_threads";
 import { type Logger, pino } from "pino";
-import { startDataThread } from "../data-thread/thread.ts";
-import { createMetrics } from "../http/metrics.ts";
-import { createOpsServer } from "../http/ops-server.ts";
-import { DEFAULT_RETRY_AFTER } from "../http/route-answer.ts";
-import { createListWatch } from "../kube/client.ts";
-import type { Clock } from "../kube/clock.ts";
-import { createKubeTransport, type KubeTransport } from "../kube/http-transport.ts";
-import { loadKubeConfig } from "../kube/kubeconfig.ts";
+import { DEFAULT_RETRY_AFTER } from "../answers/route-answer.ts";
+import type { Clock } from "../clock.ts";
+import { createListWatch } from "../kube/rest/client.ts";
+import { loadKubeConfig } from "../kube/rest/kubeconfig.ts";
+import { createKubeTransport, type KubeTransport } from "../kube/rest/transport.ts";
 import type { SecretScope } from "../mirror/fetch-secrets.ts";
 import { logObserver, observeAll } from "../mirror/log-observer.ts";
 import { Mirror, type MirrorOptions } from "../mirror/mirror.ts";
 import { type MirrorObserver, silentObserver } from "../mirror/observer.ts";
+import { lazyDataApp } from "../ops/lazy-data-app.ts";
+import { createMetrics } from "../ops/metrics.ts";
+import { createOpsServer } from "../ops/ops-server.ts";
 import { err, ok, type Result } from "../result.ts";
+import { startDataThread } from "../route/data-thread.ts";
 import { routeTableFor } from "../snapshot/build.ts";
 import { SnapshotHolder } from "../snapshot/holder.ts";
 import type { Address, SidecarConfig } from "./config.ts";
-import { lazyDataApp } from "./lazy-data-app.ts";
 
 /** A running sidecar. */
 export interface Sidecar {

@@ -20,7 +20,7 @@
  * The judge (judge.ts) adds the ordering checks: revisions and Registry resourceVersions never
  * go back, and each part of `/v1/apps` only moves forward through the window.
  */
-import type { AppRecord } from "../../src/http/records.ts";
+import type { AppRecord } from "../../src/ops/records.ts";
 import {
   answerKey,
   appRecords,

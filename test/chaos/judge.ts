@@ -6,7 +6,7 @@
  * settled on after a relist skipped the last good value, and the first violation, which ends
  * the run.
  */
-import type { AppRecord } from "../../src/http/records.ts";
+import type { AppRecord } from "../../src/ops/records.ts";
 import {
   type Expected,
   judgeApps,

@@ -3,9 +3,9 @@
  * and routing contract (what is served) written again, simply, from the contract. Its rules use
  * nothing from src/registry or src/snapshot: a shared bug there must show up as a disagreement,
  * not cancel out. It takes only the test world's Registry namespace and, as a type, the shape of
- * an App record (src/http/records.ts).
+ * an App record (src/ops/records.ts).
  */
-import type { AppRecord } from "../../src/http/records.ts";
+import type { AppRecord } from "../../src/ops/records.ts";
 import { REGISTRY_NS } from "../support/world.ts";
 
 /** One App as the generator writes it into the Registry document. */

@@ -5,7 +5,7 @@
  */
 import { Agent } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { AppRecord } from "../../src/http/records.ts";
+import type { AppRecord } from "../../src/ops/records.ts";
 import { type Got, get } from "../support/http.ts";
 import type { Random } from "../support/random.ts";
 import type { Judge, SnapshotBody, Versions, World } from "./judge.ts";

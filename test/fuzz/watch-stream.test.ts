@@ -7,8 +7,8 @@
 import type { Envtest } from "@replica-mirror/envtest";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { ReflectorStatus } from "../../src/kube/reflector-status.ts";
-import { decodeWatchLine } from "../../src/kube/wire.ts";
+import type { ReflectorStatus } from "../../src/kube/cache/reflector-status.ts";
+import { decodeWatchLine } from "../../src/kube/codec/wire.ts";
 import { silentObserver } from "../../src/mirror/observer.ts";
 import { startTestSidecar, type TestSidecar } from "../support/sidecar.ts";
 import { size, waitUntil } from "../support/wait.ts";

@@ -5,7 +5,7 @@
 
 import { type Envtest, startEnvtest } from "@replica-mirror/envtest";
 import { afterEach, describe, expect, it } from "vitest";
-import type { AppRecord } from "../../src/http/records.ts";
+import type { AppRecord } from "../../src/ops/records.ts";
 import { get, getJson, metricValue, untilReady } from "../support/http.ts";
 import { startTestSidecar, type TestSidecar } from "../support/sidecar.ts";
 import { waitUntil } from "../support/wait.ts";

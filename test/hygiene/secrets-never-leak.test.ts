@@ -11,7 +11,7 @@ import { randomBytes } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import { ENVTEST_TOKEN, type Envtest, startEnvtest } from "@replica-mirror/envtest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AppRecord } from "../../src/http/records.ts";
+import type { AppRecord } from "../../src/ops/records.ts";
 import { get, untilReady } from "../support/http.ts";
 import { type SidecarProcess, startSidecarProcess } from "../support/process.ts";
 import { waitUntil } from "../support/wait.ts";

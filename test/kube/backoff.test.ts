@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { Backoff, backoffDelay, DEFAULT_BACKOFF } from "../../src/kube/backoff.ts";
+import { Backoff, backoffDelay, DEFAULT_BACKOFF } from "../../src/kube/cache/backoff.ts";
 
 describe("backoffDelay", () => {
   it("doubles from 800 ms and stays within [base, 2 * base] and under the 30 s cap", () => {

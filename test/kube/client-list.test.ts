@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { ListOptions, ListWatch, SecretObject } from "../../src/kube/list-watch.ts";
+import type { ListOptions, ListWatch, SecretObject } from "../../src/kube/cache/list-watch.ts";
 import { err, ok } from "../../src/result.ts";
 import { sendJson, status, TOKEN } from "../support/api-server-stub.ts";
 import { connect, open, scope, secret, wireSecret } from "../support/list-watch-harness.ts";

@@ -3,10 +3,10 @@
 
 import type { Envtest } from "@replica-mirror/envtest";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createListWatch } from "../../src/kube/client.ts";
-import type { Accept, KubeTransport } from "../../src/kube/http-transport.ts";
-import { readList } from "../../src/kube/list-stream.ts";
-import type { SecretObject } from "../../src/kube/list-watch.ts";
+import type { SecretObject } from "../../src/kube/cache/list-watch.ts";
+import { createListWatch } from "../../src/kube/rest/client.ts";
+import { readList } from "../../src/kube/rest/list-stream.ts";
+import type { Accept, KubeTransport } from "../../src/kube/rest/transport.ts";
 import { envtestFor, transportFor } from "../support/world.ts";
 
 let envtest: Envtest;

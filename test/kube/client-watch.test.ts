@@ -1,6 +1,6 @@
 import type http from "node:http";
 import { describe, expect, it } from "vitest";
-import { createKubeTransport } from "../../src/kube/http-transport.ts";
+import { createKubeTransport } from "../../src/kube/rest/transport.ts";
 import { err, ok } from "../../src/result.ts";
 import { sendJson, status, TOKEN } from "../support/api-server-stub.ts";
 import {

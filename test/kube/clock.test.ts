@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { sleep, systemClock } from "../../src/kube/clock.ts";
+import { sleep, systemClock } from "../../src/clock.ts";
 
 describe("systemClock", () => {
   it("never fires a timer before its time by performance.now()", async () => {

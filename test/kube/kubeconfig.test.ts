@@ -3,7 +3,7 @@ import type https from "node:https";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type LoadedKubeConfig, loadKubeConfig } from "../../src/kube/kubeconfig.ts";
+import { type LoadedKubeConfig, loadKubeConfig } from "../../src/kube/rest/kubeconfig.ts";
 import type { Result } from "../../src/result.ts";
 import { kubeconfigYaml } from "../support/api-server-stub.ts";
 

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { createListSplitter } from "../../src/kube/list-splitter.ts";
+import { createListSplitter } from "../../src/kube/codec/list-splitter.ts";
 
 /** Feeds body to a splitter in the given chunks; the items, metadata or the first failure. */
 function split(body: Buffer, cuts: readonly number[]) {

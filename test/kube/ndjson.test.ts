@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { createLineSplitter, type SplitLine } from "../../src/kube/ndjson.ts";
+import { createLineSplitter, type SplitLine } from "../../src/kube/codec/ndjson.ts";
 
 const texts = (lines: SplitLine[]): string[] =>
   lines.map((l) => (l.kind === "line" ? l.text : `<overlong ${l.bytes}>`));

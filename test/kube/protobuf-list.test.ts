@@ -1,9 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { SecretObject } from "../../src/kube/list-watch.ts";
-import { createProtobufListReader } from "../../src/kube/protobuf-list.ts";
-import { decodeSecretMessage, decodeStatusBody } from "../../src/kube/protobuf-objects.ts";
-import { WireReader } from "../../src/kube/protobuf-wire.ts";
+import type { SecretObject } from "../../src/kube/cache/list-watch.ts";
+import { createProtobufListReader } from "../../src/kube/codec/protobuf-list.ts";
+import { decodeSecretMessage, decodeStatusBody } from "../../src/kube/codec/protobuf-objects.ts";
+import { WireReader } from "../../src/kube/codec/protobuf-wire.ts";
 import {
   type PbSecret,
   pbBytes,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { ApiError } from "../../src/kube/list-watch.ts";
+import type { ApiError } from "../../src/kube/cache/list-watch.ts";
 import { err, ok } from "../../src/result.ts";
 import { settle } from "../support/fake-clock.ts";
 import { page, secret } from "../support/fake-list-watch.ts";

@@ -2,8 +2,8 @@
 
 import type http from "node:http";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { Reflector } from "../../src/kube/reflector.ts";
-import type { ReflectorStatus } from "../../src/kube/reflector-status.ts";
+import { Reflector } from "../../src/kube/cache/reflector.ts";
+import type { ReflectorStatus } from "../../src/kube/cache/reflector-status.ts";
 import { sendJson } from "../support/api-server-stub.ts";
 import { connect, line } from "../support/list-watch-harness.ts";
 import { waitUntil } from "../support/wait.ts";

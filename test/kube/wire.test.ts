@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decodeListMetadata, decodeWatchLine } from "../../src/kube/wire.ts";
+import { decodeListMetadata, decodeWatchLine } from "../../src/kube/codec/wire.ts";
 import { err, ok } from "../../src/result.ts";
 
 const SECRET_VALUE = "c3VwZXItc2VjcmV0LXRva2Vu";

@@ -1,6 +1,6 @@
 import { type Envtest, startEnvtest } from "@replica-mirror/envtest";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { ReflectorStatus } from "../../src/kube/reflector-status.ts";
+import type { ReflectorStatus } from "../../src/kube/cache/reflector-status.ts";
 import { silentObserver } from "../../src/mirror/observer.ts";
 import { appState, startTestSidecar, type TestSidecar } from "../support/sidecar.ts";
 import { waitUntil } from "../support/wait.ts";

@@ -1,7 +1,7 @@
 import type { Envtest } from "@replica-mirror/envtest";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createListWatch } from "../../src/kube/client.ts";
-import type { KubeTransport } from "../../src/kube/http-transport.ts";
+import { createListWatch } from "../../src/kube/rest/client.ts";
+import type { KubeTransport } from "../../src/kube/rest/transport.ts";
 import { RETRY_DELAYS_MS, ReferencedSecrets } from "../../src/mirror/referenced-secrets.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import {

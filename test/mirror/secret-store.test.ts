@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { SecretObject } from "../../src/kube/list-watch.ts";
+import type { SecretObject } from "../../src/kube/cache/list-watch.ts";
 import { RegistryTracker, serveRegistry } from "../../src/mirror/registry-state.ts";
 import { compareResourceVersions } from "../../src/mirror/resource-version.ts";
 import { SecretStore } from "../../src/mirror/secret-store.ts";

@@ -3,11 +3,11 @@
 
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
-import { answerForwarded } from "../../src/data-thread/forward.ts";
-import { type DataThread, startDataThread } from "../../src/data-thread/thread.ts";
-import { createDataServer } from "../../src/http/data-server.ts";
-import { createMetrics, type Metrics } from "../../src/http/metrics.ts";
-import { DEFAULT_RETRY_AFTER } from "../../src/http/route-answer.ts";
+import { DEFAULT_RETRY_AFTER } from "../../src/answers/route-answer.ts";
+import { createDataServer } from "../../src/ops/data-server.ts";
+import { createMetrics, type Metrics } from "../../src/ops/metrics.ts";
+import { type DataThread, startDataThread } from "../../src/route/data-thread.ts";
+import { answerForwarded } from "../../src/route/forward.ts";
 import { SnapshotHolder } from "../../src/snapshot/holder.ts";
 import type { Snapshot } from "../../src/snapshot/types.ts";
 import { memoryLogger } from "./log-sink.ts";

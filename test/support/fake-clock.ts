@@ -1,6 +1,6 @@
 // A manual clock: time moves only when a test says so, and promises settle between timers.
 
-import type { Clock } from "../../src/kube/clock.ts";
+import type { Clock } from "../../src/clock.ts";
 
 /** Lets every pending promise chain run to its next real wait. */
 export async function settle(): Promise<void> {

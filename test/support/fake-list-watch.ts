@@ -11,7 +11,7 @@ import type {
   WatchItem,
   WatchOptions,
   WatchStream,
-} from "../../src/kube/list-watch.ts";
+} from "../../src/kube/cache/list-watch.ts";
 import { err, ok, type Result } from "../../src/result.ts";
 
 /** A Secret fixture. */

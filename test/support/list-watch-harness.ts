@@ -1,16 +1,16 @@
 // A createListWatch client against a scripted API stub, closed after each test.
 
 import { afterEach } from "vitest";
-import { createListWatch } from "../../src/kube/client.ts";
-import { createKubeTransport, type KubeTransport } from "../../src/kube/http-transport.ts";
-import { loadKubeConfig } from "../../src/kube/kubeconfig.ts";
 import type {
   ListWatch,
   ListWatchScope,
   WatchItem,
   WatchOptions,
   WatchStream,
-} from "../../src/kube/list-watch.ts";
+} from "../../src/kube/cache/list-watch.ts";
+import { createListWatch } from "../../src/kube/rest/client.ts";
+import { loadKubeConfig } from "../../src/kube/rest/kubeconfig.ts";
+import { createKubeTransport, type KubeTransport } from "../../src/kube/rest/transport.ts";
 import { type ApiStub, type StubHandler, startApiStub } from "./api-server-stub.ts";
 
 export const open: { stub: ApiStub; transport: KubeTransport }[] = [];

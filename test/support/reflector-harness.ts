@@ -1,8 +1,8 @@
 // A Reflector wired to a FakeListWatch and a FakeClock, recording what it delivers.
 
 import { afterEach, expect } from "vitest";
-import { Reflector, type ReflectorOptions } from "../../src/kube/reflector.ts";
-import type { ReflectorStatus } from "../../src/kube/reflector-status.ts";
+import { Reflector, type ReflectorOptions } from "../../src/kube/cache/reflector.ts";
+import type { ReflectorStatus } from "../../src/kube/cache/reflector-status.ts";
 import { FakeClock, settle } from "./fake-clock.ts";
 import { FakeListWatch } from "./fake-list-watch.ts";
 

@@ -1,0 +1,365 @@
+// client-go's Reflector for Secrets: list (paged), deliver, then watch from the list's
+// resourceVersion; resume after a watch ends; relist on 410 Gone. It keeps a key →
+// resourceVersion index, never object data, and hands a list on page by page, so 50,000
+// unrelated Secrets cost an index entry each and one page of objects at a time.
+
+import { type Clock, sleep, systemClock } from "../../clock.ts";
+import { err, ok, type Result } from "../../result.ts";
+import { type BackoffPolicy, DEFAULT_BACKOFF } from "./backoff.ts";
+import { startDeadline } from "./deadline.ts";
+import { KnownVersions } from "./known-versions.ts";
+import {
+  type ApiError,
+  type ListWatch,
+  type SecretObject,
+  secretKey,
+  type WatchStream,
+} from "./list-watch.ts";
+import { type GuardedHandler, guardHandler, type ReflectorHandler } from "./reflector-handler.ts";
+import type { ReflectorStatus } from "./reflector-status.ts";
+import {
+  DEFAULT_PACING,
+  isGone,
+  isUnservableVersion,
+  type RestartPacing,
+  RestartPolicy,
+  statusError,
+  type WatchOutcome,
+  watchFailed,
+} from "./restart-policy.ts";
+
+export interface ReflectorOptions {
+  /** For status and logs. */
+  readonly name: string;
+  readonly listWatch: ListWatch;
+  readonly handler: ReflectorHandler;
+  /** T: each watch asks for a server-side timeout in [T, 2T) seconds, as client-go does. */
+  readonly watchTimeoutSeconds: number;
+  readonly pageSize?: number;
+  readonly clock?: Clock;
+  /** In [0, 1), like Math.random. */
+  readonly random?: () => number;
+  readonly backoff?: Partial<BackoffPolicy>;
+  /** How far relists after 410 Expired are spread (ADR 18); default 15 s. */
+  readonly relistSpreadMs?: number;
+  /** Silence allowed past a watch's own timeoutSeconds; default max(1 s, T/10). */
+  readonly inactivityGraceMs?: number;
+  /**
+   * How long one list page may go without a byte arriving (before its headers, or between two
+   * chunks of its body); default 60 s. Not a limit on the whole page: a large list served by a
+   * busy API server keeps arriving, and cutting it off only to ask again adds load (ADR 16).
+   */
+  readonly requestTimeoutMs?: number;
+  readonly onStatus?: (status: ReflectorStatus) => void;
+}
+
+type Settings = Required<
+  Omit<ReflectorOptions, "name" | "listWatch" | "handler" | "backoff" | "relistSpreadMs">
+>;
+
+/** Lists and watches one ListWatch into a handler until stopped. */
+export class Reflector {
+  readonly name: string;
+  readonly #lw: ListWatch;
+  readonly #handler: GuardedHandler;
+  readonly #o: Settings;
+  readonly #policy: RestartPolicy;
+  readonly #known = new KnownVersions();
+  readonly #stop = new AbortController();
+  #current: AbortController | undefined;
+  #loop: Promise<void> | undefined;
+  #lastSyncResourceVersion = "";
+  /** A list at a resourceVersion failed as unservable: the next list is a consistent read. */
+  #lastSyncUnavailable = false;
+  #synced = false;
+
+  constructor(options: ReflectorOptions) {
+    const t = options.watchTimeoutSeconds;
+    if (!Number.isInteger(t) || t < 1)
+      throw new RangeError(`watchTimeoutSeconds must be a positive integer, got ${t}`);
+    this.name = options.name;
+    this.#lw = options.listWatch;
+    this.#handler = guardHandler(options.handler, (status) => this.#report(status));
+    this.#o = {
+      watchTimeoutSeconds: t,
+      pageSize: options.pageSize ?? 500,
+      clock: options.clock ?? systemClock,
+      random: options.random ?? Math.random,
+      inactivityGraceMs: options.inactivityGraceMs ?? Math.max(1_000, t * 100),
+      requestTimeoutMs: options.requestTimeoutMs ?? 60_000,
+      onStatus: options.onStatus ?? (() => {}),
+    };
+    const pacing: RestartPacing = {
+      relistSpreadMs: options.relistSpreadMs ?? DEFAULT_PACING.relistSpreadMs,
+    };
+    this.#policy = new RestartPolicy(
+      { ...DEFAULT_BACKOFF, ...options.backoff },
+      this.#o.random,
+      pacing,
+    );
+  }
+
+  /** Starts the list-and-watch loop; later calls do nothing. */
+  start(): void {
+    if (this.#loop !== undefined || this.#stop.signal.aborted) return;
+    this.#loop = this.#run();
+  }
+
+  /** True once the first complete list has been delivered. */
+  hasSynced(): boolean {
+    return this.#synced;
+  }
+
+  /** The resourceVersion the next watch would start from ("" before the first list). */
+  lastSyncResourceVersion(): string {
+    return this.#lastSyncResourceVersion;
+  }
+
+  /** Aborts the in-flight request and resolves once the loop has exited, with no timer left. */
+  async stop(): Promise<void> {
+    this.#stop.abort();
+    this.#current?.abort();
+    await this.#loop;
+  }
+
+  get #stopped(): boolean {
+    return this.#stop.signal.aborted;
+  }
+
+  #report(status: ReflectorStatus): void {
+    try {
+      this.#o.onStatus(status);
+    } catch {
+      // A broken status sink must not break the mirror.
+    }
+  }
+
+  async #run(): Promise<void> {
+    let relist = true;
+    while (!this.#stopped) {
+      try {
+        if (relist) {
+          const listed = await this.#list();
+          if (this.#stopped) return;
+          if (!listed.ok) {
+            await this.#pause(this.#policy.afterListFailure(this.#o.clock.now(), listed.error));
+            continue;
+          }
+          relist = false;
+        }
+        const outcome = await this.#watch();
+        if (outcome === undefined || this.#stopped) return;
+        this.#report({
+          kind: "watch-restart",
+          reason: outcome.reason,
+          resourceVersion: this.#lastSyncResourceVersion,
+          events: outcome.events,
+        });
+        if (outcome.error) this.#report({ kind: "error", phase: "watch", error: outcome.error });
+        const next = this.#policy.afterWatch(this.#o.clock.now(), outcome);
+        if (next.relist !== undefined) this.#report({ kind: "relist", reason: next.relist });
+        relist = next.relist !== undefined;
+        if (next.delayMs > 0) await this.#pause(next.delayMs);
+      } catch (bug) {
+        // A bug in this loop must not freeze the mirror: report it and start over from a list.
+        const message = bug instanceof Error ? bug.message : String(bug);
+        this.#report({ kind: "error", phase: "internal", error: { kind: "bug", message } });
+        this.#report({ kind: "relist", reason: "internal" });
+        relist = true;
+        await this.#pause(this.#policy.afterBug(this.#o.clock.now()));
+      }
+    }
+  }
+
+  async #pause(delayMs: number): Promise<void> {
+    if (this.#stopped) return;
+    this.#report({ kind: "backoff", delayMs });
+    await sleep(this.#o.clock, delayMs, this.#stop.signal);
+  }
+
+  /** The controller for the next request; stop() aborts it, and it starts aborted after stop(). */
+  #attempt(): AbortController {
+    const controller = new AbortController();
+    if (this.#stopped) controller.abort();
+    this.#current = controller;
+    return controller;
+  }
+
+  /** Runs one request under its own abort controller and the inactivity deadline. */
+  async #request<T>(
+    call: (signal: AbortSignal, onActivity: () => void) => Promise<Result<T, ApiError>>,
+  ): Promise<Result<T, ApiError>> {
+    const controller = this.#attempt();
+    let timedOut = false;
+    const deadline = startDeadline(this.#o.clock, this.#o.requestTimeoutMs, () => {
+      timedOut = true;
+      controller.abort();
+    });
+    try {
+      const result = await call(controller.signal, deadline.touch);
+      if (!result.ok && timedOut) {
+        return err({
+          kind: "network",
+          message: `no data for ${this.#o.requestTimeoutMs} ms`,
+        });
+      }
+      return result;
+    } finally {
+      deadline.cancel();
+      if (this.#current === controller) this.#current = undefined;
+    }
+  }
+
+  /**
+   * The resourceVersion of the next list, as client-go's reflector chooses it (ADR 16): "0" for
+   * the first (any recent state, from the API server's watch cache), the last synced version for
+   * a relist (not older than what was delivered), and "" (the latest state, read consistently
+   * and paged) once a list at a version failed because the server could not serve it.
+   */
+  #listResourceVersion(): string {
+    if (this.#lastSyncUnavailable) return "";
+    return this.#lastSyncResourceVersion === "" ? "0" : this.#lastSyncResourceVersion;
+  }
+
+  /** Lists every page and delivers the differences to the index; sets lastSyncResourceVersion. */
+  async #list(): Promise<Result<void, ApiError>> {
+    const seen = new Set<string>();
+    const onItem = (item: SecretObject): void => {
+      const key = secretKey(item.metadata);
+      seen.add(key);
+      const type = this.#known.listed(item, key);
+      if (type !== undefined) this.#handler.onEvent({ type, object: item });
+    };
+    const asked = this.#listResourceVersion();
+    // The watch cache serves a list at a version whole, whatever the limit: only a consistent
+    // read pages.
+    let limit: number | undefined = asked === "" ? this.#o.pageSize : undefined;
+    let token: string | undefined;
+    let pages = 0;
+    let resourceVersion = "";
+    for (;;) {
+      const page = await this.#request((signal, onActivity) =>
+        this.#lw.list(
+          {
+            ...(asked === "" || token !== undefined ? {} : { resourceVersion: asked }),
+            ...(limit === undefined ? {} : { limit }),
+            ...(token === undefined ? {} : { continue: token }),
+            signal,
+            onActivity,
+          },
+          onItem,
+        ),
+      );
+      if (this.#stopped) return err({ kind: "aborted" });
+      if (!page.ok) {
+        if (token !== undefined && isGone(page.error)) {
+          // The continue token outlived compaction. Start over in one unpaged request, as
+          // client-go's pager does, so a busy cluster cannot expire every attempt.
+          this.#report({ kind: "relist", reason: "continue-expired" });
+          token = undefined;
+          limit = undefined;
+          seen.clear();
+          continue;
+        }
+        this.#report({ kind: "error", phase: "list", error: page.error });
+        if (asked !== "" && isUnservableVersion(page.error)) {
+          // Not a failure of the server: this version cannot be served (410, or a watch cache
+          // behind it). Read the latest state consistently instead, at once, as client-go does.
+          this.#lastSyncUnavailable = true;
+          return this.#list();
+        }
+        return page;
+      }
+      pages += 1;
+      resourceVersion = page.value.resourceVersion;
+      if (page.value.continue === undefined) break;
+      token = page.value.continue;
+    }
+    for (const gone of this.#known.removeAllBut(seen))
+      this.#handler.onEvent({ type: "DELETED", object: gone });
+    this.#handler.onListed(seen, resourceVersion);
+    this.#lastSyncResourceVersion = resourceVersion;
+    this.#lastSyncUnavailable = false;
+    this.#policy.healthy(this.#o.clock.now());
+    this.#report({ kind: "listed", resourceVersion, items: seen.size, pages });
+    if (!this.#synced) {
+      this.#synced = true;
+      this.#handler.onSynced();
+    }
+    return ok(undefined);
+  }
+
+  /** One watch, from open to end; undefined when stopped. */
+  async #watch(): Promise<WatchOutcome | undefined> {
+    const timeoutSeconds = Math.floor(this.#o.watchTimeoutSeconds * (1 + this.#o.random()));
+    // A healthy watch is never silent longer than its own timeoutSeconds: the server ends it
+    // then. Past that plus a grace, the connection is presumed half-open.
+    const deadlineMs = timeoutSeconds * 1000 + this.#o.inactivityGraceMs;
+    const controller = this.#attempt();
+    let stream: WatchStream | undefined;
+    let inactive = false;
+    const deadline = startDeadline(this.#o.clock, deadlineMs, () => {
+      inactive = true;
+      controller.abort();
+      stream?.close();
+    });
+    const started = this.#o.clock.now();
+    let events = 0;
+    const end = (rest: Omit<WatchOutcome, "events" | "elapsedMs">): WatchOutcome => ({
+      ...rest,
+      events,
+      elapsedMs: this.#o.clock.now() - started,
+    });
+    try {
+      const opened = await this.#lw.watch({
+        resourceVersion: this.#lastSyncResourceVersion,
+        timeoutSeconds,
+        signal: controller.signal,
+        onActivity: deadline.touch,
+      });
+      if (this.#stopped) return undefined;
+      if (!opened.ok) {
+        if (inactive) {
+          const error = {
+            kind: "network",
+            message: "no response headers before the deadline",
+          } as const;
+          return end({ reason: "inactive", error, backoff: true });
+        }
+        return end(watchFailed(opened.error));
+      }
+      stream = opened.value;
+      deadline.touch();
+      this.#policy.healthy(this.#o.clock.now());
+      for await (const item of stream) {
+        deadline.touch();
+        if (!item.ok)
+          return end({
+            reason: item.error.kind === "decode" ? "decode" : "dropped",
+            error: item.error,
+          });
+        const event = item.value;
+        if (event.type === "ERROR") return end(watchFailed(statusError(event.status)));
+        events += 1;
+        if (event.type === "BOOKMARK") {
+          this.#lastSyncResourceVersion = event.resourceVersion;
+          this.#handler.onBookmark(event.resourceVersion);
+          continue;
+        }
+        this.#known.watched(event.type, event.object);
+        this.#lastSyncResourceVersion = event.object.metadata.resourceVersion;
+        this.#handler.onEvent({ type: event.type, object: event.object });
+      }
+      if (this.#stopped) return undefined;
+      if (inactive) return end({ reason: "inactive" });
+      // The server's end at its timeoutSeconds is the normal case; earlier is a plain close.
+      return end({
+        reason: this.#o.clock.now() - started >= timeoutSeconds * 900 ? "timeout" : "closed",
+      });
+    } finally {
+      deadline.cancel();
+      stream?.close();
+      if (this.#current === controller) this.#current = undefined;
+    }
+  }
+}

@@ -1,0 +1,78 @@
+import { describe, expect, it } from "vitest";
+import { requestHost } from "../../src/answers/host-header.ts";
+
+describe("requestHost", () => {
+  it.each<[string, [string, string][], string | null]>([
+    ["Host alone", [["Host", "shop.example.com:8080"]], "shop.example.com:8080"],
+    ["no host at all", [], null],
+    [
+      "X-Forwarded-Host over Host",
+      [
+        ["Host", "127.0.0.1:8080"],
+        ["X-Forwarded-Host", "shop.example.com"],
+      ],
+      "shop.example.com",
+    ],
+    [
+      "the first of a list, trimmed",
+      [["X-Forwarded-Host", "  a.example.com ,b.example.com"]],
+      "a.example.com",
+    ],
+    [
+      "the first of repeated X-Forwarded-Host lines",
+      [
+        ["X-Forwarded-Host", "a.example.com"],
+        ["X-Forwarded-Host", "b.example.com"],
+      ],
+      "a.example.com",
+    ],
+    [
+      "an empty X-Forwarded-Host, not Host",
+      [
+        ["Host", "shop.example.com"],
+        ["X-Forwarded-Host", ""],
+      ],
+      "",
+    ],
+    [
+      "two Host lines, whatever their case",
+      [
+        ["Host", "a.example.com"],
+        ["HOST", "b.example.com"],
+      ],
+      null,
+    ],
+    [
+      "two Host lines even with X-Forwarded-Host",
+      [
+        ["host", "a.example.com"],
+        ["host", "a.example.com"],
+        ["x-forwarded-host", "a.example.com"],
+      ],
+      null,
+    ],
+    [
+      "header names in any case",
+      [
+        ["hOsT", "127.0.0.1:8080"],
+        ["X-FORWARDED-host", "shop.example.com"],
+      ],
+      "shop.example.com",
+    ],
+    [
+      "names that only look alike",
+      [
+        ["Hosts", "a.example.com"],
+        ["X-Forwarded-Hosts", "b.example.com"],
+        ["X-Forwarded_Host", "c.example.com"],
+        ["Host", "d.example.com"],
+      ],
+      "d.example.com",
+    ],
+    ["a UTF-8 name as Node decodes it (latin1)", [["Host", "bÃ¼cher.example.com"]], null],
+    ["a control character", [["Host", "shop\u0000.example.com"]], null],
+    ["a space inside", [["X-Forwarded-Host", "shop example.com"]], null],
+  ])("%s", (_case, lines, expected) => {
+    expect(requestHost(lines.flat())).toBe(expected);
+  });
+});

@@ -1,0 +1,83 @@
+// The ops listener over a real socket (it is plain node:http, ADR 28).
+
+import type http from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { createMetrics } from "../../src/ops/metrics.ts";
+import { createOpsServer } from "../../src/ops/ops-server.ts";
+import { SnapshotHolder } from "../../src/snapshot/holder.ts";
+import { get } from "../support/http.ts";
+import { snapshotOf } from "../support/world.ts";
+
+const open: http.Server[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((s) => new Promise((r) => s.close(r))));
+});
+
+async function ops() {
+  const holder = new SnapshotHolder();
+  const metrics = createMetrics();
+  const app = createOpsServer({ holder, metrics });
+  open.push(app);
+  await new Promise<void>((resolve) => app.listen(0, "127.0.0.1", resolve));
+  return { holder, metrics, app, port: (app.address() as AddressInfo).port };
+}
+
+/** Status, content type and body of one request on its own connection. */
+async function request({ port }: { port: number }, url: string, method = "GET") {
+  const r = await get(port, url, {}, { method });
+  return { status: r.status, type: r.headers["content-type"], body: r.body };
+}
+
+const text = "text/plain; charset=utf-8";
+
+describe("the ops listener", () => {
+  it("is healthy from the start", async () => {
+    const app = await ops();
+    expect(await request(app, "/healthz")).toEqual({ status: 200, type: text, body: "ok" });
+    expect(await request(app, "/healthz?probe=1")).toEqual({ status: 200, type: text, body: "ok" });
+  });
+
+  it("is ready once the first Snapshot is published, and stays ready", async () => {
+    const app = await ops();
+    const { holder } = app;
+    expect(await request(app, "/readyz")).toEqual({ status: 503, type: text, body: "not synced" });
+    holder.swap(snapshotOf(null, {}, 1));
+    expect(await request(app, "/readyz")).toEqual({ status: 200, type: text, body: "ok" });
+    // Losing the API server publishes nothing new: the last Snapshot is still served.
+    expect(await request(app, "/readyz")).toEqual({ status: 200, type: text, body: "ok" });
+  });
+
+  it("answers HEAD probes like GET, without a body", async () => {
+    const app = await ops();
+    expect(await request(app, "/readyz", "HEAD")).toEqual({ status: 503, type: text, body: "" });
+  });
+
+  it("serves the registry's metrics as Prometheus text", async () => {
+    const app = await ops();
+    const { metrics } = app;
+    metrics.routeAnswered("routed");
+    const r = await request(app, "/metrics");
+    expect(r.status).toBe(200);
+    expect(r.type).toBe("text/plain; version=0.0.4; charset=utf-8");
+    expect(r.body.split("\n")).toContain('replica_mirror_route_answers_total{outcome="routed"} 1');
+    expect(r.body.split("\n")).toContain("# TYPE process_cpu_seconds_total counter");
+  });
+
+  it("serves nothing else", async () => {
+    const app = await ops();
+    for (const [method, url] of [
+      ["GET", "/"],
+      ["GET", "/v1/route"],
+      ["GET", "/v1/snapshot"],
+      ["GET", "/metrics/x"],
+      ["POST", "/healthz"],
+    ] as const) {
+      expect(await request(app, url, method)).toEqual({
+        status: 404,
+        type: text,
+        body: "not found",
+      });
+    }
+  });
+});

@@ -1,0 +1,97 @@
+import type { AddressInfo } from "node:net";
+import Fastify from "fastify";
+import { describe, expect, it } from "vitest";
+import { createDataServer } from "../../src/ops/data-server.ts";
+import { createMetrics } from "../../src/ops/metrics.ts";
+import { createOpsServer } from "../../src/ops/ops-server.ts";
+import { appRecordSchema } from "../../src/ops/schemas.ts";
+import { SnapshotHolder } from "../../src/snapshot/holder.ts";
+import { listApps } from "../../src/snapshot/lookup.ts";
+import { get } from "../support/http.ts";
+import { memoryLogger } from "../support/log-sink.ts";
+import { snapshotOf } from "../support/world.ts";
+
+const VALUES = { shop: "SECRET-shop-7f3a91", blog: "SECRET-blog-c04e2d" };
+// The Snapshot holds the bytes (ADR 20), the API sends base64: neither form may leave the process.
+const FORBIDDEN = Object.values(VALUES).flatMap((v) => [v, Buffer.from(v).toString("base64")]);
+
+const snapshot = () =>
+  snapshotOf(
+    [
+      { name: "shop", hostnames: ["shop.example.com", "*.shop.example.com"], upstream: "http://s" },
+      { name: "blog", hostnames: ["blog.example.com"] },
+    ],
+    { "shop-credentials": { token: VALUES.shop }, "blog-credentials": { token: VALUES.blog } },
+  );
+
+function leaks(text: string): string[] {
+  return FORBIDDEN.filter((f) => text.includes(f));
+}
+
+describe("Secret bytes", () => {
+  it("are in the Snapshot, so the checks below can find them", () => {
+    const values = listApps(snapshot()).map((a) => a.secretValue);
+    expect(values.sort()).toEqual([VALUES.blog, VALUES.shop]);
+  });
+
+  it("never appear in any answer, header or log line of either listener", async () => {
+    const { logger, lines } = memoryLogger("trace");
+    const holder = new SnapshotHolder();
+    holder.swap(snapshot());
+    const metrics = createMetrics();
+    const data = createDataServer({ holder, logger, metrics });
+    const ops = createOpsServer({ holder, metrics, logger });
+    metrics.observer.published({
+      snapshot: snapshot(),
+      kind: "whole",
+      buildMs: 1,
+      eventToSwapMs: 2,
+    });
+
+    const requests: [string, string?][] = [
+      ["/v1/route", "shop.example.com"],
+      ["/v1/route/x", "a.shop.example.com"],
+      ["/v1/route", "blog.example.com"],
+      ["/v1/route", "nope.example.com"],
+      ["/v1/route", "[::1]"],
+      ["/v1/hosts/shop.example.com"],
+      ["/v1/hosts/blog.example.com"],
+      ["/v1/apps"],
+      ["/v1/apps/shop"],
+      ["/v1/apps/blog"],
+      ["/v1/snapshot"],
+      ["/nope"],
+    ];
+    for (const [url, host] of requests) {
+      const r = await data.inject({ url, headers: host === undefined ? {} : { host } });
+      expect(leaks(JSON.stringify(r.headers) + r.body), url).toEqual([]);
+    }
+    await new Promise<void>((resolve) => ops.listen(0, "127.0.0.1", resolve));
+    try {
+      for (const url of ["/metrics", "/readyz", "/healthz"]) {
+        const r = await get((ops.address() as AddressInfo).port, url);
+        expect(leaks(JSON.stringify(r.headers) + r.body), url).toEqual([]);
+      }
+    } finally {
+      await new Promise((resolve) => ops.close(resolve));
+    }
+    expect(lines().length).toBeGreaterThan(requests.length);
+    expect(leaks(lines().join("\n"))).toEqual([]);
+  });
+
+  it("cannot be serialised by the App schema even if a handler passed an App whole", async () => {
+    const app = Fastify();
+    const shop = listApps(snapshot()).find((a) => a.name === "shop")!;
+    app.get("/leak", { schema: { response: { 200: appRecordSchema } } }, () => shop);
+    const r = await app.inject({ url: "/leak" });
+    expect(r.statusCode).toBe(200);
+    expect(leaks(r.body)).toEqual([]);
+    // Byte for byte the record `/v1/apps/shop` serves (its fields are pinned in status-api).
+    const holder = new SnapshotHolder();
+    holder.swap(snapshot());
+    const record = await createDataServer({ holder, logger: false }).inject({
+      url: "/v1/apps/shop",
+    });
+    expect(r.body).toBe(record.body);
+  });
+});
