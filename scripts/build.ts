@@ -12,16 +12,19 @@ import { build, type Plugin } from "esbuild";
 const OUT = parseArgs({ options: { outdir: { type: "string", default: "dist" } } }).values.outdir;
 
 /**
- * client-node's generated API models and clients (dist/gen) are side-effect-free classes, but its
- * package.json does not say so, so a bundler keeps all of them (over 700 modules) because
- * KubeConfig's module imports two names from their index. Saying so lets tree-shaking drop what
- * the sidecar never references; the build test checks the bundle holds almost none of them.
+ * client-node's modules are side-effect-free (classes and functions; the generated models only
+ * register themselves with an ObjectSerializer the sidecar never calls), but its package.json
+ * does not say so, so a bundler keeps every module its index reaches (over 700, with ws, tar and
+ * the API clients) although the sidecar uses only KubeConfig. Saying so lets tree-shaking drop
+ * the rest; the build test checks the bundle holds almost none of the generated models, and runs
+ * the bundle against envtest.
  */
-const generatedModelsArePure: Plugin = {
-  name: "client-node-gen-side-effect-free",
+const clientNodeIsPure: Plugin = {
+  name: "client-node-side-effect-free",
   setup(b) {
-    b.onResolve({ filter: /^\.\.?\// }, async (args) => {
-      if (!args.importer.includes("@kubernetes/client-node/dist/")) return undefined;
+    b.onResolve({ filter: /^@kubernetes\/client-node$|^\.\.?\// }, async (args) => {
+      const bare = args.path === "@kubernetes/client-node";
+      if (!bare && !args.importer.includes("@kubernetes/client-node/dist/")) return undefined;
       if (args.pluginData === "resolved") return undefined;
       const resolved = await b.resolve(args.path, {
         kind: args.kind,
@@ -29,7 +32,7 @@ const generatedModelsArePure: Plugin = {
         resolveDir: args.resolveDir,
         pluginData: "resolved",
       });
-      if (resolved.errors.length > 0 || !resolved.path.includes("/client-node/dist/gen/"))
+      if (resolved.errors.length > 0 || !resolved.path.includes("/client-node/dist/"))
         return undefined;
       return { path: resolved.path, sideEffects: false };
     });
@@ -145,7 +148,7 @@ const result = await build({
   banner: {
     js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);',
   },
-  plugins: [generatedModelsArePure, undiciUnused, httpByRequire, http2OnFirstUse],
+  plugins: [clientNodeIsPure, undiciUnused, httpByRequire, http2OnFirstUse],
 });
 // The chunks `serve` loads after it is ready (Fastify's, ADR 28) are not loaded by `--version`;
 // the image runs this file at build time so that its compile cache holds every chunk.

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import * as z from "zod";
+import { dnsLabel, dnsSubdomain, named, secretKey } from "../registry/schema.ts";
 import { err, ok, type Result } from "../result.ts";
 import type { SidecarConfig } from "../sidecar/config.ts";
 
@@ -18,23 +19,12 @@ const hostPort = z.string().transform((raw, ctx) => {
   return { host: m[1] ?? (m[2] === "" ? "0.0.0.0" : m[2]!), port };
 });
 
-const dnsLabel = z
-  .string()
-  .max(63)
-  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "must be a DNS-1123 label");
-
 /** The flags of `serve` (README, "Configuration"), as zod parses them; keys are the flag names. */
 const serveFlags = z.object({
   kubeconfig: z.string().min(1, "must not be empty").optional(),
-  "registry-namespace": dnsLabel.optional(),
-  "registry-name": z
-    .string()
-    .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, "must be a DNS-1123 subdomain")
-    .default("replica-registry"),
-  "registry-key": z
-    .string()
-    .regex(/^[-._a-zA-Z0-9]+$/, "must be a Secret key")
-    .default("registry.json"),
+  "registry-namespace": named(dnsLabel).optional(),
+  "registry-name": named(dnsSubdomain).default("replica-registry"),
+  "registry-key": named(secretKey).default("registry.json"),
   "secret-namespaces": z
     .string()
     .default("")
@@ -44,7 +34,7 @@ const serveFlags = z.object({
         .map((n) => n.trim())
         .filter((n) => n !== ""),
     )
-    .pipe(z.array(dnsLabel)),
+    .pipe(z.array(named(dnsLabel))),
   "secret-selector": z.string().min(1, "must not be empty").optional(),
   listen: hostPort.default({ host: "127.0.0.1", port: 8080 }),
   "ops-listen": hostPort.default({ host: "0.0.0.0", port: 9090 }),

@@ -27,7 +27,6 @@ export function logObserver(log: Logger): MirrorObserver {
     synced() {
       log.info("initial lists complete: publishing the first Snapshot");
     },
-    registryAdopted() {},
     published({ snapshot, kind, buildMs, eventToSwapMs }) {
       const conflicts = JSON.stringify(snapshot.routes.conflicts);
       if (conflicts !== lastConflicts) {
@@ -60,9 +59,6 @@ export function logObserver(log: Logger): MirrorObserver {
     rebuildFailed(error) {
       log.error({ err: error }, "rebuild failed (bug): the previous Snapshot is still served");
     },
-    coalesced() {},
-    ignored() {},
-    contact() {},
     reflector(name, status) {
       logReflector(log, name, status);
     },
@@ -123,24 +119,3 @@ function logReflector(log: Logger, reflector: string, status: ReflectorStatus): 
 const describeConflict = (c: Conflict) =>
   `${c.hostname}: ${c.winner} wins over ${c.losers.join(", ")}`;
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
-
-/** Fans every call out to several observers. */
-export function observeAll(...observers: MirrorObserver[]): MirrorObserver {
-  const each =
-    <K extends keyof MirrorObserver>(key: K) =>
-    (...args: Parameters<MirrorObserver[K]>) => {
-      for (const o of observers) (o[key] as (...a: Parameters<MirrorObserver[K]>) => void)(...args);
-    };
-  return {
-    synced: each("synced"),
-    registryAdopted: each("registryAdopted"),
-    published: each("published"),
-    rebuildFailed: each("rebuildFailed"),
-    coalesced: each("coalesced"),
-    ignored: each("ignored"),
-    contact: each("contact"),
-    reflector: each("reflector"),
-    registryRejected: each("registryRejected"),
-    fetchFailed: each("fetchFailed"),
-  };
-}

@@ -7,7 +7,7 @@ import type { SnapshotHolder } from "../snapshot/holder.ts";
 import type { SecretScope } from "./fetch-secrets.ts";
 import { nextSnapshot } from "./next-snapshot.ts";
 import { observedReflector, type ReflectorSettings } from "./observed-reflector.ts";
-import { type MirrorObserver, silentObserver } from "./observer.ts";
+import { type MirrorObserver, observeAll } from "./observer.ts";
 import { PendingChanges } from "./pending-changes.ts";
 import { ReferencedSecrets } from "./referenced-secrets.ts";
 import { RegistryTracker } from "./registry-state.ts";
@@ -51,7 +51,7 @@ export interface MirrorOptions {
  */
 export class Mirror {
   readonly #holder: SnapshotHolder;
-  readonly #observer: MirrorObserver;
+  readonly #observer: Required<MirrorObserver>;
   readonly #clock: Clock;
   readonly #wallClock: () => number;
   readonly #registry: RegistryTracker;
@@ -65,7 +65,7 @@ export class Mirror {
 
   constructor(options: MirrorOptions) {
     this.#holder = options.holder;
-    this.#observer = options.observer ?? silentObserver;
+    this.#observer = observeAll(options.observer ?? {});
     this.#clock = options.clock ?? systemClock;
     this.#wallClock = options.wallClock ?? Date.now;
     this.#registry = new RegistryTracker(options.registry);

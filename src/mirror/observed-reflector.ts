@@ -9,7 +9,7 @@ export interface ReflectorSettings {
   readonly watchTimeoutSeconds: number;
   readonly clock: Clock;
   readonly random?: () => number;
-  readonly observer: MirrorObserver;
+  readonly observer: Required<MirrorObserver>;
   /** Backoff and deadlines (tests shorten them). */
   readonly tuning?: Pick<
     ReflectorOptions,

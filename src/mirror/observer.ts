@@ -13,45 +13,55 @@ export interface Publication {
 }
 
 /**
- * What the mirror tells the outside (metrics, logs). Called synchronously from the mirror; an
- * observer must not throw and must never be handed Secret bytes (none of these carry any).
+ * What the mirror tells the outside (metrics, logs, the data thread). Called synchronously from
+ * the mirror; an observer implements the calls it cares about, must not throw, and is never
+ * handed Secret bytes (none of these carry any).
  */
 export interface MirrorObserver {
   /** Both watches listed and the first Snapshot is about to be published. */
-  synced(): void;
+  synced?(): void;
   /**
    * A Registry was adopted, which the next whole build reads (null: none, an empty Registry).
    * The first is adopted as soon as the Registry is listed, while the App Secrets are still being
    * listed, so work that depends on the Registry alone can start before the first Snapshot.
    */
-  registryAdopted(registry: Registry | null): void;
-  published(publication: Publication): void;
+  registryAdopted?(registry: Registry | null): void;
+  published?(publication: Publication): void;
   /** A rebuild or a Registry adoption threw: a bug, reported and survived. */
-  rebuildFailed(error: unknown): void;
+  rebuildFailed?(error: unknown): void;
   /** Signals absorbed by a run (a rebuild or a Registry adoption) that another signal started. */
-  coalesced(count: number): void;
+  coalesced?(count: number): void;
   /** An event for a Secret no App references: dropped, no rebuild. */
-  ignored(): void;
+  ignored?(): void;
   /** The API server was heard from: a list, an event, a bookmark, or a watch that ended on time. */
-  contact(): void;
+  contact?(): void;
   /** A reflector's own report: restarts, relists, backoff, errors. */
-  reflector(name: string, status: ReflectorStatus): void;
+  reflector?(name: string, status: ReflectorStatus): void;
   /** The Registry value was refused (once per distinct value); the last good one is served. */
-  registryRejected(message: string): void;
+  registryRejected?(message: string): void;
   /** Newly referenced Secrets could not be fetched; they are served as unavailable until retried. */
-  fetchFailed(count: number, message: string): void;
+  fetchFailed?(count: number, message: string): void;
 }
 
-/** An observer that does nothing. */
-export const silentObserver: MirrorObserver = {
-  synced() {},
-  registryAdopted() {},
-  published() {},
-  rebuildFailed() {},
-  coalesced() {},
-  ignored() {},
-  contact() {},
-  reflector() {},
-  registryRejected() {},
-  fetchFailed() {},
-};
+type Call = keyof MirrorObserver;
+
+/** One observer made of several: each call goes to every observer that implements it, in order. */
+export function observeAll(...observers: readonly MirrorObserver[]): Required<MirrorObserver> {
+  const each =
+    <K extends Call>(key: K) =>
+    (...args: Parameters<Required<MirrorObserver>[K]>): void => {
+      for (const o of observers) (o[key] as ((...a: typeof args) => void) | undefined)?.(...args);
+    };
+  return {
+    synced: each("synced"),
+    registryAdopted: each("registryAdopted"),
+    published: each("published"),
+    rebuildFailed: each("rebuildFailed"),
+    coalesced: each("coalesced"),
+    ignored: each("ignored"),
+    contact: each("contact"),
+    reflector: each("reflector"),
+    registryRejected: each("registryRejected"),
+    fetchFailed: each("fetchFailed"),
+  };
+}

@@ -12,7 +12,7 @@ export const RETRY_DELAYS_MS: readonly number[] = [1_000, 2_000, 5_000, 10_000, 
 interface ReferencedSecretsOptions {
   readonly scopes: readonly SecretScope[];
   readonly clock: Clock;
-  readonly observer: Pick<MirrorObserver, "fetchFailed">;
+  readonly observer: Required<Pick<MirrorObserver, "fetchFailed">>;
   /** A retry of failed fetches fell due: the owner calls `retryFailed` when it can. */
   readonly onRetryDue: () => void;
 }

@@ -1,8 +1,8 @@
 import { gunzipSync } from "node:zlib";
 import type { z } from "zod";
 import { err, ok, type Result } from "../result.ts";
-import { readPlainRegistry } from "./plain-document.ts";
-import { type AppSpec, type Registry, registryDocument } from "./schema.ts";
+import { normaliseHostname } from "./hostname.ts";
+import { type AppSpec, type Registry, type RegistryDocument, registryDocument } from "./schema.ts";
 
 /** Why a Registry value was refused; `issues` name the offending path, as `apps[3].hostnames[0]: port not allowed`. */
 interface RegistryError {
@@ -41,18 +41,6 @@ export function parseRegistryDocument(
   json: unknown,
   defaultNamespace: string,
 ): Result<Registry, RegistryError> {
-  const plain = readPlainRegistry(json, defaultNamespace);
-  return plain === null ? validateRegistryDocument(json, defaultNamespace) : ok(plain);
-}
-
-/**
- * The zod schema's answer, which defines the document and words every error; what
- * `parseRegistryDocument` gives whenever the plain reader does not vouch for a document.
- */
-export function validateRegistryDocument(
-  json: unknown,
-  defaultNamespace: string,
-): Result<Registry, RegistryError> {
   const parsed = registryDocument.safeParse(json);
   if (!parsed.success) {
     const issues = parsed.error.issues.slice(0, MAX_ISSUES).map(formatIssue);
@@ -60,11 +48,19 @@ export function validateRegistryDocument(
     const message = `invalid registry: ${issues.join("; ")}${more > 0 ? `; and ${more} more` : ""}`;
     return err({ message, issues });
   }
-  // Frozen here because Snapshots share these objects with every later Snapshot.
-  const apps: AppSpec[] = parsed.data.apps.map((a) =>
+  return ok(registryOf(parsed.data, defaultNamespace));
+}
+
+/**
+ * The Registry a valid document declares: the default namespace and a null upstream filled in,
+ * hostnames normalised and deduplicated, frozen, because Snapshots share these objects with
+ * every later Snapshot.
+ */
+function registryOf(doc: RegistryDocument, defaultNamespace: string): Registry {
+  const apps: AppSpec[] = doc.apps.map((a) =>
     Object.freeze({
       name: a.name,
-      hostnames: Object.freeze([...new Set(a.hostnames)]),
+      hostnames: Object.freeze(patterns(a.hostnames)),
       secretRef: Object.freeze({
         namespace: a.secretRef.namespace ?? defaultNamespace,
         name: a.secretRef.name,
@@ -73,7 +69,30 @@ export function validateRegistryDocument(
       upstream: a.upstream ?? null,
     }),
   );
-  return ok(Object.freeze({ apps: Object.freeze(apps) }));
+  return Object.freeze({ apps: Object.freeze(apps) });
+}
+
+/**
+ * Hostnames the schema accepted, in normal form, each once: the parsed array itself when it is
+ * normal already and holds one or two distinct names, as almost every App's does.
+ */
+function patterns(hostnames: string[]): string[] {
+  let normal = true;
+  for (let i = 0; i < hostnames.length && normal; i++)
+    normal = normalised(hostnames[i]!) === hostnames[i];
+  if (
+    normal &&
+    (hostnames.length === 1 || (hostnames.length === 2 && hostnames[0] !== hostnames[1]))
+  )
+    return hostnames;
+  return [...new Set(hostnames.map(normalised))];
+}
+
+/** A hostname the schema accepted, in its normal form. */
+function normalised(hostname: string): string {
+  const n = normaliseHostname(hostname);
+  if (!n.ok) throw new Error(`the schema accepted a hostname it should have refused: ${n.error}`);
+  return n.value;
 }
 
 function decode(value: Uint8Array, cap: number): Result<string, RegistryError> {

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { Clock } from "../clock.ts";
-import { type MirrorObserver, silentObserver } from "../mirror/observer.ts";
+import type { MirrorObserver } from "../mirror/observer.ts";
 import type { Result } from "../result.ts";
 
 /**
@@ -53,7 +53,6 @@ export function collectAfterFirstPublish(options: {
   };
   return {
     observer: {
-      ...silentObserver,
       published() {
         if (scheduled) return;
         scheduled = true;

@@ -3,7 +3,6 @@
  * flags) with an observer that stamps what the sidecar reports with the model's state index.
  */
 import type { Envtest } from "@replica-mirror/envtest";
-import { silentObserver } from "../../src/mirror/observer.ts";
 import { startTestSidecar } from "../support/sidecar.ts";
 
 /** CHAOS_TRACE=1 prints every reflector status of every sidecar. */
@@ -49,7 +48,6 @@ export async function startChaosSidecar(
     flags: spec.flags,
     reflector: { backoff: spec.backoff, inactivityGraceMs: 500, relistSpreadMs: 500 },
     observer: {
-      ...silentObserver,
       fetchFailed: () => {
         events.fetchFailures.push(clock());
         count("fetch-failed");

@@ -9,7 +9,6 @@ import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ReflectorStatus } from "../../src/kube/cache/reflector-status.ts";
 import { decodeWatchLine } from "../../src/kube/codec/wire.ts";
-import { silentObserver } from "../../src/mirror/observer.ts";
 import { startTestSidecar, type TestSidecar } from "../support/sidecar.ts";
 import { size, waitUntil } from "../support/wait.ts";
 import { envtestFor } from "../support/world.ts";
@@ -65,7 +64,7 @@ describe("the reflector and the mirror under garbage in the watch stream", () =>
     envtest.apply({ namespace: "tenant-b", name: "blog-credentials", data: { token: "b0" } });
     writeApps(envtest, APPS.length);
     m = await startTestSidecar(envtest, {
-      observer: { ...silentObserver, reflector: (_name, status) => statuses.push(status) },
+      observer: { reflector: (_name, status) => statuses.push(status) },
       watchTimeoutSeconds: 5,
     });
     await waitUntil(() => m.holder.current() ?? undefined, {

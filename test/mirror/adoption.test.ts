@@ -1,6 +1,5 @@
 import type { Envtest } from "@replica-mirror/envtest";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { silentObserver } from "../../src/mirror/observer.ts";
 import { listApps } from "../../src/snapshot/lookup.ts";
 import type { Snapshot } from "../../src/snapshot/types.ts";
 import { startTestSidecar, type TestSidecar } from "../support/sidecar.ts";
@@ -38,7 +37,7 @@ describe("Registry adoption and rebuild", () => {
     m = await startTestSidecar(envtest, {
       // Long watches: no reconnect may be slowed down by the latency below.
       watchTimeoutSeconds: 60,
-      observer: { ...silentObserver, published: (p) => published.push(p.snapshot) },
+      observer: { published: (p) => published.push(p.snapshot) },
     });
     await waitUntil(() => m!.holder.current() ?? undefined);
     await waitUntil(() => (envtest.openWatches === 2 ? true : undefined));

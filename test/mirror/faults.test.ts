@@ -1,7 +1,6 @@
 import { type Envtest, startEnvtest } from "@replica-mirror/envtest";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ReflectorStatus } from "../../src/kube/cache/reflector-status.ts";
-import { silentObserver } from "../../src/mirror/observer.ts";
 import { appState, startTestSidecar, type TestSidecar } from "../support/sidecar.ts";
 import { waitUntil } from "../support/wait.ts";
 import { envtestFor, writeRegistry, writeSecret } from "../support/world.ts";
@@ -18,7 +17,7 @@ const apps = [
 async function started(): Promise<TestSidecar> {
   statuses = [];
   m = await startTestSidecar(envtest, {
-    observer: { ...silentObserver, reflector: (name, status) => statuses.push({ name, status }) },
+    observer: { reflector: (name, status) => statuses.push({ name, status }) },
   });
   await waitUntil(() => m!.holder.current() ?? undefined, {
     timeoutMs: 10_000,

@@ -1,6 +1,5 @@
 import type { Envtest } from "@replica-mirror/envtest";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { silentObserver } from "../../src/mirror/observer.ts";
 import { assertConsistent } from "../../src/snapshot/consistency.ts";
 import { listApps, lookup } from "../../src/snapshot/lookup.ts";
 import {
@@ -68,7 +67,6 @@ describe("mirror on envtest", () => {
     const events: string[] = [];
     const m = await start({
       observer: {
-        ...silentObserver,
         reflector: (name, status) => {
           if (status.kind === "listed") events.push(`listed ${name}`);
         },

@@ -3,7 +3,7 @@
 
 import { err, ok } from "../../result.ts";
 import type { SecretObject } from "../cache/list-watch.ts";
-import type { ListReader } from "../rest/list-stream.ts";
+import type { ListReader } from "./list-reader.ts";
 import { createListSplitter } from "./list-splitter.ts";
 import { decodeListMetadata, decodeSecret, parseJson } from "./wire.ts";
 

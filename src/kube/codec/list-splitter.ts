@@ -11,6 +11,8 @@
 const KEPT = "metadata";
 const ITEMS = "items";
 
+import { MAX_ITEM_BYTES } from "./list-reader.ts";
+
 /** What one chunk completed: item texts in order. */
 export interface SplitItems {
   readonly items: readonly string[];
@@ -37,12 +39,6 @@ const CLOSE_ARRAY = 0x5d;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const COMMA = 0x2c;
-
-/**
- * 8 MiB: a Secret holds at most 1 MiB of data, under 1.5 MB as base64 JSON; an item far longer
- * is not a Secret, and is refused rather than buffered without bound.
- */
-const MAX_ITEM_BYTES = 8 * 1024 * 1024;
 
 /** A splitter for one list body. */
 export function createListSplitter(maxItemBytes: number = MAX_ITEM_BYTES): ListSplitter {

@@ -5,7 +5,7 @@
 
 import { err, ok } from "../../result.ts";
 import type { ListPage, SecretObject } from "../cache/list-watch.ts";
-import type { ListReader } from "../rest/list-stream.ts";
+import { type ListReader, MAX_ITEM_BYTES } from "./list-reader.ts";
 import { decodeListMeta, decodeSecretMessage, typeMetaKind } from "./protobuf-objects.ts";
 import {
   FIXED32,
@@ -17,13 +17,10 @@ import {
   WireReader,
 } from "./protobuf-wire.ts";
 
-/** The same bound as the JSON reader's (list-splitter.ts): no Secret comes near it. */
-const MAX_FIELD_BYTES = 8 * 1024 * 1024;
-
 type Phase = "magic" | "envelope" | "list" | "skip";
 
 /** A reader for one protobuf list body. */
-export function createProtobufListReader(maxFieldBytes: number = MAX_FIELD_BYTES): ListReader {
+export function createProtobufListReader(maxFieldBytes: number = MAX_ITEM_BYTES): ListReader {
   let phase: Phase = "magic";
   // The unread end of the previous chunk, at the start of a scratch buffer reused for the whole
   // body: joining it to each new chunk allocates nothing (decoded values are copies).

@@ -5,8 +5,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { isIPv6 } from "node:net";
 import { homedir } from "node:os";
 import { delimiter, join } from "node:path";
-// The module, not the package index: the index evaluates every generated API client and model.
-import { KubeConfig } from "@kubernetes/client-node/dist/config.js";
+import { KubeConfig } from "@kubernetes/client-node";
 import { err, ok, type Result } from "../../result.ts";
 
 export type KubeConfigSource = "explicit" | "in-cluster" | "env" | "home";

@@ -5,19 +5,10 @@
 import { err, ok, type Result } from "../../result.ts";
 import type { ApiError, ListPage, SecretObject } from "../cache/list-watch.ts";
 import { createJsonListReader } from "../codec/json-list.ts";
+import type { ListReader } from "../codec/list-reader.ts";
 import { createProtobufListReader } from "../codec/protobuf-list.ts";
 import { isProtobuf } from "../codec/protobuf-wire.ts";
 import type { OpenResponse } from "./transport.ts";
-
-/**
- * One list body in one encoding. `push` takes chunks in order and returns the items they
- * completed; `end` checks the body was whole and returns the list's metadata. A failure is a
- * message naming where, never a value.
- */
-export interface ListReader {
-  push(chunk: Buffer): Result<readonly SecretObject[], string>;
-  end(): Result<ListPage, string>;
-}
 
 /**
  * Hands each item of response to onItem, in order, as soon as it is complete, and resolves to

@@ -4,7 +4,7 @@
 
 import http from "node:http";
 import https from "node:https";
-import type { KubeConfig } from "@kubernetes/client-node/dist/config.js";
+import type { KubeConfig } from "@kubernetes/client-node";
 import { err, ok, type Result } from "../../result.ts";
 import type { ApiError, ApiStatus } from "../cache/list-watch.ts";
 import { decodeStatusBody } from "../codec/protobuf-objects.ts";
