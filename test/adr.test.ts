@@ -3,6 +3,12 @@ import { describe, expect, it } from "vitest";
 
 const dir = new URL("../adr/", import.meta.url);
 const files = readdirSync(dir).filter((f) => f.endsWith(".md"));
+const numberOf = (file: string): number => Number(file.slice(0, 4));
+
+// A record a newcomer reads in minutes: a title, its status, then three sections, all in 2 KB.
+const MAX_BYTES = 2048;
+const shape =
+  /^# (\d+)\. \S[^\n]*\n\nStatus: (accepted|withdrawn|superseded by (\d+))\n\n## Context\n/;
 
 describe("decision records", () => {
   it("are numbered uniquely, from 1 without gaps", () => {
@@ -18,8 +24,26 @@ describe("decision records", () => {
     (file) => {
       const text = readFileSync(new URL(file, dir), "utf8");
       const headings = [...text.matchAll(/^(#{1,2}) (.+)$/gm)].map((m) => `${m[1]} ${m[2]}`);
-      expect(headings[0]).toMatch(new RegExp(`^# ${Number(file.slice(0, 4))}\\. \\S`));
+      expect(headings[0]).toMatch(new RegExp(`^# ${numberOf(file)}\\. \\S`));
       expect(headings.slice(1)).toEqual(["## Context", "## Decision", "## Consequences"]);
     },
   );
+
+  it.each(files)(
+    "%s has a status under its title: accepted, withdrawn, or superseded by another ADR",
+    (file) => {
+      const text = readFileSync(new URL(file, dir), "utf8");
+      const match = shape.exec(text);
+      expect(match?.[1]).toBe(String(numberOf(file)));
+      const successor = match?.[3];
+      if (successor !== undefined) {
+        expect(Number(successor)).not.toBe(numberOf(file));
+        expect(files.map(numberOf)).toContain(Number(successor));
+      }
+    },
+  );
+
+  it.each(files)("%s is under 2 KB", (file) => {
+    expect(readFileSync(new URL(file, dir)).byteLength).toBeLessThan(MAX_BYTES);
+  });
 });
