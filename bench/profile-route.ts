@@ -118,11 +118,13 @@ profiled.push({
 });
 // The bare Fastify baseline and the data server alone (the diagnostic), each wrapped so that
 // SIGTERM exits normally: a profile is written only on a normal exit.
-for (const [name, script, extra] of [
-  ["fastify", "./baselines/fastify.mjs", []],
-  ["data-server", "./route-server.ts", [String(APPS)]],
+for (const [name, script, ownOps] of [
+  ["fastify", "./baselines/fastify.mjs", false],
+  ["data-server", "./route-server.ts", true],
 ] as const) {
   const port = await freePort();
+  const opsPort = ownOps ? await freePort() : port;
+  const extra = ownOps ? [String(opsPort), String(APPS)] : [];
   const path = fileURLToPath(new URL(script, import.meta.url));
   const p = prof(name);
   const argv = JSON.stringify([String(port), ...extra]);
@@ -137,8 +139,9 @@ for (const [name, script, extra] of [
     ],
     env,
     dataPort: port,
+    opsPort,
   });
-  await waitForStatus(port, "/readyz", 200, 180_000);
+  await waitForStatus(opsPort, "/readyz", 200, 180_000);
   profiled.push({ server, dir: p.dir });
 }
 const served = new Map<string, number>();

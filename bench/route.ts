@@ -68,13 +68,14 @@ export async function benchRoute(ctx: SuiteContext): Promise<SuiteOutput> {
 }
 
 async function startDiagnostic(ctx: SuiteContext): Promise<ServerProcess> {
-  const port = await freePort();
+  const [port, opsPort] = [await freePort(), await freePort()];
   const script = new URL("./route-server.ts", import.meta.url).pathname;
   return startServerProcess({
     name: DIAGNOSTIC,
-    args: [...ctx.nodeFlags, script, String(port), String(APPS)],
+    args: [...ctx.nodeFlags, script, String(port), String(opsPort), String(APPS)],
     env: ctx.env,
     dataPort: port,
+    opsPort,
   });
 }
 

@@ -103,10 +103,9 @@ describe("Dockerfile", () => {
     const modules = (await readdir(out)).filter((f) => f.endsWith(".mjs")).sort();
     expect([...new Set(modules.map((f) => f.replace(/-[A-Z0-9]+\.mjs$/, "")))]).toEqual([
       "chunk",
-      "data-server",
-      "forward",
       "main.mjs",
       "run",
+      "status-app",
       "warm-cache.mjs",
     ]);
     // What the entry loads before it can be ready holds no Fastify (ADR 28).
@@ -138,10 +137,7 @@ describe("Dockerfile", () => {
     expect(threadInputs.filter((i) => !i.startsWith("src/"))).toEqual([]);
     expect(
       threadInputs.filter(
-        (i) =>
-          !/^src\/(data-thread|http|snapshot|registry)\/|^src\/(result|sidecar\/(v8-collection|tick-record))\.ts$/.test(
-            i,
-          ),
+        (i) => !/^src\/(route|answers|snapshot|registry|runtime)\/|^src\/result\.ts$/.test(i),
       ),
     ).toEqual([]);
     expect(threadInputs).toContain("src/route/worker.ts");

@@ -1,12 +1,12 @@
-// When each replica shows the expected state, read through its data port as the data plane
-// would: every replica is polled on its own until its answer matches, or the wait runs out.
+// When each replica shows the expected state, read through its status API on the ops port: every
+// replica is polled on its own until its answer matches, or the wait runs out.
 
 import { Agent } from "node:http";
 import { get } from "../../test/support/http.ts";
 import type { Replica } from "./replicas.ts";
 
-/** Whether the replica on this data port shows the expected state. */
-export type Probe = (dataPort: number) => Promise<boolean>;
+/** Whether the replica with this ops port shows the expected state. */
+export type Probe = (opsPort: number) => Promise<boolean>;
 
 /** One keep-alive connection per replica, so the polling does not open a socket per probe. */
 const agent = new Agent({ keepAlive: true, maxSockets: 1 });
@@ -57,7 +57,7 @@ export async function untilConverged(
   await Promise.all(
     replicas.map(async (r) => {
       for (;;) {
-        const ok = await probe(r.dataPort).catch(() => false);
+        const ok = await probe(r.opsPort).catch(() => false);
         if (ok) {
           at.set(r.client, Date.now());
           return;

@@ -26,6 +26,8 @@ export interface Replica {
   readonly command: Command;
   readonly pid: number;
   readonly dataPort: number;
+  /** Probes, metrics and the status API. */
+  readonly opsPort: number;
   /** Milliseconds since the epoch just before the spawn. */
   readonly spawnedAt: number;
 }
@@ -150,6 +152,7 @@ export class Fleet {
           command,
           pid: command.child.pid ?? -1,
           dataPort: ports.data,
+          opsPort: ports.ops,
           spawnedAt,
         };
         this.#slots[index] = replica;

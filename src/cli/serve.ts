@@ -1,14 +1,10 @@
 import type { Worker } from "node:worker_threads";
 import type { Logger } from "pino";
 import { systemClock } from "../clock.ts";
-import {
-  collectAfterFirstPublish,
-  STARTUP_COLLECTION_DELAY_MS,
-  type StartupCollection,
-} from "../runtime/startup-memory.ts";
-import { v8FullCollection } from "../runtime/v8-collection.ts";
+import { STARTUP_COLLECTION_DELAY_MS, v8FullCollection } from "../runtime/v8-collection.ts";
 import type { SidecarConfig } from "../sidecar/config.ts";
-import { makeLogger, type Sidecar, startSidecar } from "../sidecar/sidecar.ts";
+import { makeLogger, startSidecar } from "../sidecar/sidecar.ts";
+import { collectAfterFirstPublish, type StartupCollection } from "../sidecar/startup-collection.ts";
 
 /**
  * Runs `serve` until SIGTERM or SIGINT; exits 0 after a clean stop, at the latest after 5 s. If
@@ -17,8 +13,7 @@ import { makeLogger, type Sidecar, startSidecar } from "../sidecar/sidecar.ts";
  */
 export async function runServe(config: SidecarConfig, dataWorker?: Worker): Promise<number> {
   const log = makeLogger(config.logLevel);
-  let running: Sidecar | null = null;
-  const collection = startupCollection(log, () => running);
+  const collection = startupCollection(log);
   const started = await startSidecar(config, {
     logger: log,
     observer: collection.observer,
@@ -29,7 +24,6 @@ export async function runServe(config: SidecarConfig, dataWorker?: Worker): Prom
     return 1;
   }
   const sidecar = started.value;
-  running = sidecar;
   return new Promise((resolve) => {
     const stop = (status: number) => {
       collection.cancel();
@@ -54,24 +48,15 @@ export async function runServe(config: SidecarConfig, dataWorker?: Worker): Prom
 }
 
 /**
- * The process's one full collection after its first Snapshot (ADR 25): the main thread's heap,
- * then the data thread's, one after the other (each sets V8's flags for a moment). Here, not in
- * `startSidecar`: it collects the whole process, which only the CLI owns (tests run sidecars
- * inside their own process).
+ * The main thread's share of the one full collection after start (ADR 25); the data thread runs
+ * its own. Here, not in `startSidecar`: it collects the whole heap, which only the CLI owns
+ * (tests run sidecars inside their own process).
  */
-function startupCollection(log: Logger, sidecar: () => Sidecar | null): StartupCollection {
+function startupCollection(log: Logger): StartupCollection {
   return collectAfterFirstPublish({
     clock: systemClock,
     delayMs: STARTUP_COLLECTION_DELAY_MS,
-    collect: () => {
-      const collected = v8FullCollection();
-      void sidecar()
-        ?.collectDataThread()
-        .then((r) => {
-          if (!r.ok) log.warn({ reason: r.error }, "data thread start-up memory not released");
-        });
-      return collected;
-    },
+    collect: v8FullCollection,
     log,
   });
 }

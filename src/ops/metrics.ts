@@ -2,15 +2,14 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom
 import { ROUTE_OUTCOMES, type RouteOutcome } from "../answers/reasons.ts";
 import type { ReflectorStatus } from "../kube/cache/reflector-status.ts";
 import type { MirrorObserver, Publication } from "../mirror/observer.ts";
-import type { RouteMetrics } from "../route/route.ts";
 import { RouteCounts } from "../route/route-counts.ts";
 
 /** The Prometheus side of the mirror: what `/metrics` serves. */
-export interface Metrics extends RouteMetrics {
+export interface Metrics {
   /** This instance's own registry, never prom-client's global one. */
   readonly registry: Registry;
   /** Feeds the mirror's reports into the metrics; never throws. */
-  readonly observer: MirrorObserver;
+  readonly observer: Required<MirrorObserver>;
   /** The route answer counts, which the data thread adds to as well. */
   readonly routeCounts: RouteCounts;
   /** Where the data thread's heap is read at each scrape (ADR 27); unset, it reads 0. */
@@ -158,7 +157,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     return new Counter({ name: `${PREFIX}${name}`, help, labelNames, registers });
   }
 
-  const observer: MirrorObserver = {
+  const observer: Required<MirrorObserver> = {
     synced() {
       synced.set(1);
     },
@@ -248,9 +247,6 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     routeCounts,
     dataThreadHeap(read) {
       readDataThreadHeap = read;
-    },
-    routeAnswered(outcome: RouteOutcome) {
-      routeCounts.add(outcome);
     },
   };
 }

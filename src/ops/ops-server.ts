@@ -1,5 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
+import type { RetryAfterSeconds } from "../answers/route-answer.ts";
 import type { SnapshotHolder } from "../snapshot/holder.ts";
 import type { Metrics } from "./metrics.ts";
 
@@ -11,33 +13,52 @@ interface OpsServerOptions {
    */
   readonly ready?: () => boolean;
   readonly metrics: Metrics;
-  /** Where a failed `/metrics` is logged; default: nowhere. */
+  readonly retryAfter: RetryAfterSeconds;
+  /** Where failures are logged, and the status API's request log at debug; default: nowhere. */
   readonly logger?: Logger | false;
 }
 
+/** The ops listener, and the status API it may have loaded. */
+export interface OpsServer {
+  /** Not listening yet: the caller listens. */
+  readonly server: Server;
+  /** Closes the status API if it was loaded; the server is the caller's to close. */
+  closeStatusApi(): Promise<void>;
+}
+
 const TEXT = "text/plain; charset=utf-8";
-// Longer than the 60 s after which most clients drop an idle connection (Fastify's default, which
-// this listener kept until ADR 28): the server never closes a connection a scraper is reusing.
+// Longer than the 60 s after which most clients drop an idle connection: the server never
+// closes a connection a scraper is reusing.
 const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 
 /**
- * The ops listener, reachable from the kubelet, so it serves nothing else: `/healthz` (200 while
- * the process runs), `/readyz` (503 until the data listener answers from a first Snapshot, then
- * 200 for good: a replica that lost the API server keeps serving its last Snapshot), `/metrics`;
- * GET and HEAD, a query ignored. Everything else is 404. No request body is read. Plain
- * `node:http` (ADR 28): it is up before Fastify is loaded. Not listening yet: the caller listens.
+ * The ops listener, reachable from the kubelet and Prometheus: `/healthz` (200 while the process
+ * runs), `/readyz` (503 until the data listener answers from a first Snapshot, then 200 for
+ * good: a replica that lost the API server keeps serving its last Snapshot), `/metrics` (GET and
+ * HEAD, a query ignored), answered here; every other request goes to the lookup and status API,
+ * a Fastify app (`createStatusApp`) loaded when it is first asked (ADR 28): the probes are up
+ * before Fastify is loaded, and a replica nobody inspects never loads it. No body is read.
  */
-export function createOpsServer(options: OpsServerOptions): Server {
+export function createOpsServer(options: OpsServerOptions): OpsServer {
   const { holder, metrics } = options;
   const ready = options.ready ?? (() => holder.current() !== null);
   const log = options.logger ?? false;
+  let statusApp: Promise<FastifyInstance> | null = null;
+  const loadStatusApp = (): Promise<FastifyInstance> => {
+    statusApp ??= import("./status-app.ts").then(async ({ createStatusApp }) => {
+      const app = createStatusApp({ holder, logger: log, retryAfter: options.retryAfter });
+      await app.ready();
+      return app;
+    });
+    return statusApp;
+  };
 
   const answer = (request: IncomingMessage, response: ServerResponse): void => {
     const url = request.url ?? "/";
     const query = url.indexOf("?");
     const path = query === -1 ? url : url.slice(0, query);
-    const served = request.method === "GET" || request.method === "HEAD";
-    if (served && path === "/metrics") {
+    const probe = request.method === "GET" || request.method === "HEAD";
+    if (probe && path === "/metrics") {
       metrics.registry.metrics().then(
         (text) => send(response, 200, metrics.registry.contentType, text),
         (e: unknown) => {
@@ -45,19 +66,30 @@ export function createOpsServer(options: OpsServerOptions): Server {
           send(response, 500, TEXT, "internal");
         },
       );
-    } else if (served && path === "/healthz") {
+    } else if (probe && path === "/healthz") {
       send(response, 200, TEXT, "ok");
-    } else if (served && path === "/readyz") {
+    } else if (probe && path === "/readyz") {
       const isReady = ready();
       send(response, isReady ? 200 : 503, TEXT, isReady ? "ok" : "not synced");
     } else {
-      send(response, 404, TEXT, "not found");
+      loadStatusApp().then(
+        (app) => app.routing(request, response),
+        (e: unknown) => {
+          if (log !== false) log.error({ err: e }, "status API failed to load");
+          send(response, 500, TEXT, "internal");
+        },
+      );
     }
   };
 
   const server = createServer(answer);
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
-  return server;
+  return {
+    server,
+    async closeStatusApi() {
+      if (statusApp !== null) await (await statusApp).close();
+    },
+  };
 }
 
 /** One whole answer; a HEAD answer carries the headers of the GET and no body (Node drops it). */

@@ -19,7 +19,7 @@ import {
 } from "./schemas.ts";
 
 /**
- * The lookup and status API on the data listener: `GET /v1/hosts/:host`, `/v1/apps`,
+ * The lookup and status API: `GET /v1/hosts/:host`, `/v1/apps`,
  * `/v1/apps/:name` and `/v1/snapshot`. Each answer is built from one read of the holder; before
  * the first Snapshot every route answers 503 with `retry-after`.
  */

@@ -95,19 +95,16 @@ type Issues = z.core.ParsePayload<unknown>["issues"];
 /** Every naming rule of one App: an issue per broken rule, its path inside the App. */
 function checkNames(app: AppDocument, issues: Issues): void {
   const { name, hostnames, secretRef: ref } = app;
-  const issue = (message: string, input: string, path: (string | number)[]): void => {
-    issues.push({ code: "custom", message, input, path });
+  const check = (rule: NameRule, value: string, path: () => (string | number)[]): void => {
+    const why = rule(value);
+    if (why !== null) issues.push({ code: "custom", message: why, input: value, path: path() });
   };
-  let why = dnsLabel(name);
-  if (why !== null) issue(why, name, ["name"]);
-  for (let h = 0; h < hostnames.length; h++) {
-    why = declaredHostname(hostnames[h]!);
-    if (why !== null) issue(why, hostnames[h]!, ["hostnames", h]);
-  }
-  if (ref.namespace !== undefined && (why = dnsLabel(ref.namespace)) !== null)
-    issue(why, ref.namespace, ["secretRef", "namespace"]);
-  if ((why = dnsSubdomain(ref.name)) !== null) issue(why, ref.name, ["secretRef", "name"]);
-  if ((why = secretKey(ref.key)) !== null) issue(why, ref.key, ["secretRef", "key"]);
+  check(dnsLabel, name, () => ["name"]);
+  for (let h = 0; h < hostnames.length; h++)
+    check(declaredHostname, hostnames[h]!, () => ["hostnames", h]);
+  if (ref.namespace !== undefined) check(dnsLabel, ref.namespace, () => ["secretRef", "namespace"]);
+  check(dnsSubdomain, ref.name, () => ["secretRef", "name"]);
+  check(secretKey, ref.key, () => ["secretRef", "key"]);
 }
 
 /** App names are unique; checked once every App is otherwise valid. */

@@ -1,19 +1,13 @@
-// The main thread's end of the data thread (ADR 27): starts it, sends it a view of every published
-// Snapshot, answers what it forwards, logs what it reports, and stops it.
+// The main thread's end of the data thread (ADR 27): starts it, sends it the routes of every
+// adopted Registry and a view of every published Snapshot, and stops it. Nothing comes back but
+// lifecycle events; the route answer counts are in shared memory.
 
 import type { ResourceLimits, Worker } from "node:worker_threads";
 import type { Logger } from "pino";
 import type { RetryAfterSeconds } from "../answers/route-answer.ts";
 import { err, ok, type Result } from "../result.ts";
 import type { RouteTable, Snapshot } from "../snapshot/types.ts";
-import type {
-  DataThreadSettings,
-  ForwardedAnswer,
-  ForwardedRequest,
-  FromDataThread,
-  RequestReport,
-  ToDataThread,
-} from "./messages.ts";
+import type { DataThreadSettings, FromDataThread, ToDataThread } from "./messages.ts";
 import type { RouteCounts } from "./route-counts.ts";
 import { spawnDataWorker } from "./spawn.ts";
 import { routesMessage, viewUpdate } from "./view-update.ts";
@@ -26,8 +20,6 @@ export interface DataThreadOptions {
   readonly retryAfter: RetryAfterSeconds;
   readonly counts: RouteCounts;
   readonly logger: Logger;
-  /** Answers a request the thread forwards (everything but `/v1/route`); must not reject. */
-  readonly forward: (request: ForwardedRequest) => Promise<ForwardedAnswer>;
   /** A worker `spawnDataWorker` started earlier; default: one spawned now. */
   readonly worker?: Worker;
   /** For tests, when no worker is given: the thread's V8 heap limits. Production sets none. */
@@ -50,11 +42,6 @@ export interface DataThread {
   servedRevision(): number;
   /** Resolves once the data listener answers from `revision` or a later one. */
   serving(revision: number): Promise<void>;
-  /**
-   * Runs V8's one full collection of start-up in the thread's heap (ADR 25): the first view's
-   * garbage and the young generation it grew. Resolves once it ran, or with why it could not.
-   */
-  collect(): Promise<Result<void, string>>;
   /** The thread's V8 heap, used and total bytes; null once it has ended. */
   heap(): Promise<{ readonly used: number; readonly total: number } | null>;
   /** Stops accepting, cuts connections still open after `drainMs`, ends the thread. */
@@ -63,17 +50,6 @@ export interface DataThread {
   readonly ended: Promise<string>;
 }
 
-const INTERNAL_BODY = new TextEncoder().encode('{"error":"internal"}');
-/** What a forward that failed (a bug) is answered with, as Fastify answers a bug. */
-const INTERNAL: ForwardedAnswer = {
-  status: 500,
-  headers: {
-    "content-type": "application/json; charset=utf-8",
-    "content-length": String(INTERNAL_BODY.length),
-  },
-  body: INTERNAL_BODY,
-};
-
 /** Starts the data thread; it listens as soon as it runs (see `listening`). */
 export function startDataThread(options: DataThreadOptions): DataThread {
   const { logger: log } = options;
@@ -81,7 +57,6 @@ export function startDataThread(options: DataThreadOptions): DataThread {
     listen: options.listen,
     retryAfter: options.retryAfter,
     counts: options.counts.buffer,
-    reportRequests: log.isLevelEnabled("debug"),
   };
   const worker = options.worker ?? spawnDataWorker(options.resourceLimits);
   worker.ref();
@@ -102,54 +77,27 @@ export function startDataThread(options: DataThreadOptions): DataThread {
   let closing = false;
   let exited = false;
   let onGone = (): void => {};
-  let settleEnded: (why: string) => void = () => {};
-  const ended = new Promise<string>((resolve) => {
-    settleEnded = resolve;
-  });
-  let settleListening: (r: Result<number, string>) => void = () => {};
-  const listening = new Promise<Result<number, string>>((resolve) => {
-    settleListening = resolve;
-  });
-  let lastReport = 0;
-  const collections: ((r: Result<void, string>) => void)[] = [];
+  const ended = Promise.withResolvers<string>();
+  const listening = Promise.withResolvers<Result<number, string>>();
   // Folds the route counts into their totals, so that no cell wraps twice between scrapes.
   const fold = setInterval(() => options.counts.totals(), COUNTS_FOLD_MS);
   fold.unref();
 
-  const forward = (id: number, request: ForwardedRequest): void => {
-    void options
-      .forward(request)
-      .catch((e: unknown) => {
-        log.error({ err: e }, "request failed");
-        return INTERNAL;
-      })
-      .then((answer) => send({ type: "answer", id, answer }));
-  };
-
   worker.on("message", (message: FromDataThread) => {
     switch (message.type) {
       case "listening":
-        settleListening(ok(message.port));
+        listening.resolve(ok(message.port));
         return;
       case "listen-failed":
-        settleListening(err(message.message));
+        listening.resolve(err(message.message));
         return;
       case "applied":
         served = message.revision;
         for (const w of waiters) if (w.revision <= served) w.resolve();
         waiters = waiters.filter((w) => w.revision > served);
         return;
-      case "forward":
-        forward(message.id, message.request);
-        return;
       case "failed":
         log.error({ err: { message: message.message, stack: message.stack } }, "request failed");
-        return;
-      case "request":
-        logRequest(log, `route-${++lastReport}`, message.report);
-        return;
-      case "collected":
-        collections.shift()?.(message.error === null ? ok(undefined) : err(message.error));
         return;
       case "closed":
         onGone();
@@ -158,8 +106,8 @@ export function startDataThread(options: DataThreadOptions): DataThread {
   });
   const gone = (why: string): void => {
     clearInterval(fold);
-    settleListening(err(why));
-    if (!closing) settleEnded(why);
+    listening.resolve(err(why));
+    if (!closing) ended.resolve(why);
   };
   worker.on("error", (e) => gone(`the data thread failed: ${e.message}`));
   worker.on("exit", (code) => {
@@ -169,8 +117,8 @@ export function startDataThread(options: DataThreadOptions): DataThread {
   });
 
   return {
-    listening,
-    ended,
+    listening: listening.promise,
+    ended: ended.promise,
     prepare(routes) {
       prepare(routes);
     },
@@ -180,26 +128,18 @@ export function startDataThread(options: DataThreadOptions): DataThread {
       sent = snapshot;
     },
     servedRevision: () => served,
-    async heap() {
-      if (exited) return null;
-      try {
-        const h = await worker.getHeapStatistics();
-        return { used: h.used_heap_size, total: h.total_heap_size };
-      } catch {
-        // The thread ended between the check and the answer.
-        return null;
-      }
-    },
     serving(revision) {
       if (served >= revision) return Promise.resolve();
       return new Promise((resolve) => waiters.push({ revision, resolve }));
     },
-    collect() {
-      if (exited) return Promise.resolve(err("the data thread has ended"));
-      return new Promise((resolve) => {
-        collections.push(resolve);
-        send({ type: "collect" });
-      });
+    async heap() {
+      if (exited) return null;
+      try {
+        const heap = await worker.getHeapStatistics();
+        return { used: heap.used_heap_size, total: heap.total_heap_size };
+      } catch {
+        return null;
+      }
     },
     async close(drainMs) {
       closing = true;
@@ -213,25 +153,4 @@ export function startDataThread(options: DataThreadOptions): DataThread {
       await worker.terminate();
     },
   };
-}
-
-/** The two lines Fastify's request log writes for one request, at debug. */
-function logRequest(log: Logger, reqId: string, r: RequestReport): void {
-  log.debug(
-    {
-      reqId,
-      req: {
-        method: r.method,
-        url: r.url,
-        host: r.host,
-        remoteAddress: r.remoteAddress,
-        remotePort: r.remotePort,
-      },
-    },
-    "incoming request",
-  );
-  log.debug(
-    { reqId, res: { statusCode: r.statusCode }, responseTime: r.responseTime },
-    "request completed",
-  );
 }

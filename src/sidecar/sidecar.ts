@@ -7,10 +7,9 @@ import { createListWatch } from "../kube/rest/client.ts";
 import { loadKubeConfig } from "../kube/rest/kubeconfig.ts";
 import { createKubeTransport, type KubeTransport } from "../kube/rest/transport.ts";
 import type { SecretScope } from "../mirror/fetch-secrets.ts";
-import { logObserver, observeAll } from "../mirror/log-observer.ts";
+import { logObserver } from "../mirror/log-observer.ts";
 import { Mirror, type MirrorOptions } from "../mirror/mirror.ts";
-import { type MirrorObserver, silentObserver } from "../mirror/observer.ts";
-import { lazyDataApp } from "../ops/lazy-data-app.ts";
+import { type MirrorObserver, observeAll } from "../mirror/observer.ts";
 import { createMetrics } from "../ops/metrics.ts";
 import { createOpsServer } from "../ops/ops-server.ts";
 import { err, ok, type Result } from "../result.ts";
@@ -29,8 +28,6 @@ export interface Sidecar {
   readonly ops: Address;
   /** Resolves once the data listener answers from `revision` or a later one (ADR 27). */
   serving(revision: number): Promise<void>;
-  /** Runs V8's one full collection of start-up in the data thread's heap (ADR 25). */
-  collectDataThread(): Promise<Result<void, string>>;
   /** Resolves, with why, if the data listener's thread ends by itself: a bug, fatal. */
   readonly failed: Promise<string>;
   /** Stops accepting, lets in-flight requests finish (at most `drainMs`), stops the watches. */
@@ -87,27 +84,24 @@ export async function startSidecar(
 
   const holder = new SnapshotHolder();
   const metrics = createMetrics();
-  const data = lazyDataApp({ holder, logger: log, metrics });
   // Started first: its thread boots on another core while the first lists are under way.
   const thread = startDataThread({
     listen: config.listen,
     retryAfter: DEFAULT_RETRY_AFTER,
     counts: metrics.routeCounts,
     logger: log,
-    forward: (request) => data.answer(request),
     ...(options.dataWorker === undefined ? {} : { worker: options.dataWorker }),
   });
   metrics.dataThreadHeap(() => thread.heap());
-  const observers = [
+  const observers: MirrorObserver[] = [
     metrics.observer,
     logObserver(log),
     {
-      ...silentObserver,
       // After the App Secret lists went out (the mirror starts them just before this call).
       registryAdopted: (registry) => setImmediate(() => thread.prepare(routeTableFor(registry))),
       published: ({ snapshot }) => thread.publish(snapshot),
     },
-  ] satisfies MirrorObserver[];
+  ];
   if (options.observer !== undefined) observers.push(options.observer);
   const mirror = new Mirror({
     registry: {
@@ -132,9 +126,10 @@ export async function startSidecar(
   });
   mirror.start();
 
-  const ops = createOpsServer({
+  const { server: ops, closeStatusApi } = createOpsServer({
     holder,
     metrics,
+    retryAfter: DEFAULT_RETRY_AFTER,
     logger: log,
     ready: () => thread.servedRevision() > 0,
   });
@@ -145,7 +140,7 @@ export async function startSidecar(
     if (!listening.ok) throw new Error(listening.error);
     opsAddress = await listen(ops, config.opsListen);
   } catch (e) {
-    await Promise.allSettled([thread.close(0), data.close(), closeServer(ops), mirror.stop()]);
+    await Promise.allSettled([thread.close(0), closeServer(ops), mirror.stop()]);
     transport.close();
     return err(`cannot listen: ${(e as Error).message}`);
   }
@@ -156,9 +151,8 @@ export async function startSidecar(
   const close = () => {
     closing ??= (async () => {
       const cut = setTimeout(() => ops.closeAllConnections(), drainMs);
-      // The Fastify app answers the thread's forwarded requests until the thread has drained.
-      const dataClosed = thread.close(drainMs).then(() => data.close());
-      await Promise.allSettled([dataClosed, closeServer(ops), mirror.stop()]);
+      const opsClosed = closeServer(ops).then(closeStatusApi);
+      await Promise.allSettled([thread.close(drainMs), opsClosed, mirror.stop()]);
       clearTimeout(cut);
       transport.close();
       log.info("stopped");
@@ -172,7 +166,6 @@ export async function startSidecar(
     data: dataAddress,
     ops: opsAddress,
     serving: (revision) => thread.serving(revision),
-    collectDataThread: () => thread.collect(),
     failed: thread.ended,
     close,
   });

@@ -77,7 +77,8 @@ export class Prober {
   /** GETs `path` from a sidecar; rejects when it does not answer within 3 s. */
   async get(s: ChaosSidecar, path: string, headers: Record<string, string> = {}): Promise<Got> {
     const before = this.#judge.floorOf(s);
-    const answer = await get(s.port, path, headers, { agent: this.#agent, timeoutMs: 3_000 });
+    const port = path.startsWith("/v1/route") ? s.port : s.opsPort;
+    const answer = await get(port, path, headers, { agent: this.#agent, timeoutMs: 3_000 });
     this.#judge.ordered(s, path, before, versionsOf(answer));
     return answer;
   }

@@ -29,6 +29,8 @@ export interface ChaosSidecar {
   readonly name: string;
   /** The data listener's port on 127.0.0.1. */
   readonly port: number;
+  /** The ops listener's port on 127.0.0.1: probes, metrics and the status API. */
+  readonly opsPort: number;
   readonly events: SidecarEvents;
   /** Whether this sidecar's Secret watches cover a namespace. */
   visible(namespace: string): boolean;
@@ -71,6 +73,7 @@ export async function startChaosSidecar(
   return {
     name: spec.name,
     port: sidecar.data.port,
+    opsPort: sidecar.ops.port,
     events,
     visible: (namespace) => namespaces.length === 0 || namespaces.includes(namespace),
     stop: () => sidecar.stop(),

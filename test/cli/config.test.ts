@@ -56,7 +56,11 @@ describe("parseServeConfig", () => {
       {},
       '--log-level: Invalid option: expected one of "trace"|"debug"|"info"|"warn"|"error"|"fatal"',
     ],
-    [["--secret-namespaces", "ok,Not_OK"], {}, "--secret-namespaces: must be a DNS-1123 label (lower-case letters, digits, '-')"],
+    [
+      ["--secret-namespaces", "ok,Not_OK"],
+      {},
+      "--secret-namespaces: must be a DNS-1123 label (lower-case letters, digits, '-')",
+    ],
     [["--nope", "1"], {}, "--nope: unknown flag (see --help)"],
     [["--registry-name"], {}, "--registry-name: needs a value"],
     [["stray"], {}, "unexpected argument 'stray'"],

@@ -121,13 +121,13 @@ describe("replica-mirror serve as a process", () => {
     }
   }, 40_000);
 
-  it("from the bundle, answers the route and the status API through its data thread", async () => {
+  it("from the bundle, answers the route on its data thread and the status API on the ops port", async () => {
     // The bundle starts the data thread from its own CommonJS file (ADR 27), not the sources.
     const r = run(process.execPath, [join(dir, "dist", "main.mjs"), ...serveArgs()]);
     try {
       const { data, ops } = await ready(r);
       const route = await get(data, "/v1/route", { host: "shop.example.com" });
-      const apps = JSON.parse((await get(data, "/v1/apps")).body) as { apps: { name: string }[] };
+      const apps = JSON.parse((await get(ops, "/v1/apps")).body) as { apps: { name: string }[] };
       const metrics = await get(ops, "/metrics");
       expect({
         route: [route.status, route.headers["x-mirror-app"]],

@@ -1,22 +1,24 @@
 // The oracle: which answers the contract (README "The routing contract" and "Lookup and status
-// API") allows for each generated request.
+// API") allows for each generated request, on each listener.
 //
 // Answers allowed, decided here once:
-// - `/v1/route`, `/v1/route/*` (also with a query or fragment), any method Node parses except
-//   CONNECT: exactly 200 (empty body, x-mirror-app, x-mirror-revision, x-mirror-upstream when the
-//   App has one), 503 (x-mirror-reason secret-unavailable with x-mirror-app, or not-synced; and
-//   retry-after), 404 (x-mirror-reason unknown-host) or 400 (x-mirror-reason bad-host); the body
-//   is always empty and x-mirror-reason appears at most once.
-// - `/v1/hosts/*`, `/v1/apps[/*]`, `/v1/snapshot` with GET or HEAD: 200, 400, 404 or 503 with a
-//   JSON body whose `error` is a catalogued code; every other path, or another method there: 404
+// - On the data listener, `/v1/route`, `/v1/route/*` (also with a query or fragment), any
+//   method Node parses except CONNECT: exactly 200 (empty body, x-mirror-app, x-mirror-revision,
+//   x-mirror-upstream when the App has one), 503 (x-mirror-reason secret-unavailable with
+//   x-mirror-app, or not-synced; and retry-after), 404 (x-mirror-reason unknown-host) or 400
+//   (x-mirror-reason bad-host); the body is always empty and x-mirror-reason appears at most
+//   once. Every other target, whatever the method: 404 `x-mirror-reason: not-found`, empty body.
+// - On the ops listener, `/v1/hosts/*`, `/v1/apps[/*]`, `/v1/snapshot` with GET or HEAD: 200, 400,
+//   404 or 503 with a JSON body whose `error` is a catalogued code; GET or HEAD of `/healthz`,
+//   `/readyz` or `/metrics`: 200 text; every other path, or another method there: 404
 //   `{"error":"not-found"}` or 400 `{"error":"bad-request"}`.
-// - At the protocol level, for a request Node's parser refuses (bad request line or version,
-//   control characters, malformed framing, headers over 16 KiB): Fastify's client-error answer,
-//   400 or 431 with the body `{"error":"...","message":"Client Error","statusCode":...}`, then the
-//   connection closes. Node's 417 for an `Expect` other than 100-continue, and its interim
-//   100 Continue for 100-continue. A CONNECT request gets no answer: Node closes the connection
-//   (no 'connect' listener). Node never sent 505 here: HTTP/2.0 and HTTP/0.9 request lines are
-//   answered as HTTP/1.x, other versions are a 400; 505 is therefore not allowed.
+// - At the protocol level, on either listener, for a request Node's parser refuses (bad request
+//   line or version, control characters, malformed framing, headers over 16 KiB): Node's own
+//   400, 413 or 431 with `Connection: close` and no body, then the connection closes. Node's 417
+//   for an `Expect` other than 100-continue, and its interim 100 Continue for 100-continue. A
+//   CONNECT request gets no answer: Node closes the connection (no 'connect' listener). Node
+//   never sent 505 here: HTTP/2.0 and HTTP/0.9 request lines are answered as HTTP/1.x, other
+//   versions are a 400; 505 is therefore not allowed.
 // - Never: a 5xx other than 503, a 503 outside the route and lookup API, no answer within 5 s,
 //   an answer on a closed connection for a well-formed keep-alive request, Secret bytes anywhere.
 
@@ -27,15 +29,12 @@ import { BAD, type Outcome, UNKNOWN } from "./http-hosts.ts";
 import type { FuzzRequest } from "./http-request.ts";
 import type { Family } from "./http-request-line.ts";
 
-const CLIENT_ERROR_BODY =
-  /^\{"error":"[A-Za-z ]+","message":"(Client Error|Exceeded maximum allowed HTTP header size)","statusCode":(400|431)\}$/;
-
-/** Fastify's answer to a request Node's parser refused: two headers, a fixed JSON body. */
-function isClientError(res: RawResponse, head: boolean): boolean {
+/** Node's answer to a request its parser refused: one header, no body. */
+function isClientError(res: RawResponse): boolean {
   return (
-    (res.status === 400 || res.status === 431) &&
-    res.headers.map(([n]) => n).join() === "content-length,content-type" &&
-    (head || CLIENT_ERROR_BODY.test(res.body.toString("latin1")))
+    [400, 413, 431].includes(res.status) &&
+    JSON.stringify(res.headers) === JSON.stringify([["connection", "close"]]) &&
+    res.body.length === 0
   );
 }
 const CONTINUE = /(?:^|\W)100-continue(?:$|\W)/i;
@@ -48,12 +47,16 @@ const JSON_ERRORS = new Set([
   "bad-request",
 ]);
 
-/** The path family the data listener routes this target to. */
-function familyOf(r: FuzzRequest): Family {
+/** Which listener answered. */
+export type Listener = "data" | "ops";
+
+/** The path family a listener routes this target to. */
+function familyOf(r: FuzzRequest): Family | "probe" {
   const path = r.target.startsWith("http://") ? r.target.slice(r.target.indexOf("/", 7)) : r.target;
   if (/^\/v1\/route([/?#]|$)/.test(path)) return "route";
   if (!(r.method === "GET" || r.method === "HEAD")) return "other";
   if (/^\/v1\/(hosts\/|apps([/?#]|$)|snapshot([?#]|$))/.test(path)) return "api";
+  if (/^\/(healthz|readyz|metrics)([?]|$)/.test(path)) return "probe";
   return "other";
 }
 
@@ -85,6 +88,7 @@ export function violation(
   r: FuzzRequest,
   e: Exchange,
   upstreams: ReadonlyMap<string, string | null>,
+  listener: Listener = "data",
 ): string | null {
   if (e.kind === "timeout") return "no answer within the deadline";
   if (e.kind === "closed") {
@@ -106,8 +110,11 @@ export function violation(
   )
     return `unexpected interim answers ${res.interim.join(",")}`;
 
-  // Protocol level.
-  if (isClientError(res, r.method === "HEAD")) {
+  // Protocol level. The ops listener keeps Node's rule that an HTTP/1.1 request names its Host:
+  // Node answers one that does not 400 with an empty body.
+  const hostless = r.version === "HTTP/1.1" && !r.headers.some(([n]) => n.toLowerCase() === "host");
+  if (listener === "ops" && hostless && res.status === 400 && res.body.length === 0) return null;
+  if (isClientError(res)) {
     if (r.wellFormed) return `protocol-level ${res.status} for a well-formed request`;
     return null;
   }
@@ -120,7 +127,16 @@ export function violation(
   const family = familyOf(r);
   const reasons = headerCount(res, "x-mirror-reason");
   const reason = header(res, "x-mirror-reason");
-  if (family === "route") {
+  if (listener === "data" && family !== "route") {
+    if (res.status !== 404 || reason !== "not-found" || reasons !== 1 || res.body.length !== 0)
+      return `${r.method} ${r.target.slice(0, 40)} answered ${res.status} ${reason} ${text.slice(0, 80)}`;
+    return null;
+  }
+  if (listener === "ops" && family === "probe") {
+    if (res.status === 200 || (res.status === 503 && r.target.startsWith("/readyz"))) return null;
+    return `probe ${r.target} answered ${res.status}`;
+  }
+  if (listener === "data") {
     if (res.body.length !== 0) return "route answer with a body";
     if (reasons > 1) return "x-mirror-reason repeated";
     let got: Outcome;

@@ -12,7 +12,13 @@ import { type Exchange, header, RawConnection } from "../support/raw-http.ts";
 import { LONG, size, waitUntil } from "../support/wait.ts";
 import { kubeconfigFor } from "../support/world.ts";
 import { seedWorld, WORLD_APPS } from "../support/world-apps.ts";
-import { answerLabel, describeAnswer, upstreamHeaders, violation } from "./http-oracle.ts";
+import {
+  answerLabel,
+  describeAnswer,
+  type Listener,
+  upstreamHeaders,
+  violation,
+} from "./http-oracle.ts";
 import { describeRequest, type FuzzRequest, fuzzRequest, serialise } from "./http-request.ts";
 
 const UPSTREAMS = upstreamHeaders(WORLD_APPS);
@@ -34,7 +40,7 @@ beforeAll(async () => {
   await waitUntil(
     async () => {
       const apps = await getJson<{ apps?: { name: string; ready: boolean }[] }>(
-        sidecar.dataPort,
+        sidecar.opsPort,
         "/v1/apps",
       );
       return apps.apps?.length === WORLD_APPS.length ? true : undefined;
@@ -49,8 +55,8 @@ afterAll(async () => {
   await kubeconfig?.remove();
 });
 
-async function once(r: FuzzRequest): Promise<Exchange> {
-  const c = new RawConnection(sidecar.dataPort);
+async function once(r: FuzzRequest, listener: Listener = "data"): Promise<Exchange> {
+  const c = new RawConnection(listener === "data" ? sidecar.dataPort : sidecar.opsPort);
   try {
     return await c.exchange(serialise(r), r.method === "HEAD");
   } finally {
@@ -79,7 +85,7 @@ const summary = (e: Exchange) =>
     : { status: e.kind };
 
 describe("answers the fuzzer first found wrong", () => {
-  // Envoy's HTTP ext_authz forwards the client's method as it is; Fastify routes only the methods
+  // Envoy's HTTP ext_authz forwards the client's method as it is; Fastify routed only the methods
   // it knows and answered the others (PROPFIND, REPORT, PURGE, ...) with 404 {"error":"not-found"}.
   it.each(http.METHODS.filter((m) => m !== "CONNECT"))(
     "routes %s /v1/route like GET",
@@ -125,6 +131,19 @@ describe("the data listener under generated requests on raw sockets", () => {
       fc.asyncProperty(fuzzRequest, async (r) => {
         const e = await once(r);
         const v = violation(r, e, UPSTREAMS);
+        if (v !== null)
+          throw new Error(`${v}\nrequest: ${describeRequest(r)}\nanswer: ${describeAnswer(e)}`);
+      }),
+      { numRuns: SHRINKING_RUNS },
+    );
+    expect(sidecar.alive()).toBe(true);
+  }, 120_000);
+
+  it("gives every request on the ops listener an answer the contract allows", async () => {
+    await fc.assert(
+      fc.asyncProperty(fuzzRequest, async (r) => {
+        const e = await once(r, "ops");
+        const v = violation(r, e, UPSTREAMS, "ops");
         if (v !== null)
           throw new Error(`${v}\nrequest: ${describeRequest(r)}\nanswer: ${describeAnswer(e)}`);
       }),

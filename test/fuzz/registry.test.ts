@@ -158,7 +158,7 @@ describe("the mirror under generated Registry values", () => {
     const world = writeRegistryValue(envtest, JSON.stringify(registryDoc(WORLD_APPS)));
     await waitUntil(
       async () =>
-        (await getJson<SnapshotView>(data(), "/v1/snapshot")).registry.resourceVersion === world
+        (await getJson<SnapshotView>(ops(), "/v1/snapshot")).registry.resourceVersion === world
           ? true
           : undefined,
       { timeoutMs: 10_000, what: "the world Registry" },
@@ -172,7 +172,7 @@ describe("the mirror under generated Registry values", () => {
       const rv = writeRegistryValue(envtest, value);
       const s = await waitUntil(
         async () => {
-          const v = await getJson<SnapshotView>(data(), "/v1/snapshot");
+          const v = await getJson<SnapshotView>(ops(), "/v1/snapshot");
           return v.registry.resourceVersion === rv ? v : undefined;
         },
         { timeoutMs: 10_000, what: `the refused value at ${rv}` },
@@ -197,7 +197,7 @@ describe("the mirror under generated Registry values", () => {
         const start = writeRegistryValue(envtest, JSON.stringify(registryDoc(WORLD_APPS)));
         await waitUntil(
           async () => {
-            const s = await getJson<SnapshotView>(data(), "/v1/snapshot");
+            const s = await getJson<SnapshotView>(ops(), "/v1/snapshot");
             return s.registry.resourceVersion === start && s.registry.error === null
               ? true
               : undefined;
@@ -241,14 +241,14 @@ describe("the mirror under generated Registry values", () => {
           writes++;
           const s = await waitUntil(
             async () => {
-              const v = await getJson<SnapshotView>(data(), "/v1/snapshot");
+              const v = await getJson<SnapshotView>(ops(), "/v1/snapshot");
               return v.registry.resourceVersion === rv && v.registry.present === (rv !== null)
                 ? v
                 : undefined;
             },
             { timeoutMs: 10_000, what: `the Registry at ${rv} (${c.kind})` },
           );
-          const apps = await getJson<{ apps: { name: string }[] }>(data(), "/v1/apps");
+          const apps = await getJson<{ apps: { name: string }[] }>(ops(), "/v1/apps");
           expect({ command: c.kind, apps: apps.apps.map((a) => a.name).sort() }).toEqual({
             command: c.kind,
             apps: good,

@@ -33,7 +33,7 @@ describe("`serve` as a process under garbage in the watch stream", () => {
 
   const secretVersions = async () => {
     const r = await getJson<{ apps?: { name: string; secretResourceVersion: string | null }[] }>(
-      sidecar.dataPort,
+      sidecar.opsPort,
       "/v1/apps",
     );
     return Object.fromEntries((r.apps ?? []).map((a) => [a.name, a.secretResourceVersion]).sort());

@@ -40,7 +40,7 @@ async function route(r: TestSidecar, host: string): Promise<[number, string | un
 
 const apps = async (r: TestSidecar) =>
   Object.fromEntries(
-    (await getJson<{ apps: AppRecord[] }>(r.data.port, "/v1/apps")).apps.map((a) => [a.name, a]),
+    (await getJson<{ apps: AppRecord[] }>(r.ops.port, "/v1/apps")).apps.map((a) => [a.name, a]),
   );
 
 /** The fuzz world on an API server with a bookmark every 200 ms, and a ready sidecar on it. */

@@ -145,7 +145,7 @@ describe("watch reconnects", () => {
     await waitUntil(
       async () => {
         const a = await getJson<{ apps: { name: string; secretResourceVersion: string | null }[] }>(
-          sidecar.data.port,
+          sidecar.ops.port,
           "/v1/apps",
         );
         return a.apps.find((x) => x.name === "blog")?.secretResourceVersion === rv

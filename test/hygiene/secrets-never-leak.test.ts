@@ -85,7 +85,7 @@ async function collect(r: SidecarProcess): Promise<void> {
     ...HOSTS.map((h) => `/v1/hosts/${h}`),
   ];
   for (const p of paths) {
-    const a = await get(r.dataPort, p);
+    const a = await get(r.opsPort, p);
     answers.push(`${p} ${JSON.stringify(a.headers)} ${a.body}`);
   }
   for (const h of HOSTS) {
@@ -111,8 +111,8 @@ async function settle(what: string, registryRv?: string): Promise<void> {
   for (const r of replicas) {
     await waitUntil(
       async () => {
-        const body = JSON.parse((await get(r.dataPort, "/v1/apps")).body) as { apps?: AppRecord[] };
-        const snapshot = JSON.parse((await get(r.dataPort, "/v1/snapshot")).body) as {
+        const body = JSON.parse((await get(r.opsPort, "/v1/apps")).body) as { apps?: AppRecord[] };
+        const snapshot = JSON.parse((await get(r.opsPort, "/v1/snapshot")).body) as {
           registry: { resourceVersion: string | null } | null;
         };
         if (registryRv !== undefined && snapshot.registry?.resourceVersion !== registryRv)
@@ -184,7 +184,7 @@ describe("Secret bytes through a churn of Secrets, Registries and watch faults",
     await settle("key missing", writeRegistryData(envtest, { other: marker() }));
     await settle("good again", putRegistry(gzipSync(doc)));
     for (const r of replicas) {
-      const s = JSON.parse((await get(r.dataPort, "/v1/snapshot")).body) as {
+      const s = JSON.parse((await get(r.opsPort, "/v1/snapshot")).body) as {
         registry: { error: string | null };
       };
       expect(s.registry.error).toBeNull();

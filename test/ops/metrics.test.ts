@@ -37,9 +37,9 @@ describe("createMetrics", () => {
 
   it("counts route answers by outcome", async () => {
     const { metrics, lines } = metricsAt();
-    metrics.routeAnswered("routed");
-    metrics.routeAnswered("routed");
-    metrics.routeAnswered("bad-host");
+    metrics.routeCounts.add("routed");
+    metrics.routeCounts.add("routed");
+    metrics.routeCounts.add("bad-host");
     const out = await lines();
     expect(out).toContain('replica_mirror_route_answers_total{outcome="routed"} 2');
     expect(out).toContain('replica_mirror_route_answers_total{outcome="bad-host"} 1');
@@ -186,7 +186,7 @@ describe("createMetrics", () => {
   it("keeps instances apart, each with its own registry and process metrics", async () => {
     const a = metricsAt();
     const b = metricsAt();
-    a.metrics.routeAnswered("routed");
+    a.metrics.routeCounts.add("routed");
     expect(await a.lines()).toContain('replica_mirror_route_answers_total{outcome="routed"} 1');
     expect(await b.lines()).toContain('replica_mirror_route_answers_total{outcome="routed"} 0');
     expect(await b.lines()).toContain("# TYPE process_resident_memory_bytes gauge");

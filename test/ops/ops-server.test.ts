@@ -1,26 +1,30 @@
-// The ops listener over a real socket (it is plain node:http, ADR 28).
+// The ops listener over a real socket: the probes and /metrics answered by plain node:http, the
+// rest by the status API's Fastify app, loaded on the first such request (ADR 28).
 
-import type http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { DEFAULT_RETRY_AFTER } from "../../src/answers/route-answer.ts";
 import { createMetrics } from "../../src/ops/metrics.ts";
-import { createOpsServer } from "../../src/ops/ops-server.ts";
+import { createOpsServer, type OpsServer } from "../../src/ops/ops-server.ts";
 import { SnapshotHolder } from "../../src/snapshot/holder.ts";
 import { get } from "../support/http.ts";
 import { snapshotOf } from "../support/world.ts";
 
-const open: http.Server[] = [];
+const open: OpsServer[] = [];
 afterEach(async () => {
-  await Promise.all(open.splice(0).map((s) => new Promise((r) => s.close(r))));
+  for (const { server, closeStatusApi } of open.splice(0)) {
+    await new Promise((r) => server.close(r));
+    await closeStatusApi();
+  }
 });
 
 async function ops() {
   const holder = new SnapshotHolder();
   const metrics = createMetrics();
-  const app = createOpsServer({ holder, metrics });
+  const app = createOpsServer({ holder, metrics, retryAfter: DEFAULT_RETRY_AFTER });
   open.push(app);
-  await new Promise<void>((resolve) => app.listen(0, "127.0.0.1", resolve));
-  return { holder, metrics, app, port: (app.address() as AddressInfo).port };
+  await new Promise<void>((resolve) => app.server.listen(0, "127.0.0.1", resolve));
+  return { holder, metrics, app, port: (app.server.address() as AddressInfo).port };
 }
 
 /** Status, content type and body of one request on its own connection. */
@@ -56,7 +60,7 @@ describe("the ops listener", () => {
   it("serves the registry's metrics as Prometheus text", async () => {
     const app = await ops();
     const { metrics } = app;
-    metrics.routeAnswered("routed");
+    metrics.routeCounts.add("routed");
     const r = await request(app, "/metrics");
     expect(r.status).toBe(200);
     expect(r.type).toBe("text/plain; version=0.0.4; charset=utf-8");
@@ -64,20 +68,32 @@ describe("the ops listener", () => {
     expect(r.body.split("\n")).toContain("# TYPE process_cpu_seconds_total counter");
   });
 
-  it("serves nothing else", async () => {
+  it("hands the status API its requests, and answers any other path 404 not-found", async () => {
     const app = await ops();
+    app.holder.swap(snapshotOf(null, {}, 1));
+    const json = "application/json; charset=utf-8";
+    const answers = [];
     for (const [method, url] of [
+      ["GET", "/v1/snapshot"],
       ["GET", "/"],
       ["GET", "/v1/route"],
-      ["GET", "/v1/snapshot"],
       ["GET", "/metrics/x"],
       ["POST", "/healthz"],
     ] as const) {
-      expect(await request(app, url, method)).toEqual({
-        status: 404,
-        type: text,
-        body: "not found",
-      });
+      const r = await request(app, url, method);
+      answers.push([
+        url,
+        r.status,
+        r.type,
+        url === "/v1/snapshot" ? JSON.parse(r.body).revision : r.body,
+      ]);
     }
+    expect(answers).toEqual([
+      ["/v1/snapshot", 200, json, 1],
+      ["/", 404, json, '{"error":"not-found"}'],
+      ["/v1/route", 404, json, '{"error":"not-found"}'],
+      ["/metrics/x", 404, json, '{"error":"not-found"}'],
+      ["/healthz", 404, json, '{"error":"not-found"}'],
+    ]);
   });
 });

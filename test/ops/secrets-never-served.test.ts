@@ -1,14 +1,16 @@
 import type { AddressInfo } from "node:net";
 import Fastify from "fastify";
 import { describe, expect, it } from "vitest";
-import { createDataServer } from "../../src/ops/data-server.ts";
+import { DEFAULT_RETRY_AFTER } from "../../src/answers/route-answer.ts";
 import { createMetrics } from "../../src/ops/metrics.ts";
 import { createOpsServer } from "../../src/ops/ops-server.ts";
 import { appRecordSchema } from "../../src/ops/schemas.ts";
+import { createStatusApp } from "../../src/ops/status-app.ts";
 import { SnapshotHolder } from "../../src/snapshot/holder.ts";
 import { listApps } from "../../src/snapshot/lookup.ts";
 import { get } from "../support/http.ts";
 import { memoryLogger } from "../support/log-sink.ts";
+import { startRouteServer } from "../support/route-answers.ts";
 import { snapshotOf } from "../support/world.ts";
 
 const VALUES = { shop: "SECRET-shop-7f3a91", blog: "SECRET-blog-c04e2d" };
@@ -39,8 +41,13 @@ describe("Secret bytes", () => {
     const holder = new SnapshotHolder();
     holder.swap(snapshot());
     const metrics = createMetrics();
-    const data = createDataServer({ holder, logger, metrics });
-    const ops = createOpsServer({ holder, metrics, logger });
+    const data = await startRouteServer({ view: () => holder.current() });
+    const { server: ops, closeStatusApi } = createOpsServer({
+      holder,
+      metrics,
+      logger,
+      retryAfter: DEFAULT_RETRY_AFTER,
+    });
     metrics.observer.published({
       snapshot: snapshot(),
       kind: "whole",
@@ -48,34 +55,43 @@ describe("Secret bytes", () => {
       eventToSwapMs: 2,
     });
 
-    const requests: [string, string?][] = [
+    const routeRequests: [string, string][] = [
       ["/v1/route", "shop.example.com"],
       ["/v1/route/x", "a.shop.example.com"],
       ["/v1/route", "blog.example.com"],
       ["/v1/route", "nope.example.com"],
       ["/v1/route", "[::1]"],
-      ["/v1/hosts/shop.example.com"],
-      ["/v1/hosts/blog.example.com"],
-      ["/v1/apps"],
-      ["/v1/apps/shop"],
-      ["/v1/apps/blog"],
-      ["/v1/snapshot"],
-      ["/nope"],
+      ["/nope", "shop.example.com"],
     ];
-    for (const [url, host] of requests) {
-      const r = await data.inject({ url, headers: host === undefined ? {} : { host } });
-      expect(leaks(JSON.stringify(r.headers) + r.body), url).toEqual([]);
-    }
+    const opsRequests = [
+      "/v1/hosts/shop.example.com",
+      "/v1/hosts/blog.example.com",
+      "/v1/apps",
+      "/v1/apps/shop",
+      "/v1/apps/blog",
+      "/v1/snapshot",
+      "/nope",
+      "/metrics",
+      "/readyz",
+      "/healthz",
+    ];
     await new Promise<void>((resolve) => ops.listen(0, "127.0.0.1", resolve));
     try {
-      for (const url of ["/metrics", "/readyz", "/healthz"]) {
+      for (const [url, host] of routeRequests) {
+        const r = await get(data.port, url, { host });
+        expect(leaks(JSON.stringify(r.headers) + r.body), url).toEqual([]);
+      }
+      for (const url of opsRequests) {
         const r = await get((ops.address() as AddressInfo).port, url);
         expect(leaks(JSON.stringify(r.headers) + r.body), url).toEqual([]);
       }
     } finally {
       await new Promise((resolve) => ops.close(resolve));
+      await closeStatusApi();
+      await data.close();
     }
-    expect(lines().length).toBeGreaterThan(requests.length);
+    // The status API logs each request at trace.
+    expect(lines().length).toBeGreaterThan(opsRequests.length);
     expect(leaks(lines().join("\n"))).toEqual([]);
   });
 
@@ -89,7 +105,11 @@ describe("Secret bytes", () => {
     // Byte for byte the record `/v1/apps/shop` serves (its fields are pinned in status-api).
     const holder = new SnapshotHolder();
     holder.swap(snapshot());
-    const record = await createDataServer({ holder, logger: false }).inject({
+    const record = await createStatusApp({
+      holder,
+      logger: false,
+      retryAfter: DEFAULT_RETRY_AFTER,
+    }).inject({
       url: "/v1/apps/shop",
     });
     expect(r.body).toBe(record.body);

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { createDataServer } from "../../src/ops/data-server.ts";
+import { DEFAULT_RETRY_AFTER } from "../../src/answers/route-answer.ts";
+import { createStatusApp } from "../../src/ops/status-app.ts";
 import { SnapshotHolder } from "../../src/snapshot/holder.ts";
 import type { Snapshot } from "../../src/snapshot/types.ts";
 import { SHOP, SHOP_DECLARED, snapshotOf } from "../support/world.ts";
@@ -12,7 +13,7 @@ const SHOP_EU = { name: "shop-eu", hostnames: ["shop.example.com", "eu.example.c
 function serverWith(snapshot: Snapshot | null) {
   const holder = new SnapshotHolder();
   if (snapshot !== null) holder.swap(snapshot);
-  return createDataServer({ holder, logger: false });
+  return createStatusApp({ holder, logger: false, retryAfter: DEFAULT_RETRY_AFTER });
 }
 
 const ready = () =>

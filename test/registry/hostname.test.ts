@@ -1,6 +1,6 @@
+import { domainToASCII } from "node:url";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { domainToASCII } from "node:url";
 import { normaliseHostname, normaliseRequestHost } from "../../src/registry/hostname.ts";
 
 describe("normaliseHostname (Registry document)", () => {

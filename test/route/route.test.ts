@@ -1,7 +1,8 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import type { RouteOutcome } from "../../src/answers/reasons.ts";
-import { createDataServer } from "../../src/ops/data-server.ts";
+import type { RetryAfterSeconds } from "../../src/answers/route-answer.ts";
 import { SnapshotHolder } from "../../src/snapshot/holder.ts";
+import type { RouteView } from "../../src/snapshot/types.ts";
 import {
   answer,
   notSynced,
@@ -9,6 +10,7 @@ import {
   routed,
   routeRequest,
   secretUnavailable,
+  startRouteServer,
 } from "../support/route-answers.ts";
 import { snapshotOf } from "../support/world.ts";
 
@@ -19,27 +21,38 @@ const SHOP = {
 };
 const BLOG = { name: "blog", hostnames: ["blog.example.com"] };
 
-function serverWith(...snapshots: ReturnType<typeof snapshotOf>[]) {
+const open: { close(): Promise<void> }[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((s) => s.close()));
+});
+
+/** The data listener's server on a real socket, answering from a holder. */
+async function serve(view: () => RouteView | null, retryAfter?: RetryAfterSeconds) {
+  const outcomes: RouteOutcome[] = [];
+  const server = await startRouteServer({
+    view,
+    counted: (o) => outcomes.push(o),
+    ...(retryAfter === undefined ? {} : { retryAfter }),
+  });
+  open.push(server);
+  return { app: server, outcomes };
+}
+
+async function serverWith(...snapshots: ReturnType<typeof snapshotOf>[]) {
   const holder = new SnapshotHolder();
   for (const s of snapshots) holder.swap(s);
-  const outcomes: RouteOutcome[] = [];
-  const app = createDataServer({
-    holder,
-    logger: false,
-    metrics: { routeAnswered: (o) => outcomes.push(o) },
-  });
-  return { app, holder, outcomes };
+  return { ...(await serve(() => holder.current())), holder };
 }
 
 describe("/v1/route, docs/serving.md row by row", () => {
   it("answers 503 not-synced with retry-after before the first Snapshot", async () => {
-    const { app } = serverWith();
+    const { app } = await serverWith();
     expect(await answer(app, routeRequest("shop.example.com"))).toEqual(notSynced);
   });
 
   it("answers 404 unknown-host for every host while the Registry Secret is absent", async () => {
     const absent = { present: false, resourceVersion: null, error: null };
-    const { app } = serverWith(snapshotOf(null, {}, 1, absent));
+    const { app } = await serverWith(snapshotOf(null, {}, 1, absent));
     expect(await answer(app, routeRequest("shop.example.com"))).toEqual(
       refused(404, "unknown-host"),
     );
@@ -47,7 +60,7 @@ describe("/v1/route, docs/serving.md row by row", () => {
 
   it("keeps routing from the last good Registry when the new one is malformed", async () => {
     const rejected = { present: true, resourceVersion: "9", error: "apps[0].name: required" };
-    const { app } = serverWith(
+    const { app } = await serverWith(
       snapshotOf([SHOP], { "shop-credentials": { token: "t" } }, 4, rejected),
     );
     expect(await answer(app, routeRequest("shop.example.com"))).toEqual(
@@ -60,24 +73,26 @@ describe("/v1/route, docs/serving.md row by row", () => {
     ["the key is missing", { "shop-credentials": { other: "t" } }],
     ["the value is empty", { "shop-credentials": { token: "" } }],
   ])("answers 503 secret-unavailable with the App when %s", async (_case, secrets) => {
-    const { app } = serverWith(snapshotOf([SHOP], secrets));
+    const { app } = await serverWith(snapshotOf([SHOP], secrets));
     expect(await answer(app, routeRequest("shop.example.com"))).toEqual(secretUnavailable("shop"));
   });
 
   it("answers 200 with app, upstream and revision when the Secret has a value", async () => {
-    const { app } = serverWith(snapshotOf([SHOP], { "shop-credentials": { token: "t" } }, 12));
+    const { app } = await serverWith(
+      snapshotOf([SHOP], { "shop-credentials": { token: "t" } }, 12),
+    );
     expect(await answer(app, routeRequest("shop.example.com"))).toEqual(
       routed("shop", 12, SHOP.upstream),
     );
   });
 
   it("leaves x-mirror-upstream out when the App has none", async () => {
-    const { app } = serverWith(snapshotOf([BLOG], { "blog-credentials": { token: "t" } }));
+    const { app } = await serverWith(snapshotOf([BLOG], { "blog-credentials": { token: "t" } }));
     expect(await answer(app, routeRequest("blog.example.com"))).toEqual(routed("blog", 1));
   });
 
   it("answers 404 unknown-host for a host no App serves", async () => {
-    const { app } = serverWith(snapshotOf([SHOP], { "shop-credentials": { token: "t" } }));
+    const { app } = await serverWith(snapshotOf([SHOP], { "shop-credentials": { token: "t" } }));
     expect(await answer(app, routeRequest("shop.example.org"))).toEqual(
       refused(404, "unknown-host"),
     );
@@ -93,12 +108,12 @@ describe("/v1/route, docs/serving.md row by row", () => {
     ["a 10 KB name", "a".repeat(10_240)],
     ["a non-ASCII name", "bücher.example.com"],
   ])("answers 400 bad-host for %s", async (_case, host) => {
-    const { app } = serverWith(snapshotOf([SHOP], { "shop-credentials": { token: "t" } }));
+    const { app } = await serverWith(snapshotOf([SHOP], { "shop-credentials": { token: "t" } }));
     expect(await answer(app, routeRequest(host))).toEqual(refused(400, "bad-host"));
   });
 
   it("flips to 503 and back to 200 when the Secret is deleted and recreated", async () => {
-    const { app, holder } = serverWith(
+    const { app, holder } = await serverWith(
       snapshotOf([SHOP], { "shop-credentials": { token: "a" } }, 1),
     );
     expect((await answer(app, routeRequest("shop.example.com"))).status).toBe(200);
@@ -116,20 +131,20 @@ describe("/v1/route, the request side", () => {
   const shop = routed("shop", 5, SHOP.upstream);
 
   it("matches wildcards, ignores the port, case and one trailing dot", async () => {
-    const { app } = serverWith(ready());
+    const { app } = await serverWith(ready());
     for (const host of ["a.b.shop.example.com", "SHOP.example.com:443", "shop.example.com."]) {
       expect(await answer(app, routeRequest(host))).toEqual(shop);
     }
   });
 
   it("takes X-Forwarded-Host over Host, first value of a list, trimmed", async () => {
-    const { app } = serverWith(ready());
+    const { app } = await serverWith(ready());
     const forwarded = { "x-forwarded-host": " shop.example.com , blog.example.com" };
     expect(await answer(app, routeRequest("blog.example.com", forwarded))).toEqual(shop);
   });
 
   it("answers 400 for an empty X-Forwarded-Host rather than falling back to Host", async () => {
-    const { app } = serverWith(ready());
+    const { app } = await serverWith(ready());
     for (const xfh of ["", " ", ", shop.example.com"]) {
       expect(
         await answer(app, routeRequest("shop.example.com", { "x-forwarded-host": xfh })),
@@ -138,7 +153,7 @@ describe("/v1/route, the request side", () => {
   });
 
   it("answers 400 for two Host headers, even when both name the same App", async () => {
-    const { app } = serverWith(ready());
+    const { app } = await serverWith(ready());
     expect(await answer(app, routeRequest(["shop.example.com", "shop.example.com"]))).toEqual(
       refused(400, "bad-host"),
     );
@@ -147,13 +162,13 @@ describe("/v1/route, the request side", () => {
   it.each(["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"] as const)(
     "answers %s like GET",
     async (method) => {
-      const { app } = serverWith(ready());
+      const { app } = await serverWith(ready());
       expect(await answer(app, routeRequest("shop.example.com", {}, method))).toEqual(shop);
     },
   );
 
   it("answers HEAD with the same status and headers and no content-length", async () => {
-    const { app } = serverWith(ready());
+    const { app } = await serverWith(ready());
     const { "content-length": _, ...headers } = shop.headers;
     expect(await answer(app, routeRequest("shop.example.com", {}, "HEAD"))).toEqual({
       ...shop,
@@ -162,7 +177,7 @@ describe("/v1/route, the request side", () => {
   });
 
   it("answers a POST with a body, whatever its content type, without reading it", async () => {
-    const { app } = serverWith(ready());
+    const { app } = await serverWith(ready());
     for (const contentType of ["application/json", "text/plain", "not a media type", undefined]) {
       const headers: Record<string, string> =
         contentType === undefined ? {} : { "content-type": contentType };
@@ -175,7 +190,7 @@ describe("/v1/route, the request side", () => {
   });
 
   it("serves every path under /v1/route/, query and undecodable escapes included", async () => {
-    const { app } = serverWith(ready());
+    const { app } = await serverWith(ready());
     for (const url of ["/v1/route/", "/v1/route/a/b?c=d", "/v1/route?x=%zz", "/v1/route/%zz"]) {
       expect(await answer(app, { url, headers: { host: "shop.example.com" } })).toEqual(shop);
     }
@@ -183,7 +198,7 @@ describe("/v1/route, the request side", () => {
 
   it("percent-encodes an upstream that is not a valid header value", async () => {
     const odd = { ...SHOP, upstream: "http://shop:8080/\r\nx-injected: 1/é" };
-    const { app } = serverWith(snapshotOf([odd], { "shop-credentials": { token: "t" } }));
+    const { app } = await serverWith(snapshotOf([odd], { "shop-credentials": { token: "t" } }));
     expect(await answer(app, routeRequest("shop.example.com"))).toEqual(
       routed("shop", 1, "http://shop:8080/%0D%0Ax-injected:%201/%C3%A9"),
     );
@@ -191,11 +206,7 @@ describe("/v1/route, the request side", () => {
 
   it("uses the configured retry-after values", async () => {
     const holder = new SnapshotHolder();
-    const app = createDataServer({
-      holder,
-      logger: false,
-      retryAfterSeconds: { notSynced: 2, secretUnavailable: 30 },
-    });
+    const { app } = await serve(() => holder.current(), { notSynced: 2, secretUnavailable: 30 });
     expect((await answer(app, routeRequest("shop.example.com"))).headers["retry-after"]).toBe("2");
     holder.swap(snapshotOf([SHOP]));
     expect(await answer(app, routeRequest("shop.example.com"))).toEqual(
@@ -207,25 +218,22 @@ describe("/v1/route, the request side", () => {
     const holder = new SnapshotHolder();
     holder.swap(ready());
     let reads = 0;
-    const counting = {
-      current: () => {
-        reads++;
-        return holder.current();
-      },
-    } as SnapshotHolder;
-    const app = createDataServer({ holder: counting, logger: false });
+    const { app } = await serve(() => {
+      reads++;
+      return holder.current();
+    });
     const hosts = ["shop.example.com", "blog.example.com", "nope.example.com", "[::1]"];
-    for (const host of hosts) await app.inject(routeRequest(host));
-    await app.inject({ url: "/v1/route/%zz", headers: { host: "shop.example.com" } });
+    for (const host of hosts) await answer(app, routeRequest(host));
+    await answer(app, { url: "/v1/route/%zz", headers: { host: "shop.example.com" } });
     expect(reads).toBe(hosts.length + 1);
   });
 
   it("counts each answer once, by outcome", async () => {
-    const { app, holder, outcomes } = serverWith();
-    await app.inject(routeRequest("shop.example.com"));
+    const { app, holder, outcomes } = await serverWith();
+    await answer(app, routeRequest("shop.example.com"));
     holder.swap(ready());
     for (const host of ["shop.example.com", "blog.example.com", "nope.example.com", "[::1]"]) {
-      await app.inject(routeRequest(host));
+      await answer(app, routeRequest(host));
     }
     expect(outcomes).toEqual([
       "not-synced",

@@ -1,22 +1,16 @@
 // A data thread (ADR 27) in the test's process, as the sidecar starts it: its own listener on a
-// free loopback port, forwarding to the data listener's Fastify app, serving one Snapshot.
+// free loopback port, serving the Snapshots a test publishes.
 
-import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { DEFAULT_RETRY_AFTER } from "../../src/answers/route-answer.ts";
-import { createDataServer } from "../../src/ops/data-server.ts";
 import { createMetrics, type Metrics } from "../../src/ops/metrics.ts";
 import { type DataThread, startDataThread } from "../../src/route/data-thread.ts";
-import { answerForwarded } from "../../src/route/forward.ts";
-import { SnapshotHolder } from "../../src/snapshot/holder.ts";
 import type { Snapshot } from "../../src/snapshot/types.ts";
 import { memoryLogger } from "./log-sink.ts";
 
 export interface TestDataThread {
   readonly thread: DataThread;
   readonly port: number;
-  readonly holder: SnapshotHolder;
-  readonly app: FastifyInstance;
   readonly metrics: Metrics;
   /** Publishes `snapshot` as the mirror would, and waits until the thread answers from it. */
   publish(snapshot: Snapshot): Promise<void>;
@@ -28,35 +22,20 @@ export async function startTestDataThread(
   snapshot?: Snapshot,
   logger: Logger = memoryLogger("warn").logger,
 ): Promise<TestDataThread> {
-  const holder = new SnapshotHolder();
   const metrics = createMetrics();
-  const app = createDataServer({ holder, logger, metrics });
   const thread = startDataThread({
     listen: { host: "127.0.0.1", port: 0 },
     retryAfter: DEFAULT_RETRY_AFTER,
     counts: metrics.routeCounts,
     logger,
-    forward: (request) => answerForwarded(app, request),
   });
   metrics.dataThreadHeap(() => thread.heap());
   const listening = await thread.listening;
   if (!listening.ok) throw new Error(listening.error);
   const publish = async (s: Snapshot) => {
-    holder.swap(s);
     thread.publish(s);
     await thread.serving(s.revision);
   };
   if (snapshot !== undefined) await publish(snapshot);
-  return {
-    thread,
-    port: listening.value,
-    holder,
-    app,
-    metrics,
-    publish,
-    close: async () => {
-      await thread.close(0);
-      await app.close();
-    },
-  };
+  return { thread, port: listening.value, metrics, publish, close: () => thread.close(0) };
 }

@@ -1,7 +1,12 @@
-// What a data plane sees of a `/v1/route` answer through `inject()`, and the answers the
-// contract fixes (README "The routing contract").
+// What a data plane sees of a `/v1/route` answer over a real socket, and the answers the contract
+// fixes (README "The routing contract").
 
-import type { FastifyInstance, InjectOptions } from "fastify";
+import type { AddressInfo } from "node:net";
+import type { RouteOutcome } from "../../src/answers/reasons.ts";
+import { DEFAULT_RETRY_AFTER, type RetryAfterSeconds } from "../../src/answers/route-answer.ts";
+import { createRouteServer } from "../../src/route/route-server.ts";
+import type { RouteView } from "../../src/snapshot/types.ts";
+import { RawConnection } from "./raw-http.ts";
 
 /** What a data plane sees of an answer: status, the headers that vary by answer, the body. */
 interface Answer {
@@ -10,27 +15,73 @@ interface Answer {
   readonly body: string;
 }
 
-// Set by Node or Fastify on every answer; not part of the contract under test.
+/** One request as its bytes will be written: repeated headers as arrays. */
+export interface RequestLine {
+  readonly method?: string;
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string | readonly string[]>>;
+  readonly payload?: string;
+}
+
+// Set by Node on every answer; not part of the contract under test.
 const TRANSPORT_HEADERS = new Set(["date", "connection", "keep-alive"]);
 
-/** Injects a request and keeps the status, the contract's headers and the body. */
-export async function answer(app: FastifyInstance, options: InjectOptions): Promise<Answer> {
-  const response = await app.inject(options);
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(response.headers)) {
-    if (!TRANSPORT_HEADERS.has(name) && value !== undefined) headers[name] = String(value);
+/** Sends one request on its own connection and keeps the status, the contract's headers and the body. */
+export async function answer(
+  server: { readonly port: number },
+  request: RequestLine,
+): Promise<Answer> {
+  const method = request.method ?? "GET";
+  const lines = [`${method} ${request.url} HTTP/1.1`];
+  for (const [name, value] of Object.entries(request.headers))
+    for (const v of typeof value === "string" ? [value] : value) lines.push(`${name}: ${v}`);
+  if (request.payload !== undefined)
+    lines.push(`content-length: ${Buffer.byteLength(request.payload)}`);
+  const c = new RawConnection(server.port);
+  try {
+    const e = await c.exchange(
+      Buffer.from(`${lines.join("\r\n")}\r\n\r\n${request.payload ?? ""}`, "latin1"),
+      method === "HEAD",
+    );
+    if (e.kind !== "answer") throw new Error(`no answer: ${e.kind}`);
+    const headers: Record<string, string> = {};
+    for (const [name, value] of e.response.headers)
+      if (!TRANSPORT_HEADERS.has(name)) headers[name] = value;
+    return { status: e.response.status, headers, body: e.response.body.toString("latin1") };
+  } finally {
+    c.destroy();
   }
-  return { status: response.statusCode, headers, body: response.body };
 }
 
 /** A route request for `host` (as Host), with extra headers. */
 export function routeRequest(
   host: string | string[],
   extra: Record<string, string> = {},
-  method: InjectOptions["method"] = "GET",
-): InjectOptions {
-  const headers: Record<string, string | string[]> = { ...extra, host };
-  return { method, url: "/v1/route", headers };
+  method = "GET",
+): RequestLine {
+  return { method, url: "/v1/route", headers: { host, ...extra } };
+}
+
+/** The data listener's server (`createRouteServer`) on a free loopback port, answering from `view`. */
+export async function startRouteServer(options: {
+  readonly view: () => RouteView | null;
+  readonly retryAfter?: RetryAfterSeconds;
+  readonly counted?: (outcome: RouteOutcome) => void;
+}): Promise<{ readonly port: number; close(): Promise<void> }> {
+  const server = createRouteServer({
+    view: options.view,
+    retryAfter: options.retryAfter ?? DEFAULT_RETRY_AFTER,
+    ...(options.counted === undefined ? {} : { counted: options.counted }),
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }
 
 export const routed = (app: string, revision: number, upstream?: string): Answer => ({

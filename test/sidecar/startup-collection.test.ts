@@ -5,8 +5,8 @@ import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import type { Publication } from "../../src/mirror/observer.ts";
 import { err, ok } from "../../src/result.ts";
-import { collectAfterFirstPublish } from "../../src/runtime/startup-memory.ts";
 import { v8FullCollection } from "../../src/runtime/v8-collection.ts";
+import { collectAfterFirstPublish } from "../../src/sidecar/startup-collection.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { memoryLogger } from "../support/log-sink.ts";
 
@@ -39,14 +39,14 @@ describe("collectAfterFirstPublish", () => {
   it("collects once, the delay after the first publication, and logs what it gave back", async () => {
     const h = harness();
     expect(h.clock.pending()).toEqual([]);
-    h.collection.observer.published(publication);
+    h.collection.observer.published?.(publication);
     await h.clock.advance(100);
-    h.collection.observer.published(publication);
+    h.collection.observer.published?.(publication);
     expect(h.clock.pending()).toEqual([150]);
     await h.clock.advance(149);
     expect(h.calls()).toBe(0);
     await h.clock.advance(1);
-    h.collection.observer.published(publication);
+    h.collection.observer.published?.(publication);
     await h.clock.advance(10_000);
     expect({ calls: h.calls(), pending: h.clock.pending(), logged: h.logged() }).toEqual({
       calls: 1,
@@ -66,7 +66,7 @@ describe("collectAfterFirstPublish", () => {
 
   it("never collects once cancelled", async () => {
     const h = harness();
-    h.collection.observer.published(publication);
+    h.collection.observer.published?.(publication);
     h.collection.cancel();
     await h.clock.advance(10_000);
     expect({ calls: h.calls(), pending: h.clock.pending(), logged: h.logged() }).toEqual({
@@ -78,7 +78,7 @@ describe("collectAfterFirstPublish", () => {
 
   it("logs a warning when the runtime has no collection to give", async () => {
     const h = harness(err("V8's gc is not available in a new context"));
-    h.collection.observer.published(publication);
+    h.collection.observer.published?.(publication);
     await h.clock.advance(250);
     expect(h.logged()).toEqual([
       {

@@ -3,14 +3,6 @@ import type { Clock } from "../clock.ts";
 import type { MirrorObserver } from "../mirror/observer.ts";
 import type { Result } from "../result.ts";
 
-/**
- * How long after the first Snapshot is published the collection runs. Long enough that the
- * `/readyz` 200 the publication allows is answered first; short enough that it runs before the
- * data plane sends traffic, which waits for the kubelet's next probe (every second at start-up)
- * and for the endpoints to carry the Pod (ADR 25).
- */
-export const STARTUP_COLLECTION_DELAY_MS = 250;
-
 /** The observer that schedules the collection, and a way to call it off. */
 export interface StartupCollection {
   readonly observer: MirrorObserver;
