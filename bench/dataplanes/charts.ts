@@ -53,6 +53,8 @@ export async function renderDataplaneCharts(
       us: c.hopSidecarCpuUs,
     },
   ]);
+  // Panels in the order of the sizes, smallest first.
+  const sizes = [...new Set(rows.map((c) => c.apps))].sort((a, b) => a - b).map(apps);
   const mechanisms = PROXIES.map((p) => p.label).join(", ");
   const files = ["dataplanes-throughput.svg", "dataplanes-cpu.svg"];
   await renderChart(
@@ -61,6 +63,7 @@ export async function renderDataplaneCharts(
         `req/s through each proxy (${mechanisms})`,
         `wrk, ${result.data.connections} connections, random hosts; ${source}`,
       ],
+      sizes,
       throughput,
     ),
     `${OUT}${files[0]}`,
@@ -71,6 +74,7 @@ export async function renderDataplaneCharts(
         "CPU per request: the proxy alone; the proxy and the sidecar in hop mode",
         `same runs; ${source}`,
       ],
+      sizes,
       cpu,
     ),
     `${OUT}${files[1]}`,
@@ -94,12 +98,16 @@ const variantColor = {
 } as const;
 
 /** Grouped bars: each proxy alone and in hop mode, the ratio over the hop bar; a panel per size. */
-function throughputChart(title: string[], values: Record<string, unknown>[]): TopLevelSpec {
+function throughputChart(
+  title: string[],
+  sizes: string[],
+  values: Record<string, unknown>[],
+): TopLevelSpec {
   return {
     $schema: SCHEMA,
     title,
     data: { values },
-    facet: { column: { field: "apps", type: "nominal", title: null, sort: "ascending" } },
+    facet: { column: { field: "apps", type: "nominal", title: null, sort: sizes } },
     spec: {
       width: 300,
       height: 260,
@@ -120,12 +128,16 @@ function throughputChart(title: string[], values: Record<string, unknown>[]): To
 }
 
 /** Stacked bars: the proxy's CPU per request alone, and the proxy's plus the sidecar's in hop. */
-function cpuChart(title: string[], values: Record<string, unknown>[]): TopLevelSpec {
+function cpuChart(
+  title: string[],
+  sizes: string[],
+  values: Record<string, unknown>[],
+): TopLevelSpec {
   return {
     $schema: SCHEMA,
     title,
     data: { values },
-    facet: { column: { field: "apps", type: "nominal", title: null, sort: "ascending" } },
+    facet: { column: { field: "apps", type: "nominal", title: null, sort: sizes } },
     spec: {
       width: 300,
       height: 260,
