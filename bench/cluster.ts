@@ -1,6 +1,6 @@
 import { type Envtest, startEnvtest } from "@replica-mirror/envtest";
 import { kubeconfigFor, REGISTRY_NS, writeRegistryValue } from "../test/support/world.ts";
-import { registryBytes } from "./fixtures.ts";
+import { type RegistryOptions, registryBytes } from "./fixtures.ts";
 
 export const NOISE_NAMESPACE = "noise";
 
@@ -16,13 +16,18 @@ export interface BenchCluster {
 
 /**
  * An envtest holding a Registry of `apps` Apps (gzip) and every App's Secret with a distinct
- * non-empty `token` of `valueBytes`, so every App starts ready.
+ * non-empty `token` of `valueBytes`, so every App starts ready; `registry.upstream` points every
+ * App at one upstream.
  */
-export async function startCluster(apps: number, valueBytes = 1024): Promise<BenchCluster> {
+export async function startCluster(
+  apps: number,
+  valueBytes = 1024,
+  registry: RegistryOptions = {},
+): Promise<BenchCluster> {
   // A larger history than the default so a watch that reconnects during a burst resumes.
   const envtest = await startEnvtest({ historySize: 100_000 });
   const kubeconfig = await kubeconfigFor(envtest);
-  await seedApps(envtest, apps, valueBytes);
+  await seedApps(envtest, apps, valueBytes, registry);
   await warmListEncodings(envtest);
   return {
     envtest,
@@ -67,8 +72,13 @@ export const appSecret = (i: number) => ({
 /** A distinct value of about `bytes` bytes for App `i`. */
 export const appValue = (i: number, bytes: number, tag = "") => `${tag}${i}:`.padEnd(bytes, "k");
 
-async function seedApps(envtest: Envtest, n: number, valueBytes: number): Promise<void> {
-  writeRegistryValue(envtest, registryBytes(n, true));
+async function seedApps(
+  envtest: Envtest,
+  n: number,
+  valueBytes: number,
+  registry: RegistryOptions,
+): Promise<void> {
+  writeRegistryValue(envtest, registryBytes(n, true, registry));
   for (let i = 0; i < n; i++) {
     envtest.apply({ ...appSecret(i), data: { token: appValue(i, valueBytes) } });
     if (i % 1000 === 999) await yieldToLoop();

@@ -9,8 +9,17 @@ import { type AppInput, registryDoc } from "../test/support/world.ts";
  * over the 1 MiB a Secret may hold. */
 const UPSTREAM_UP_TO = 50_000;
 
+/** How a bench Registry's Apps name their upstream. */
+export interface RegistryOptions {
+  /** Every App's `upstream` (a server the bench runs); default: a cluster DNS name per App. */
+  readonly upstream?: string;
+}
+
 /** A Registry document with `n` Apps: an exact hostname each, and a wildcard on every tenth. */
-export function registryDocument(n: number): ReturnType<typeof registryDoc> {
+export function registryDocument(
+  n: number,
+  options: RegistryOptions = {},
+): ReturnType<typeof registryDoc> {
   const apps: AppInput[] = [];
   for (let i = 0; i < n; i++) {
     const name = `app-${i}`;
@@ -20,16 +29,18 @@ export function registryDocument(n: number): ReturnType<typeof registryDoc> {
       name,
       hostnames,
       namespace: `tenant-${i % 50}`,
-      ...(n > UPSTREAM_UP_TO
-        ? {}
-        : { upstream: `http://${name}.tenant-${i % 50}.svc.cluster.local:8080` }),
+      ...(options.upstream !== undefined
+        ? { upstream: options.upstream }
+        : n > UPSTREAM_UP_TO
+          ? {}
+          : { upstream: `http://${name}.tenant-${i % 50}.svc.cluster.local:8080` }),
     });
   }
   return registryDoc(apps);
 }
 
-export function registryBytes(n: number, gzip: boolean): Buffer {
-  const json = Buffer.from(JSON.stringify(registryDocument(n)));
+export function registryBytes(n: number, gzip: boolean, options: RegistryOptions = {}): Buffer {
+  const json = Buffer.from(JSON.stringify(registryDocument(n, options)));
   return gzip ? gzipSync(json, { level: 9 }) : json;
 }
 

@@ -6,10 +6,14 @@
 
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
+import { chmod, copyFile, readFile, writeFile } from "node:fs/promises";
 import http from "node:http";
 import { createServer } from "node:net";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { Envtest } from "@replica-mirror/envtest";
 import { startTestSidecar, type TestSidecar } from "./sidecar.ts";
+import { findTool, type Tool } from "./tools.ts";
 import { waitUntil } from "./wait.ts";
 import { APP_NS, envtestFor, writeRegistry, writeSecret } from "./world.ts";
 
@@ -191,6 +195,8 @@ export function through(port: number, request: ClientRequest): Promise<ClientAns
 
 /** A data plane running as a child process. */
 export interface DataPlaneProcess {
+  /** Its process id (nginx: the master's; its workers are its children). */
+  readonly pid: number;
   /** Its output so far (stdout and stderr), for failure messages. */
   log(): string;
   /** Stops it; kills it when it has not exited after 5 s. */
@@ -213,6 +219,7 @@ export async function startDataPlane(
   child.stderr?.on("data", (d: Buffer) => output.push(d.toString()));
   const exited = new Promise<void>((r) => child.once("exit", () => r()));
   const plane: DataPlaneProcess = {
+    pid: child.pid ?? -1,
     log: () => output.join(""),
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
@@ -235,4 +242,94 @@ export async function startDataPlane(
     throw new Error(`${(e as Error).message}\n${plane.log()}`);
   }
   return plane;
+}
+
+/** The shipped data planes, by the name of their program. */
+export type PlaneKind = "nginx" | "caddy" | "haproxy";
+
+/** Where a data plane runs: its own port, a scratch directory, and the sidecar's port. */
+export interface PlaneSetup {
+  readonly port: number;
+  readonly dir: string;
+  readonly sidecarPort: number;
+}
+
+/** How to start a data plane whose configuration is written: its arguments and environment. */
+export interface PlaneLaunch {
+  readonly args: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+}
+
+/** The program of a data plane, where Debian installs it (see `findTool`). */
+export function findPlane(kind: PlaneKind): Tool {
+  switch (kind) {
+    case "nginx":
+      return findTool("nginx", ["/usr/sbin/nginx", "/usr/bin/nginx"], ["-v"]);
+    case "caddy":
+      return findTool("caddy", ["/usr/bin/caddy", "/usr/local/bin/caddy"], ["version"]);
+    case "haproxy":
+      return findTool("haproxy", ["/usr/sbin/haproxy", "/usr/local/sbin/haproxy"], ["-v"]);
+  }
+}
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const shipped = (path: string) => readFile(join(ROOT, path), "utf8");
+
+/**
+ * Writes `kind`'s shipped configuration into `setup.dir`, changed only for this machine: its
+ * listen port on 127.0.0.1, the sidecar's port, scratch paths, and no cluster DNS resolver (the
+ * upstreams are IP addresses). Throws when a line it rewrites is no longer in the shipped file.
+ */
+export async function writeShippedConfig(kind: PlaneKind, setup: PlaneSetup): Promise<PlaneLaunch> {
+  const { port, dir, sidecarPort } = setup;
+  const sidecar = `127.0.0.1:${sidecarPort}`;
+  switch (kind) {
+    case "nginx": {
+      const conf = rewrite(await shipped("manifests/base/nginx.conf"), [
+        [/\/tmp\//g, `${dir}/`],
+        [/^\s*resolver .*$/m, ""],
+        // The test's stderr is a socket, which nginx cannot open as /dev/stderr.
+        ["error_log /dev/stderr warn;", `error_log ${dir}/error.log warn;`],
+        ["listen 8000;", `listen 127.0.0.1:${port};`],
+        ["server 127.0.0.1:8080", `server ${sidecar}`],
+      ]);
+      await writeFile(join(dir, "nginx.conf"), conf);
+      // Run as root (CI), nginx's workers are `nobody`: they must reach the body temp directory.
+      await chmod(dir, 0o755);
+      return { args: ["-p", dir, "-c", join(dir, "nginx.conf"), "-g", "daemon off;"], env: {} };
+    }
+    case "caddy": {
+      const conf = rewrite(await shipped("manifests/data-planes/caddy/Caddyfile"), [
+        [":8000 {", `:${port} {\n\tbind 127.0.0.1`],
+        ["forward_auth 127.0.0.1:8080 {", `forward_auth ${sidecar} {`],
+      ]);
+      const path = join(dir, "Caddyfile");
+      await writeFile(path, conf);
+      // Caddy keeps state under $HOME and the XDG directories: the scratch directory, not root's.
+      const env = { HOME: dir, XDG_DATA_HOME: dir, XDG_CONFIG_HOME: dir };
+      return { args: ["run", "--config", path, "--adapter", "caddyfile"], env };
+    }
+    case "haproxy": {
+      const lua = join(dir, "replica-mirror.lua");
+      await copyFile(join(ROOT, "manifests/data-planes/haproxy/replica-mirror.lua"), lua);
+      const conf = rewrite(await shipped("manifests/data-planes/haproxy/haproxy.cfg"), [
+        ["/usr/local/etc/haproxy/replica-mirror.lua", lua],
+        ["bind :8000", `bind 127.0.0.1:${port}`],
+        ["http://127.0.0.1:8080/v1/route", `http://${sidecar}/v1/route`],
+      ]);
+      await writeFile(join(dir, "haproxy.cfg"), conf);
+      return { args: ["-db", "-f", join(dir, "haproxy.cfg")], env: {} };
+    }
+  }
+}
+
+/** `text` with each `[from, to]` replaced; throws naming a `from` that is not in `text`. */
+function rewrite(text: string, replacements: readonly [string | RegExp, string][]): string {
+  let out = text;
+  for (const [from, to] of replacements) {
+    const found = typeof from === "string" ? out.includes(from) : new RegExp(from).test(out);
+    if (!found) throw new Error(`the shipped configuration no longer has ${String(from)}`);
+    out = out.replace(from, to);
+  }
+  return out;
 }

@@ -1,0 +1,53 @@
+// `npm run bench:dataplanes`: what a user's data plane pays for the sidecar, every real proxy in
+// one run (see suite.ts); `--quick` for a smoke run of seconds, `--no-wait` to skip waiting for
+// a quiet machine. Prints the table, saves bench/results/dataplanes[.quick].json, and renders the
+// charts from it (a quick run only when no full run was saved).
+
+import { LoadSampler, load1, machineLine, waitForQuiet } from "../machine.ts";
+import { fmt, printTable } from "../measure.ts";
+import { loadResult, saveResult } from "../results.ts";
+import { ensureBuilt, shippedCommand, warmCompileCache } from "../shipped.ts";
+import { renderDataplaneCharts } from "./charts.ts";
+import type { DataplanesData } from "./suite.ts";
+import { benchDataplanes } from "./suite.ts";
+
+const argv = process.argv.slice(2);
+const quick = argv.includes("--quick");
+const noWait = argv.includes("--no-wait");
+
+ensureBuilt();
+const command = shippedCommand();
+const ctx = {
+  quick,
+  nodeFlags: command.nodeFlags,
+  env: { ...command.env, ...warmCompileCache(command) },
+};
+// A full run waits (at most 3 minutes) for the neighbours to quieten; the load is recorded anyway.
+const startLoad = quick || noWait ? load1() : await waitForQuiet(1.5, 180_000);
+console.log(
+  `# replica-mirror data planes (${quick ? "quick" : "full"}) — ${new Date().toISOString()}, ${machineLine()}, load average ${fmt(startLoad, 2)} at start`,
+);
+const started = performance.now();
+const sampler = new LoadSampler();
+const at = new Date().toISOString();
+const out = await benchDataplanes(ctx);
+const load = sampler.stop();
+const data = out.data as DataplanesData;
+const result = { suite: "dataplanes", at, quick, machine: machineLine(), load, data };
+saveResult(result);
+console.log(`${Object.values(data.versions).join("; ")}; upstream: ${data.upstream}\n`);
+printTable(out.rows);
+for (const [apps, size] of Object.entries(data.sizes)) {
+  const perRequest = Object.entries(size.upstreamConnectionsPerRequest)
+    .map(([name, n]) => `${name} ${fmt(n, 3)}`)
+    .join(", ");
+  console.log(`\n${apps} Apps: upstream connections per request: ${perRequest}`);
+}
+console.log(
+  `\n${((performance.now() - started) / 1000).toFixed(0)} s, load average ${fmt(load.min, 2)}–${fmt(load.max, 2)}`,
+);
+const full = loadResult<DataplanesData>("dataplanes");
+const charted = quick ? (full === null ? result : null) : result;
+if (charted !== null)
+  console.log(`docs/charts/: ${(await renderDataplaneCharts(charted)).join(", ")}`);
+process.exit(0);

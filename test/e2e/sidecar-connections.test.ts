@@ -1,0 +1,139 @@
+// Every shipped data-plane configuration keeps its connections to the sidecar alive: a relay
+// between the real data plane and the sidecar counts the connections the sidecar accepts while
+// the data plane routes a few thousand requests. A configuration that connects per request (as
+// nginx's `proxy_pass` without an upstream pool does) accepts one per request.
+
+import { mkdtemp, rm } from "node:fs/promises";
+import http from "node:http";
+import { connect, createServer, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type DataPlaneProcess,
+  findPlane,
+  freePort,
+  HOSTS,
+  type PlaneKind,
+  type RoutingWorld,
+  startDataPlane,
+  startRoutingWorld,
+  writeShippedConfig,
+} from "../support/data-plane.ts";
+
+const REQUESTS = 3_200;
+/** Client connections, each sending its requests one after another. */
+const CONCURRENCY = 16;
+/**
+ * Connections the sidecar may accept over the whole run: one per request the data plane has in
+ * flight at once (at most CONCURRENCY, each of HAProxy's two threads holding its own), plus a
+ * few. Far below REQUESTS, and far above what a pool-less configuration would stay under.
+ */
+const MAX_ACCEPTED = 2 * CONCURRENCY + 4;
+
+const PLANES: readonly PlaneKind[] = ["nginx", "caddy", "haproxy"];
+
+/** A TCP relay to 127.0.0.1:`target` that counts the connections it accepted. */
+async function startCountingRelay(target: number) {
+  let accepted = 0;
+  const open = new Set<Socket>();
+  const server = createServer((client) => {
+    accepted++;
+    const sidecar = connect(target, "127.0.0.1");
+    for (const s of [client, sidecar]) {
+      open.add(s);
+      s.on("close", () => open.delete(s));
+      // Either side gone ends both, as a direct connection would.
+      s.on("error", () => {
+        client.destroy();
+        sidecar.destroy();
+      });
+    }
+    client.pipe(sidecar).pipe(client);
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return {
+    port: (server.address() as { port: number }).port,
+    accepted: () => accepted,
+    close: () =>
+      new Promise<void>((r) => {
+        for (const s of open) s.destroy();
+        server.close(() => r());
+      }),
+  };
+}
+
+/** `total` GETs for `host` over `concurrency` kept-alive client connections; counts by status. */
+async function load(port: number, host: string, total: number, concurrency: number) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  const statuses: Record<number, number> = {};
+  const one = () =>
+    new Promise<number>((resolve, reject) => {
+      const req = http.get(
+        { host: "127.0.0.1", port, path: "/", headers: { host }, agent, timeout: 10_000 },
+        (res) => {
+          res.resume();
+          res.on("end", () => resolve(res.statusCode ?? 0));
+          res.on("error", reject);
+        },
+      );
+      req.on("timeout", () => req.destroy(new Error("request timed out")));
+      req.on("error", reject);
+    });
+  const worker = async (n: number) => {
+    for (let i = 0; i < n; i++) {
+      const status = await one();
+      statuses[status] = (statuses[status] ?? 0) + 1;
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: concurrency }, () => worker(total / concurrency)));
+  } finally {
+    agent.destroy();
+  }
+  return statuses;
+}
+
+for (const kind of PLANES) {
+  const tool = findPlane(kind);
+  const binary = tool.path;
+  const title = `${kind} with its shipped configuration, through a relay counting the sidecar's connections`;
+  if (binary === undefined) {
+    describe(title, () => {
+      it.skip(`reuses its connections to the sidecar (${tool.missing})`, () => {});
+    });
+    continue;
+  }
+
+  describe(title, () => {
+    let world: RoutingWorld;
+    let relay: Awaited<ReturnType<typeof startCountingRelay>>;
+    let plane: DataPlaneProcess;
+    let port: number;
+    let dir: string;
+
+    beforeAll(async () => {
+      dir = await mkdtemp(join(tmpdir(), "replica-mirror-e2e-"));
+      world = await startRoutingWorld();
+      relay = await startCountingRelay(world.sidecarPort);
+      port = await freePort();
+      const launch = await writeShippedConfig(kind, { port, dir, sidecarPort: relay.port });
+      plane = await startDataPlane(binary, launch.args, port, launch.env);
+    }, 30_000);
+
+    afterAll(async () => {
+      await plane?.stop();
+      await relay?.close();
+      await world?.close();
+      if (dir) await rm(dir, { recursive: true, force: true });
+    });
+
+    it(`routes ${REQUESTS} requests over at most ${MAX_ACCEPTED} connections to the sidecar`, async () => {
+      const before = relay.accepted();
+      const statuses = await load(port, HOSTS.ready, REQUESTS, CONCURRENCY);
+      const accepted = relay.accepted() - before;
+      expect(statuses).toEqual({ 200: REQUESTS });
+      expect(accepted).toBeLessThanOrEqual(MAX_ACCEPTED);
+    }, 60_000);
+  });
+}
