@@ -82,6 +82,8 @@ export interface FileSystem {
   create(path: string, mode: number): Promise<WritableFile>;
   rename(from: string, to: string): Promise<void>;
   unlink(path: string): Promise<void>;
+  /** The names in a directory. */
+  list(directory: string): Promise<string[]>;
   /** Makes the directory's entries (a rename) durable. */
   syncDirectory(path: string): Promise<void>;
 }
@@ -112,6 +114,7 @@ export const nodeFileSystem: FileSystem = {
   },
   rename,
   unlink,
+  list: (directory) => readdir(directory),
   async syncDirectory(path) {
     const handle = await open(path, constants.O_RDONLY | constants.O_DIRECTORY);
     try {
@@ -174,7 +177,7 @@ export async function removeStaleTemporaries(
   fs: FileSystem = nodeFileSystem,
 ): Promise<void> {
   const prefix = `.${basename(path)}.tmp-`;
-  const names = await readdir(dirname(path)).catch(() => [] as string[]);
+  const names = await fs.list(dirname(path)).catch(() => [] as string[]);
   for (const name of names) {
     if (name.startsWith(prefix) && TEMPORARY.test(name))
       await fs.unlink(join(dirname(path), name)).catch(() => undefined);

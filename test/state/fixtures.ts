@@ -104,6 +104,7 @@ export function recordingFileSystem(failAt?: FailAt): FileSystem & { written: Bu
       await nodeFileSystem.rename(from, to);
     },
     unlink: (path) => nodeFileSystem.unlink(path),
+    list: (directory) => nodeFileSystem.list(directory),
     async syncDirectory(path) {
       if (failAt === "syncDirectory") fail();
       await nodeFileSystem.syncDirectory(path);
@@ -144,6 +145,9 @@ export function memoryFileSystem(): FileSystem & {
     },
     async unlink(path: string) {
       temporary.delete(path);
+    },
+    async list() {
+      return [] as string[];
     },
     async syncDirectory() {},
   };
