@@ -63,10 +63,9 @@ export class StateWriter {
    * flight; resolves when it is on disk or its failure was reported.
    */
   async flush(): Promise<void> {
+    // The end of a write in flight may start the pending one itself, or arm its timer.
     if (this.#inFlight !== null) await this.#inFlight;
-    this.#stopTimer();
-    if (this.#inFlight !== null) await this.#inFlight;
-    if (this.#pending !== null && !this.#closed) {
+    if (this.#inFlight === null && this.#pending !== null) {
       this.#stopTimer();
       this.#start();
     }
