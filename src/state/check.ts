@@ -1,0 +1,52 @@
+// Whether a state that decrypted may be served: young enough, and written under this
+// configuration. Pure: the time and the configuration are the caller's.
+
+import { err, ok, type Result } from "../result.ts";
+import { type StateError, stateError } from "./errors.ts";
+import type { StateConfig } from "./state.ts";
+
+const seconds = (ms: number): string => `${Math.round(ms / 100) / 10} s`;
+
+/**
+ * Ok when the state was saved at most maxAgeMs before `now` (both ms since the epoch). A state
+ * saved more than maxAgeMs after `now` is refused too: the clock stepped back, its age is unknown.
+ */
+export function checkAge(savedAt: number, now: number, maxAgeMs: number): Result<void, StateError> {
+  const age = now - savedAt;
+  if (age > maxAgeMs)
+    return err(
+      stateError(
+        "too-old",
+        `saved ${seconds(age)} ago, more than the ${seconds(maxAgeMs)} allowed`,
+      ),
+    );
+  if (-age > maxAgeMs)
+    return err(
+      stateError(
+        "saved-in-future",
+        `saved ${seconds(-age)} after now by this clock, more than the ${seconds(maxAgeMs)} allowed`,
+      ),
+    );
+  return ok(undefined);
+}
+
+const show = (value: string | null): string => (value === null ? "none" : `'${value}'`);
+const showNamespaces = (namespaces: readonly string[] | null): string =>
+  namespaces === null ? "cluster-wide" : `namespaces ${[...new Set(namespaces)].sort().join(",")}`;
+
+/** Ok when `stored` is `expected`; otherwise `other-config`, naming the first field that differs. */
+export function checkConfig(stored: StateConfig, expected: StateConfig): Result<void, StateError> {
+  const differs = (field: string, was: string, now: string) =>
+    err(stateError("other-config", `written under ${field} ${was}, configured now: ${now}`));
+  for (const field of ["namespace", "name", "key"] as const) {
+    const [was, now] = [stored.registry[field], expected.registry[field]];
+    if (was !== now) return differs(`Registry ${field}`, show(was), show(now));
+  }
+  const [was, now] = [stored.secrets.namespaces, expected.secrets.namespaces];
+  if (showNamespaces(was) !== showNamespaces(now))
+    return differs("App Secret scopes", showNamespaces(was), showNamespaces(now));
+  const [wasSelector, nowSelector] = [stored.secrets.labelSelector, expected.secrets.labelSelector];
+  if (wasSelector !== nowSelector)
+    return differs("label selector", show(wasSelector), show(nowSelector));
+  return ok(undefined);
+}

@@ -1,0 +1,203 @@
+// The plaintext of a state file: a JSON skeleton, then the byte strings it stands for.
+//
+//   4 bytes  uint32 big-endian: the skeleton's length j
+//   j bytes  the skeleton, UTF-8 JSON: the state with every byte string replaced by its length
+//   rest     the byte strings, concatenated in skeleton order (the Registry value, then each
+//            Secret's values in order); their lengths add up to exactly the rest
+//
+// Raw bytes, not base64 in the JSON: a third smaller, and at 10k Secrets of 1 KiB four times
+// quicker both ways (no base64 and no 14 MB JSON text to build and scan). The skeleton is read
+// back through zod: the file is the outside world, even authenticated. Values are [key, length]
+// pairs, not objects, so a Secret key named `__proto__` stays a key.
+
+import * as z from "zod";
+import { err, ok, type Result } from "../result.ts";
+import { type StateError, stateError } from "./errors.ts";
+import { FORMAT_VERSION } from "./seal.ts";
+import type { ScopeVersion, State, StoredSecret } from "./state.ts";
+
+const name = z.string().min(1);
+const version = z.string().min(1);
+const length = z.number().int().nonnegative();
+
+// No transforms: zod compiles a schema without them into one fast function.
+const skeletonSchema = z.object({
+  format: z.literal(FORMAT_VERSION),
+  savedAt: z.number().int().nonnegative(),
+  config: z.object({
+    registry: z.object({ namespace: name, name, key: name }),
+    secrets: z.object({
+      namespaces: z.array(name).min(1).nullable(),
+      labelSelector: z.string().nullable(),
+    }),
+  }),
+  registry: z.discriminatedUnion("present", [
+    z.object({ present: z.literal(false) }),
+    z.object({ present: z.literal(true), resourceVersion: version, value: length.nullable() }),
+  ]),
+  secrets: z.array(
+    z.object({
+      namespace: name,
+      name,
+      resourceVersion: version,
+      data: z.array(z.tuple([name, length])),
+    }),
+  ),
+  watches: z.object({
+    registry: version,
+    secrets: z.array(z.object({ namespace: name.nullable(), resourceVersion: version })),
+  }),
+});
+
+type Skeleton = z.infer<typeof skeletonSchema>;
+
+const SKELETON_LENGTH_BYTES = 4;
+const NOT_BYTES = /[\u0100-\uffff]/;
+
+/** The state's document as bytes. Throws only on a value that is not a byte string (a bug). */
+export function encodeState(state: State): Buffer {
+  const values: string[] = [];
+  const add = (value: string): number => {
+    if (NOT_BYTES.test(value)) throw new TypeError("a Secret value is not a byte string");
+    values.push(value);
+    return value.length;
+  };
+  const skeleton: Skeleton = {
+    format: FORMAT_VERSION,
+    savedAt: state.savedAt,
+    config: {
+      registry: { ...state.config.registry },
+      secrets: {
+        namespaces: state.config.secrets.namespaces && [...state.config.secrets.namespaces],
+        labelSelector: state.config.secrets.labelSelector,
+      },
+    },
+    registry: state.registry.present
+      ? {
+          present: true,
+          resourceVersion: state.registry.resourceVersion,
+          value: state.registry.value === null ? null : add(state.registry.value),
+        }
+      : { present: false },
+    secrets: state.secrets.map((s) => ({
+      namespace: s.namespace,
+      name: s.name,
+      resourceVersion: s.resourceVersion,
+      data: Object.entries(s.data).map(([key, value]): [string, number] => [key, add(value)]),
+    })),
+    watches: {
+      registry: state.watches.registry,
+      secrets: state.watches.secrets.map((w) => ({ ...w })),
+    },
+  };
+  const json = JSON.stringify(skeleton);
+  const jsonBytes = Buffer.byteLength(json, "utf8");
+  let total = SKELETON_LENGTH_BYTES + jsonBytes;
+  for (const value of values) total += value.length;
+  const out = Buffer.allocUnsafe(total);
+  out.writeUInt32BE(jsonBytes, 0);
+  let at = SKELETON_LENGTH_BYTES + out.write(json, SKELETON_LENGTH_BYTES, "utf8");
+  for (const value of values) at += out.write(value, at, "latin1");
+  return out;
+}
+
+const malformed = (message: string) => err(stateError("malformed", message));
+
+/** The state a document holds, or `malformed` with where it failed (never a value). */
+export function decodeState(plaintext: Uint8Array): Result<State, StateError> {
+  const bytes = Buffer.from(plaintext.buffer, plaintext.byteOffset, plaintext.byteLength);
+  if (bytes.length < SKELETON_LENGTH_BYTES) return malformed("its document has no skeleton");
+  const end = SKELETON_LENGTH_BYTES + bytes.readUInt32BE(0);
+  if (end > bytes.length) return malformed("its document's skeleton overruns the document");
+  let json: unknown;
+  try {
+    json = JSON.parse(bytes.toString("utf8", SKELETON_LENGTH_BYTES, end));
+  } catch {
+    return malformed(`its ${end - SKELETON_LENGTH_BYTES}-byte skeleton is not JSON`);
+  }
+  const parsed = skeletonSchema.safeParse(json);
+  if (!parsed.success) {
+    const [first] = parsed.error.issues;
+    const path = first?.path.map(String).join(".") || "(root)";
+    return malformed(`its skeleton is invalid: ${first?.code ?? "invalid"} at ${path}`);
+  }
+  const d = parsed.data;
+  const scopes = checkScopes(d.config.secrets.namespaces, d.watches.secrets);
+  if (!scopes.ok) return scopes;
+  const values = new ByteStrings(bytes, end);
+  const registryValue =
+    d.registry.present && d.registry.value !== null ? values.take(d.registry.value) : null;
+  const secrets = readSecrets(d.secrets, values);
+  if (!secrets.ok) return secrets;
+  if (!values.exhausted())
+    return malformed("its value lengths do not add up to the bytes that follow the skeleton");
+  return ok({
+    savedAt: d.savedAt,
+    config: d.config,
+    registry: d.registry.present
+      ? { present: true, resourceVersion: d.registry.resourceVersion, value: registryValue }
+      : { present: false },
+    secrets: secrets.value,
+    watches: d.watches,
+  });
+}
+
+/** Consecutive byte strings cut from `bytes`; a length past the end marks it overrun. */
+class ByteStrings {
+  readonly #bytes: Buffer;
+  #at: number;
+  #overrun = false;
+
+  constructor(bytes: Buffer, start: number) {
+    this.#bytes = bytes;
+    this.#at = start;
+  }
+
+  take(length: number): string {
+    if (this.#at + length > this.#bytes.length) {
+      this.#overrun = true;
+      return "";
+    }
+    const value = this.#bytes.toString("latin1", this.#at, this.#at + length);
+    this.#at += length;
+    return value;
+  }
+
+  exhausted(): boolean {
+    return !this.#overrun && this.#at === this.#bytes.length;
+  }
+}
+
+function readSecrets(
+  secrets: Skeleton["secrets"],
+  values: ByteStrings,
+): Result<StoredSecret[], StateError> {
+  const seen = new Set<string>();
+  const out: StoredSecret[] = [];
+  for (const [i, s] of secrets.entries()) {
+    const id = `${s.namespace}/${s.name}`;
+    if (seen.has(id)) return malformed(`its skeleton lists one Secret twice, at secrets.${i}`);
+    seen.add(id);
+    const data = Object.fromEntries(s.data.map(([key, length]) => [key, values.take(length)]));
+    if (Object.keys(data).length !== s.data.length)
+      return malformed(`its skeleton repeats a key of the Secret at secrets.${i}`);
+    out.push({ namespace: s.namespace, name: s.name, resourceVersion: s.resourceVersion, data });
+  }
+  return ok(out);
+}
+
+/** One watch version per configured scope, no more: the scopes a state's watches resume. */
+function checkScopes(
+  namespaces: readonly string[] | null,
+  watches: readonly ScopeVersion[],
+): Result<void, StateError> {
+  const configured: readonly (string | null)[] = namespaces ?? [null];
+  const watched = watches.map((w) => w.namespace);
+  const same =
+    watched.length === configured.length &&
+    new Set(watched).size === watched.length &&
+    watched.every((ns) => configured.includes(ns));
+  return same
+    ? ok(undefined)
+    : malformed("its watch versions do not match its App Secret scopes one to one");
+}

@@ -1,0 +1,139 @@
+// Keeps the state file close behind the published Snapshots without writing each one: schedule()
+// keeps only the newest state; a write starts at most once per interval, and the newest state
+// pending then is the one written.
+
+import type { Clock } from "../kube/clock.ts";
+import { type FileSystem, nodeFileSystem, removeStaleTemporaries } from "./file.ts";
+import type { StateKey } from "./key.ts";
+import type { State } from "./state.ts";
+import { writeStateFile } from "./write-state.ts";
+
+export const DEFAULT_WRITE_INTERVAL_MS = 5_000;
+
+/** One completed write, for logs and metrics. */
+export interface StateWritten {
+  readonly bytes: number;
+  /** From the start of the write to the file on disk, by the writer's clock. */
+  readonly durationMs: number;
+}
+
+export interface StateWriterOptions {
+  readonly path: string;
+  readonly key: StateKey;
+  readonly clock: Clock;
+  /** The least time between the starts of two writes; flush() does not wait for it. */
+  readonly intervalMs?: number;
+  /** A write that failed; the next schedule() or flush() tries again with the newest state. */
+  readonly onError: (error: { readonly message: string }) => void;
+  readonly onWritten?: (written: StateWritten) => void;
+  readonly fileSystem?: FileSystem;
+}
+
+/**
+ * Writes the newest scheduled state, at most once per interval. The first state is written at
+ * once; the following ones when the interval since the last write's start has passed. Nothing
+ * it does throws: failures go to onError.
+ */
+export class StateWriter {
+  readonly #options: StateWriterOptions;
+  readonly #interval: number;
+  readonly #fs: FileSystem;
+  #pending: State | null = null;
+  #inFlight: Promise<void> | null = null;
+  #lastStart = Number.NEGATIVE_INFINITY;
+  #cancelTimer: (() => void) | null = null;
+  #closed = false;
+  #cleaned = false;
+
+  constructor(options: StateWriterOptions) {
+    this.#options = options;
+    this.#interval = options.intervalMs ?? DEFAULT_WRITE_INTERVAL_MS;
+    this.#fs = options.fileSystem ?? nodeFileSystem;
+  }
+
+  /** Makes `state` the one to write next, replacing any pending one. It must not be mutated. */
+  schedule(state: State): void {
+    if (this.#closed) return;
+    this.#pending = state;
+    this.#arm();
+  }
+
+  /**
+   * Writes the state pending now at once, without waiting for the interval, after any write in
+   * flight; resolves when it is on disk or its failure was reported.
+   */
+  async flush(): Promise<void> {
+    // The end of a write in flight may start the pending one itself, or arm its timer.
+    if (this.#inFlight !== null) await this.#inFlight;
+    if (this.#inFlight === null && this.#pending !== null) {
+      this.#stopTimer();
+      this.#start();
+    }
+    if (this.#inFlight !== null) await this.#inFlight;
+  }
+
+  /** Stops writing: drops the pending state and resolves once a write in flight ended. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#pending = null;
+    this.#stopTimer();
+    if (this.#inFlight !== null) await this.#inFlight;
+  }
+
+  #stopTimer(): void {
+    this.#cancelTimer?.();
+    this.#cancelTimer = null;
+  }
+
+  #arm(): void {
+    if (this.#closed || this.#pending === null) return;
+    if (this.#inFlight !== null || this.#cancelTimer !== null) return;
+    const wait = this.#lastStart + this.#interval - this.#options.clock.now();
+    if (wait <= 0) {
+      this.#start();
+      return;
+    }
+    this.#cancelTimer = this.#options.clock.setTimer(wait, () => {
+      this.#cancelTimer = null;
+      this.#arm();
+    });
+  }
+
+  #start(): void {
+    const state = this.#pending;
+    if (state === null) return;
+    this.#pending = null;
+    this.#lastStart = this.#options.clock.now();
+    this.#inFlight = this.#write(state).finally(() => {
+      this.#inFlight = null;
+      this.#arm();
+    });
+  }
+
+  async #write(state: State): Promise<void> {
+    const { path, key, clock } = this.#options;
+    const started = clock.now();
+    try {
+      if (!this.#cleaned) {
+        this.#cleaned = true;
+        await removeStaleTemporaries(path, this.#fs);
+      }
+      const written = await writeStateFile(path, key, state, this.#fs);
+      if (written.ok)
+        this.#options.onWritten?.({
+          bytes: written.value.bytes,
+          durationMs: clock.now() - started,
+        });
+      else this.#options.onError(written.error);
+    } catch (e) {
+      // A callback that threw, or a bug below: reported once, never out of the writer.
+      try {
+        this.#options.onError({
+          message: `state file ${path}: ${e instanceof Error ? e.message : "write failed"}`,
+        });
+      } catch {
+        // The reporting callback itself failed: nothing left to tell.
+      }
+    }
+  }
+}

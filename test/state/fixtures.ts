@@ -1,0 +1,155 @@
+// Shared by the state tests: a state with recognisable random values, a key, a scratch directory
+// and file systems that record or fail.
+
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type FileSystem, nodeFileSystem, type WritableFile } from "../../src/state/file.ts";
+import { StateKey } from "../../src/state/key.ts";
+import { type State, type StateConfig, stateConfig } from "../../src/state/state.ts";
+
+export const CONFIG: StateConfig = stateConfig({
+  registryNamespace: "mirror",
+  registryName: "registry",
+  registryKey: "registry.json",
+  secretNamespaces: ["tenant-b", "tenant-a"],
+  secretSelector: "replica-mirror/app=true",
+});
+
+/** A random byte string of n bytes (one character per byte). */
+export const byteString = (n: number): string => randomBytes(n).toString("latin1");
+
+export const newKey = (): StateKey => new StateKey(randomBytes(32));
+
+/** A state under CONFIG with `secrets` App Secrets, each value random bytes of `valueBytes`. */
+export function sampleState(
+  options: { secrets?: number; valueBytes?: number; savedAt?: number } = {},
+): State {
+  const n = options.secrets ?? 3;
+  const valueBytes = options.valueBytes ?? 48;
+  return {
+    savedAt: options.savedAt ?? 1_750_000_000_000,
+    config: CONFIG,
+    registry: { present: true, resourceVersion: "41", value: byteString(valueBytes) },
+    secrets: Array.from({ length: n }, (_, i) => ({
+      namespace: i % 2 === 0 ? "tenant-a" : "tenant-b",
+      name: `app-${i}`,
+      resourceVersion: String(100 + i),
+      data: { token: byteString(valueBytes), "tls.key": byteString(valueBytes) },
+    })),
+    watches: {
+      registry: "45",
+      secrets: [
+        { namespace: "tenant-a", resourceVersion: "120" },
+        { namespace: "tenant-b", resourceVersion: "121" },
+      ],
+    },
+  };
+}
+
+/** Every Secret byte string a state holds: the Registry value and each App Secret value. */
+export function secretValues(state: State): string[] {
+  return [
+    ...(state.registry.present && state.registry.value !== null ? [state.registry.value] : []),
+    ...state.secrets.flatMap((s) => Object.values(s.data)),
+  ];
+}
+
+/** A fresh directory for one test; remove() deletes it. */
+export function scratchDirectory(): { readonly dir: string; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), "state-test-"));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** The stage of an atomic write a failing file system fails at. */
+export type FailAt = "create" | "write" | "sync" | "rename" | "syncDirectory";
+
+/**
+ * node:fs, failing at `failAt` with ENOSPC; a failed write first writes half of its data, as a
+ * full disk would. `written` records every buffer that reached a file.
+ */
+export function recordingFileSystem(failAt?: FailAt): FileSystem & { written: Buffer[] } {
+  const written: Buffer[] = [];
+  const fail = (): never => {
+    throw Object.assign(new Error("ENOSPC: no space left on device"), {
+      code: "ENOSPC",
+      syscall: "write",
+    });
+  };
+  return {
+    written,
+    async create(path, mode) {
+      if (failAt === "create") fail();
+      const file: WritableFile = await nodeFileSystem.create(path, mode);
+      return {
+        async writeAll(data) {
+          written.push(Buffer.from(data));
+          if (failAt === "write") {
+            await file.writeAll(data.subarray(0, data.length >> 1));
+            fail();
+          }
+          await file.writeAll(data);
+        },
+        chmod: (m) => file.chmod(m),
+        async sync() {
+          if (failAt === "sync") fail();
+          await file.sync();
+        },
+        close: () => file.close(),
+      };
+    },
+    async rename(from, to) {
+      if (failAt === "rename") fail();
+      await nodeFileSystem.rename(from, to);
+    },
+    unlink: (path) => nodeFileSystem.unlink(path),
+    list: (directory) => nodeFileSystem.list(directory),
+    async syncDirectory(path) {
+      if (failAt === "syncDirectory") fail();
+      await nodeFileSystem.syncDirectory(path);
+    },
+  };
+}
+
+/** An in-memory file system whose calls settle at once; `files` holds what was renamed in place. */
+export function memoryFileSystem(): FileSystem & {
+  readonly files: Map<string, Buffer>;
+  failNext: boolean;
+} {
+  const files = new Map<string, Buffer>();
+  const temporary = new Map<string, Buffer>();
+  const fs = {
+    files,
+    failNext: false,
+    async create(path: string): Promise<WritableFile> {
+      if (fs.failNext) {
+        fs.failNext = false;
+        throw Object.assign(new Error("EIO: i/o error"), { code: "EIO", syscall: "open" });
+      }
+      temporary.set(path, Buffer.alloc(0));
+      return {
+        writeAll: async (data) => {
+          temporary.set(path, Buffer.from(data));
+        },
+        chmod: async () => undefined,
+        sync: async () => undefined,
+        close: async () => undefined,
+      };
+    },
+    async rename(from: string, to: string) {
+      const data = temporary.get(from);
+      if (data === undefined) throw new Error(`no temporary ${from}`);
+      temporary.delete(from);
+      files.set(to, data);
+    },
+    async unlink(path: string) {
+      temporary.delete(path);
+    },
+    async list() {
+      return [] as string[];
+    },
+    async syncDirectory() {},
+  };
+  return fs;
+}

@@ -1,0 +1,335 @@
+// The warm start's reader: a state comes back whole, and every way a file can be unusable gives
+// its own error value, never a throw.
+
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import fc from "fast-check";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { encodeState } from "../../src/state/document.ts";
+import { STATE_ERROR_KINDS, type StateErrorKind } from "../../src/state/errors.ts";
+import { type ReadStateOptions, readStateFile } from "../../src/state/read-state.ts";
+import { FORMAT_VERSION, HEADER_BYTES, MAGIC, seal } from "../../src/state/seal.ts";
+import { type State, stateConfig } from "../../src/state/state.ts";
+import { writeStateFile } from "../../src/state/write-state.ts";
+import { CONFIG, newKey, sampleState, scratchDirectory } from "./fixtures.ts";
+
+const HOUR = 3_600_000;
+const key = newKey();
+const state = sampleState();
+
+let scratch: ReturnType<typeof scratchDirectory>;
+let path: string;
+beforeEach(() => {
+  scratch = scratchDirectory();
+  path = join(scratch.dir, "state");
+});
+afterEach(() => scratch.remove());
+
+const options = (overrides: Partial<ReadStateOptions> = {}): ReadStateOptions => ({
+  path,
+  key,
+  maxAgeMs: HOUR,
+  now: state.savedAt + 60_000,
+  config: CONFIG,
+  ...overrides,
+});
+
+async function written(s: State = state): Promise<Buffer> {
+  const w = await writeStateFile(path, key, s);
+  if (!w.ok) throw new Error(w.error.message);
+  return readFileSync(path);
+}
+
+async function kindOf(overrides: Partial<ReadStateOptions> = {}): Promise<StateErrorKind | "ok"> {
+  const r = await readStateFile(options(overrides));
+  return r.ok ? "ok" : r.error.kind;
+}
+
+describe("readStateFile", () => {
+  it("returns the state it was written with, whole", async () => {
+    await written();
+    expect(await readStateFile(options())).toEqual({ ok: true, value: state });
+  });
+
+  it("round-trips every byte value, a Registry without its key, an absent Registry and __proto__ keys", async () => {
+    const every = Array.from({ length: 256 }, (_, b) => String.fromCharCode(b)).join("");
+    const odd: State = {
+      ...state,
+      config: stateConfig({
+        registryNamespace: "mirror",
+        registryName: "registry",
+        registryKey: "registry.json",
+        secretNamespaces: [],
+        secretSelector: undefined,
+      }),
+      registry: { present: true, resourceVersion: "9", value: null },
+      secrets: [
+        {
+          namespace: "tenant-a",
+          name: "odd",
+          resourceVersion: "7",
+          data: Object.fromEntries([
+            ["__proto__", every],
+            ["empty", ""],
+          ]),
+        },
+        { namespace: "tenant-a", name: "no-keys", resourceVersion: "8", data: {} },
+      ],
+      watches: { registry: "10", secrets: [{ namespace: null, resourceVersion: "11" }] },
+    };
+    await written(odd);
+    const back = await readStateFile(options({ config: odd.config }));
+    expect(back).toEqual({ ok: true, value: odd });
+    expect(back.ok && Object.keys(back.value.secrets[0]!.data)).toEqual(["__proto__", "empty"]);
+    const absent: State = { ...state, registry: { present: false } };
+    await written(absent);
+    expect(await readStateFile(options())).toEqual({ ok: true, value: absent });
+  });
+
+  it("says the file is missing", async () => {
+    expect(await readStateFile(options())).toEqual({
+      ok: false,
+      error: { kind: "missing", message: `state file ${path} does not exist` },
+    });
+  });
+
+  it("says a directory in the file's place is unreadable", async () => {
+    mkdirSync(path);
+    expect(await readStateFile(options())).toEqual({
+      ok: false,
+      error: { kind: "unreadable", message: `state file ${path} is not a regular file` },
+    });
+  });
+
+  it("refuses a file larger than the cap without reading it", async () => {
+    const size = (await written()).length;
+    expect(await readStateFile(options({ maxBytes: size - 1 }))).toEqual({
+      ok: false,
+      error: {
+        kind: "too-large",
+        message: `state file ${path} holds ${size} bytes, more than the ${size - 1} allowed`,
+      },
+    });
+    expect(await kindOf({ maxBytes: size })).toBe("ok");
+  });
+
+  it("says a truncated file is truncated", async () => {
+    const file = await written();
+    writeFileSync(path, file.subarray(0, file.length - 1));
+    expect(await readStateFile(options())).toEqual({
+      ok: false,
+      error: {
+        kind: "truncated",
+        message: `state file ${path} holds ${file.length - 1} bytes, its header announces ${file.length}`,
+      },
+    });
+    writeFileSync(path, file.subarray(0, 20));
+    expect(await kindOf()).toBe("truncated");
+    writeFileSync(path, "");
+    expect(await kindOf()).toBe("truncated");
+  });
+
+  it("says a file that is not a state file is not one", async () => {
+    writeFileSync(path, JSON.stringify({ secrets: [] }));
+    expect(await readStateFile(options())).toEqual({
+      ok: false,
+      error: {
+        kind: "not-a-state-file",
+        message: `state file ${path} does not start with the state file's magic bytes`,
+      },
+    });
+  });
+
+  it("says a file of a newer format is from the future, and one of an older format is old", async () => {
+    const file = await written();
+    file.writeUInt16BE(FORMAT_VERSION + 1, MAGIC.length);
+    writeFileSync(path, file);
+    expect(await readStateFile(options())).toEqual({
+      ok: false,
+      error: {
+        kind: "future-version",
+        message: `state file ${path} format version ${FORMAT_VERSION + 1}, newer than ${FORMAT_VERSION}`,
+      },
+    });
+    file.writeUInt16BE(FORMAT_VERSION - 1, MAGIC.length);
+    writeFileSync(path, file);
+    expect(await kindOf()).toBe("old-version");
+  });
+
+  it("tells a file sealed under another key from a corrupt one", async () => {
+    await written();
+    const other = newKey();
+    expect(await readStateFile(options({ key: other }))).toEqual({
+      ok: false,
+      error: {
+        kind: "foreign-key",
+        message: `state file ${path} sealed under key ${key.id}, not this key ${other.id}`,
+      },
+    });
+  });
+
+  it("says a file whose ciphertext, tag or header was altered is corrupt", async () => {
+    const file = await written();
+    for (const at of [HEADER_BYTES, file.length - 1, HEADER_BYTES - 5 /* IV */]) {
+      const altered = Buffer.from(file);
+      altered[at]! ^= 0x01;
+      writeFileSync(path, altered);
+      expect(await readStateFile(options())).toEqual({
+        ok: false,
+        error: {
+          kind: "corrupt",
+          message: `state file ${path} does not authenticate under this key: altered or damaged`,
+        },
+      });
+    }
+    writeFileSync(path, Buffer.concat([file, Buffer.from([0])]));
+    expect(await kindOf()).toBe("corrupt");
+  });
+
+  it("says an authentic file whose document does not decode is malformed", async () => {
+    const doc = encodeState(state);
+    const cases: Buffer[] = [
+      Buffer.from([0, 0]),
+      Buffer.concat([Buffer.from([0, 0, 0, 5]), Buffer.from("{oops")]),
+      Buffer.concat([Buffer.from([0, 0, 0, 2]), Buffer.from("{}")]),
+      Buffer.concat([doc, Buffer.from("x")]),
+      doc.subarray(0, doc.length - 1),
+      encodeState({ ...state, watches: { ...state.watches, secrets: [] } }),
+      encodeState({ ...state, secrets: [state.secrets[0]!, state.secrets[0]!] }),
+    ];
+    for (const plaintext of cases) {
+      writeFileSync(path, seal(plaintext, key));
+      expect(await kindOf()).toBe("malformed");
+    }
+  });
+
+  it("refuses a state older than the max age, and one saved further in the future than it", async () => {
+    await written();
+    expect(await readStateFile(options({ now: state.savedAt + HOUR + 1 }))).toEqual({
+      ok: false,
+      error: {
+        kind: "too-old",
+        message: `state file ${path} saved 3600 s ago, more than the 3600 s allowed`,
+      },
+    });
+    expect(await kindOf({ now: state.savedAt + HOUR })).toBe("ok");
+    expect(await kindOf({ now: state.savedAt - 5_000 })).toBe("ok");
+    expect(await kindOf({ now: state.savedAt - HOUR - 1 })).toBe("saved-in-future");
+  });
+
+  it("refuses a state written under another configuration, naming what differs", async () => {
+    await written();
+    const other = (patch: Parameters<typeof stateConfig>[0]) =>
+      options({ config: stateConfig(patch) });
+    const flags = {
+      registryNamespace: "mirror",
+      registryName: "registry",
+      registryKey: "registry.json",
+      secretNamespaces: ["tenant-a", "tenant-b"],
+      secretSelector: "replica-mirror/app=true",
+    };
+    // The namespaces in another order: the same configuration.
+    expect(await kindOf({ config: stateConfig(flags) })).toBe("ok");
+    const messages: string[] = [];
+    for (const patch of [
+      { registryNamespace: "other" },
+      { registryName: "other" },
+      { registryKey: "other.json" },
+      { secretNamespaces: ["tenant-a"] },
+      { secretNamespaces: [] },
+      { secretSelector: undefined },
+      { secretSelector: "replica-mirror/app=yes" },
+    ]) {
+      const r = await readStateFile(other({ ...flags, ...patch }));
+      expect(r.ok ? "ok" : r.error.kind).toBe("other-config");
+      if (!r.ok) messages.push(r.error.message.replace(`state file ${path} `, ""));
+    }
+    expect(messages).toEqual([
+      "written under Registry namespace 'mirror', configured now: 'other'",
+      "written under Registry name 'registry', configured now: 'other'",
+      "written under Registry key 'registry.json', configured now: 'other.json'",
+      "written under App Secret scopes namespaces tenant-a,tenant-b, configured now: namespaces tenant-a",
+      "written under App Secret scopes namespaces tenant-a,tenant-b, configured now: cluster-wide",
+      "written under label selector 'replica-mirror/app=true', configured now: none",
+      "written under label selector 'replica-mirror/app=true', configured now: 'replica-mirror/app=yes'",
+    ]);
+  });
+});
+
+describe("readStateFile on damaged files", () => {
+  it("says truncated for a valid file cut at every length", async () => {
+    const file = await written(sampleState({ secrets: 2, valueBytes: 16 }));
+    const kinds = new Set<string>();
+    for (let length = 0; length < file.length; length += 1) {
+      writeFileSync(path, file.subarray(0, length));
+      kinds.add(await kindOf());
+    }
+    expect([...kinds]).toEqual(["truncated"]);
+  });
+
+  it("gives an error value, never the state nor a throw, for any set of flipped bytes", async () => {
+    const file = await written(sampleState({ secrets: 2, valueBytes: 16 }));
+    const flip = fc.record({
+      at: fc.nat({ max: file.length - 1 }),
+      mask: fc.integer({ min: 1, max: 255 }),
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.array(flip, { minLength: 1, maxLength: 8 }), async (flips) => {
+        const damaged = Buffer.from(file);
+        for (const { at, mask } of flips) damaged[at]! ^= mask;
+        if (damaged.equals(file)) return; // flips that cancel out
+        writeFileSync(path, damaged);
+        const r = await readStateFile(options());
+        expect(r.ok).toBe(false);
+        if (!r.ok) expect(STATE_ERROR_KINDS).toContain(r.error.kind);
+        // Only the header can make it anything but corrupt; past it, authentication decides.
+        if (!r.ok && flips.every((f) => f.at >= HEADER_BYTES)) expect(r.error.kind).toBe("corrupt");
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("gives an error value for any bytes at all", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.uint8Array({ maxLength: 200 }), async (bytes) => {
+        writeFileSync(path, bytes);
+        const r = await readStateFile(options());
+        expect(r.ok).toBe(false);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it("decodes any authentic plaintext to a state or a refusal, never a throw", async () => {
+    const doc = encodeState(state);
+    const plaintexts = fc.oneof(
+      fc.uint8Array({ maxLength: 300 }),
+      fc.json().map((j) => {
+        const json = Buffer.from(j);
+        const length = Buffer.alloc(4);
+        length.writeUInt32BE(json.length);
+        return Buffer.concat([length, json]);
+      }),
+      fc
+        .record({ at: fc.nat({ max: doc.length - 1 }), mask: fc.integer({ min: 1, max: 255 }) })
+        .map(({ at, mask }) => {
+          const altered = Buffer.from(doc);
+          altered[at]! ^= mask;
+          return altered;
+        }),
+    );
+    await fc.assert(
+      fc.asyncProperty(plaintexts, async (plaintext) => {
+        writeFileSync(path, seal(plaintext, key));
+        const r = await readStateFile(options());
+        // A flip inside a byte string or a name leaves a valid document with other data: that is
+        // GCM's to catch, not the document's. Anything else is refused.
+        if (!r.ok)
+          expect(["malformed", "too-old", "saved-in-future", "other-config"]).toContain(
+            r.error.kind,
+          );
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
