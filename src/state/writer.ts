@@ -2,7 +2,7 @@
 // keeps only the newest state; a write starts at most once per interval, and the newest state
 // pending then is the one written.
 
-import type { Clock } from "../kube/clock.ts";
+import type { Clock } from "../clock.ts";
 import { type FileSystem, nodeFileSystem, removeStaleTemporaries } from "./file.ts";
 import type { StateKey } from "./key.ts";
 import type { State } from "./state.ts";
