@@ -2,6 +2,7 @@ import { benchAmplification } from "./amplification.ts";
 import { benchClientNode } from "./client-node-cost.ts";
 import { closeSharedClusters } from "./cluster.ts";
 import { benchCore } from "./core.ts";
+import { benchDevices } from "./devices.ts";
 import { benchIdle } from "./idle.ts";
 import { LoadSampler, load1, machineLine, waitForQuiet } from "./machine.ts";
 import { printTable, type Row } from "./measure.ts";
@@ -32,6 +33,7 @@ const suites: Record<string, Suite> = {
   "client-node": benchClientNode,
   propagation: benchPropagation,
   amplification: benchAmplification,
+  devices: benchDevices,
 };
 
 for (const name of only ?? []) {

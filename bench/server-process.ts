@@ -35,13 +35,16 @@ export function startServerProcess(o: {
   readonly name: string;
   readonly args: readonly string[];
   readonly env?: Readonly<Record<string, string>>;
+  /** Variables of this process's environment not passed on. */
+  readonly withoutEnv?: readonly string[];
   readonly dataPort: number;
   readonly opsPort?: number;
 }): ServerProcess {
   const env: NodeJS.ProcessEnv = {};
   // The bench's own NODE_OPTIONS (npm's, a debugger's) must not reach the measured process.
   for (const [k, v] of Object.entries(process.env))
-    if (!k.startsWith("REPLICA_MIRROR_") && k !== "NODE_OPTIONS") env[k] = v;
+    if (!k.startsWith("REPLICA_MIRROR_") && k !== "NODE_OPTIONS" && !o.withoutEnv?.includes(k))
+      env[k] = v;
   const spawnedAt = performance.now();
   const c = startCommand(process.execPath, o.args, { env: { ...env, ...o.env } });
   const pid = c.child.pid ?? -1;

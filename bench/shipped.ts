@@ -4,7 +4,14 @@
 // the bench's. Reusable by any suite (the fleet benchmark too): nothing here knows a suite.
 
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -95,16 +102,43 @@ function newestIn(dir: string): number {
  * (the Dockerfile's `RUN node ...` commands, with its flags); `NODE_COMPILE_CACHE` for every
  * process the bench starts, so the baselines get the same treatment as the artifact.
  */
-export function warmCompileCache(command: ShippedCommand, root = ROOT): Record<string, string> {
+export function warmCompileCache(
+  command: ShippedCommand,
+  root = ROOT,
+  dist = join(root, "dist"),
+): Record<string, string> {
   if (!command.compileCache) return {};
   const dir = mkdtempSync(join(tmpdir(), "replica-mirror-bench-cache-"));
-  for (const [, ...args] of command.warm) {
+  for (const [, ...warm] of command.warm) {
+    // The command's flags (the image's, or a variant's), and another build's files where the
+    // bench measures one.
+    const script = warm.findIndex((a) => !a.startsWith("-"));
+    const args = [
+      ...command.nodeFlags,
+      ...warm.slice(script).map((a) => (a.startsWith("dist/") ? join(dist, a.slice(5)) : a)),
+    ];
     const r = spawnSync(process.execPath, args, {
       cwd: root,
       env: { ...process.env, ...command.env, NODE_COMPILE_CACHE: dir },
       stdio: "ignore",
     });
     if (r.status !== 0) throw new Error(`node ${args.join(" ")} failed (${r.status})`);
+  }
+  // The baselines get the same treatment: one run each that exits normally, so Node writes
+  // their cache (a process the bench stops with a signal writes none).
+  for (const script of ["fastify.mjs", "fastify-hosts.mjs", "client-node.mjs", "http.mjs"]) {
+    const answers = join(dir, "answers.json");
+    writeFileSync(answers, "{}");
+    spawnSync(
+      process.execPath,
+      [...command.nodeFlags, join(root, "bench/baselines", script), "0", answers],
+      {
+        cwd: root,
+        env: { ...process.env, ...command.env, NODE_COMPILE_CACHE: dir, BENCH_WARM_ONLY: "1" },
+        stdio: "ignore",
+        timeout: 30_000,
+      },
+    );
   }
   return { NODE_COMPILE_CACHE: dir };
 }
@@ -119,6 +153,10 @@ export interface ShippedOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** Another build's entry (an absolute path), for before/after comparisons; default: dist's. */
   readonly entry?: string;
+  /** The image's environment variables left out (the devices suite). */
+  readonly withoutEnv?: readonly string[];
+  /** How the process is named in tables; default `replica-mirror`. */
+  readonly name?: string;
 }
 
 /** The replica-mirror sidecar as the image runs it, on free loopback ports. */
@@ -127,8 +165,10 @@ export async function startShipped(o: ShippedOptions): Promise<ServerProcess> {
   const [dataPort, opsPort] = [await freePort(), await freePort()];
   const own = new Set(["--listen", "--ops-listen", "--kubeconfig", "--registry-namespace"]);
   const args = command.args.filter((a) => !own.has(a.split("=")[0]!));
+  const env: Record<string, string> = { ...command.env, ...o.env };
+  for (const name of o.withoutEnv ?? []) delete env[name];
   return startServerProcess({
-    name: "replica-mirror",
+    name: o.name ?? "replica-mirror",
     args: [
       ...(o.nodeFlags ?? command.nodeFlags),
       o.entry ?? join(ROOT, command.entry),
@@ -138,7 +178,8 @@ export async function startShipped(o: ShippedOptions): Promise<ServerProcess> {
       `--kubeconfig=${o.kubeconfig}`,
       `--registry-namespace=${o.registryNamespace}`,
     ],
-    env: { ...command.env, ...o.env },
+    env,
+    withoutEnv: o.withoutEnv ?? [],
     dataPort,
     opsPort,
   });

@@ -8,9 +8,6 @@ import { rm, writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { build, type Plugin } from "esbuild";
 
-/** `--outdir DIR` (default dist): the build test builds into a temporary directory. */
-const OUT = parseArgs({ options: { outdir: { type: "string", default: "dist" } } }).values.outdir;
-
 /**
  * client-node's modules are side-effect-free (classes and functions; the generated models only
  * register themselves with an ObjectSerializer the sidecar never calls), but its package.json
@@ -89,10 +86,12 @@ const httpByRequire: Plugin = {
 const http2OnFirstUse: Plugin = {
   name: "node-http2-on-first-use",
   setup(b) {
-    b.onResolve({ filter: /^(node:)?http2$/ }, () => ({
-      path: "node:http2",
-      namespace: "http2-on-first-use",
-    }));
+    // The stand-in's own require is of the real module.
+    b.onResolve({ filter: /^(node:)?http2$/ }, (args) =>
+      args.namespace === "http2-on-first-use"
+        ? { path: "node:http2", external: true }
+        : { path: "node:http2", namespace: "http2-on-first-use" },
+    );
     b.onLoad({ filter: /.*/, namespace: "http2-on-first-use" }, () => ({
       contents: `let http2;
 module.exports = new Proxy({}, { get: (_, key) => (http2 ??= require("node:http2"))[key] });`,
@@ -113,55 +112,88 @@ const WARM_CACHE = "warm-cache.mjs";
 // stay readable in stack traces (fastify and avvio also read function names).
 const minify = { minifyWhitespace: true, minifySyntax: true } as const;
 
-await rm(OUT, { recursive: true, force: true });
-const thread = await build({
-  entryPoints: { "data-thread": "src/route/worker.ts" },
-  bundle: true,
-  platform: "node",
-  format: "cjs",
-  target: "node24",
-  outdir: OUT,
-  outExtension: { ".js": ".cjs" },
-  sourcemap: "linked",
-  ...minify,
-  metafile: true,
-  legalComments: "linked",
-  logLevel: "warning",
-});
-const result = await build({
-  entryPoints: { main: "src/cli/main.ts" },
-  bundle: true,
-  splitting: true,
-  platform: "node",
-  format: "esm",
-  target: "node24",
-  outdir: OUT,
-  outExtension: { ".js": ".mjs" },
-  chunkNames: "[name]-[hash]",
-  sourcemap: "linked",
-  ...minify,
-  define: { REPLICA_MIRROR_DATA_THREAD: JSON.stringify(`./${DATA_THREAD}`) },
-  metafile: true,
-  legalComments: "linked",
-  logLevel: "warning",
-  // Bundled CommonJS modules call require() for Node's built-ins; ESM output has no require.
-  banner: {
-    js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);',
-  },
-  plugins: [clientNodeIsPure, undiciUnused, httpByRequire, http2OnFirstUse],
-});
-// The chunks `serve` loads after it is ready (Fastify's, ADR 28) are not loaded by `--version`;
-// the image runs this file at build time so that its compile cache holds every chunk.
-const chunks = Object.keys(result.metafile.outputs)
-  .filter((file) => file.endsWith(".mjs") && !file.endsWith("/main.mjs"))
-  .map((file) => `./${file.slice(file.lastIndexOf("/") + 1)}`);
-await writeFile(
-  `${OUT}/${WARM_CACHE}`,
-  `// Loads every chunk of the bundle once, for NODE_COMPILE_CACHE (the Dockerfile runs it).\nfor (const chunk of ${JSON.stringify(chunks)}) await import(chunk);\n`,
-);
-await writeFile(`${OUT}/meta.json`, JSON.stringify(result.metafile));
-await writeFile(`${OUT}/data-thread.meta.json`, JSON.stringify(thread.metafile));
-const sizes = Object.entries({ ...result.metafile.outputs, ...thread.metafile.outputs })
-  .filter(([file]) => /\.[cm]js$/.test(file))
-  .map(([file, out]) => `${file} ${(out.bytes / 1024).toFixed(0)} KiB`);
-console.log(sizes.join("\n"));
+/** The bundle plugins, by name: what `buildArtifact` applies unless told to leave one out. */
+export const BUNDLE_PLUGINS = {
+  "client-node-side-effect-free": clientNodeIsPure,
+  "undici-unused": undiciUnused,
+  "node-http-by-require": httpByRequire,
+  "node-http2-on-first-use": http2OnFirstUse,
+} as const;
+
+export interface BuildOptions {
+  readonly outdir: string;
+  /** Bundle plugins left out (benchmarks measure what each one pays). */
+  readonly without?: readonly (keyof typeof BUNDLE_PLUGINS)[];
+  /** Plugins applied first to both bundles (benchmarks replace a module with a variant). */
+  readonly extraPlugins?: readonly Plugin[];
+  /** Print the size of each output. */
+  readonly report?: boolean;
+}
+
+/** Builds the artifact into `outdir`, replacing what was there. */
+export async function buildArtifact(options: BuildOptions): Promise<void> {
+  const OUT = options.outdir;
+  const extra = options.extraPlugins ?? [];
+  const plugins = Object.entries(BUNDLE_PLUGINS)
+    .filter(([name]) => !(options.without ?? []).includes(name as keyof typeof BUNDLE_PLUGINS))
+    .map(([, plugin]) => plugin);
+  await rm(OUT, { recursive: true, force: true });
+  const thread = await build({
+    entryPoints: { "data-thread": "src/route/worker.ts" },
+    bundle: true,
+    platform: "node",
+    format: "cjs",
+    target: "node24",
+    outdir: OUT,
+    outExtension: { ".js": ".cjs" },
+    sourcemap: "linked",
+    ...minify,
+    metafile: true,
+    legalComments: "linked",
+    logLevel: "warning",
+    plugins: [...extra],
+  });
+  const result = await build({
+    entryPoints: { main: "src/cli/main.ts" },
+    bundle: true,
+    splitting: true,
+    platform: "node",
+    format: "esm",
+    target: "node24",
+    outdir: OUT,
+    outExtension: { ".js": ".mjs" },
+    chunkNames: "[name]-[hash]",
+    sourcemap: "linked",
+    ...minify,
+    define: { REPLICA_MIRROR_DATA_THREAD: JSON.stringify(`./${DATA_THREAD}`) },
+    metafile: true,
+    legalComments: "linked",
+    logLevel: "warning",
+    // Bundled CommonJS modules call require() for Node's built-ins; ESM output has no require.
+    banner: {
+      js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);',
+    },
+    plugins: [...extra, ...plugins],
+  });
+  // The chunks `serve` loads after it is ready (Fastify's, ADR 28) are not loaded by `--version`;
+  // the image runs this file at build time so that its compile cache holds every chunk.
+  const chunks = Object.keys(result.metafile.outputs)
+    .filter((file) => file.endsWith(".mjs") && !file.endsWith("/main.mjs"))
+    .map((file) => `./${file.slice(file.lastIndexOf("/") + 1)}`);
+  await writeFile(
+    `${OUT}/${WARM_CACHE}`,
+    `// Loads every chunk of the bundle once, for NODE_COMPILE_CACHE (the Dockerfile runs it).\nfor (const chunk of ${JSON.stringify(chunks)}) await import(chunk);\n`,
+  );
+  await writeFile(`${OUT}/meta.json`, JSON.stringify(result.metafile));
+  await writeFile(`${OUT}/data-thread.meta.json`, JSON.stringify(thread.metafile));
+  const sizes = Object.entries({ ...result.metafile.outputs, ...thread.metafile.outputs })
+    .filter(([file]) => /\.[cm]js$/.test(file))
+    .map(([file, out]) => `${file} ${(out.bytes / 1024).toFixed(0)} KiB`);
+  if (options.report === true) console.log(sizes.join("\n"));
+}
+
+if (import.meta.main) {
+  // `--outdir DIR` (default dist): the build test builds into a temporary directory.
+  const { outdir } = parseArgs({ options: { outdir: { type: "string", default: "dist" } } }).values;
+  await buildArtifact({ outdir, report: true });
+}

@@ -1,5 +1,6 @@
 import type { Clock } from "../clock.ts";
 import type { ApiError } from "../kube/cache/list-watch.ts";
+import { retryAfterMs } from "../kube/cache/restart-policy.ts";
 import type { Registry, SecretRef } from "../registry/schema.ts";
 import { fetchSecrets, type SecretScope } from "./fetch-secrets.ts";
 import type { MirrorObserver } from "./observer.ts";
@@ -105,12 +106,6 @@ export class ReferencedSecrets {
     });
     return outcome.changed;
   }
-}
-
-/** The delay a throttled (429) or unavailable (5xx) answer asked for; 0 when none. */
-function retryAfterMs(error: ApiError | null): number {
-  if (error?.kind !== "http" || error.retryAfterSeconds === undefined) return 0;
-  return error.status === 429 || error.status >= 500 ? error.retryAfterSeconds * 1000 : 0;
 }
 
 function describe(error: ApiError | null): string {

@@ -45,7 +45,8 @@ export function isUnservableVersion(e: ApiError): boolean {
  * Retry-After, or a 5xx's (an API server answers 503 with one while it starts), as client-go's
  * REST client honours them.
  */
-function retryAfterMs(e: ApiError | WatchStreamError): number {
+export function retryAfterMs(e: ApiError | WatchStreamError | null): number {
+  if (e === null) return 0;
   if (e.kind !== "http" || e.retryAfterSeconds === undefined) return 0;
   if (e.status !== 429 && e.status < 500) return 0;
   return Math.min(e.retryAfterSeconds * 1000, MAX_RETRY_AFTER_MS);
