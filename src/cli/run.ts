@@ -18,7 +18,7 @@ const fail = (line: string) => process.stderr.write(`replica-mirror: ${line}\n`)
 
 /**
  * Runs one command; resolves to the exit status. `dataWorker`: the data thread's worker, spawned
- * by the entry before this module loaded (ADR 27); `serve` spawns one itself without it.
+ * by the entry before this module loaded; `serve` spawns one itself without it.
  */
 export async function main(
   argv: readonly string[],

@@ -48,7 +48,7 @@ export async function runServe(config: SidecarConfig, dataWorker?: Worker): Prom
 }
 
 /**
- * The main thread's share of the one full collection after start (ADR 25); the data thread runs
+ * The main thread's share of the one full collection after start; the data thread runs
  * its own. Here, not in `startSidecar`: it collects the whole heap, which only the CLI owns
  * (tests run sidecars inside their own process).
  */

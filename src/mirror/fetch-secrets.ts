@@ -32,7 +32,7 @@ const GET_CONCURRENCY = 8;
  * Brings the store up to date for Secrets that just became referenced, whose bytes were dropped
  * while nothing referenced them: one GET each (a name-selected list where a label selector
  * applies), so the cost grows with the Secrets referenced, never with the Secrets in the cluster
- * (ADR 15). The store orders results against watch events by resourceVersion, so a fetch that
+ *. The store orders results against watch events by resourceVersion, so a fetch that
  * races the watch never installs older state.
  */
 export async function fetchSecrets(

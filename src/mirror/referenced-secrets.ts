@@ -7,7 +7,7 @@ import type { MirrorObserver } from "./observer.ts";
 import { SecretStore } from "./secret-store.ts";
 import { addedSecrets, deriveWatchedSet, unionOf } from "./watched-set.ts";
 
-/** Waits before fetching failed Secrets again: the ADR 12 schedule, the last one repeating. */
+/** Waits before fetching failed Secrets again: a schedule whose last delay repeats. */
 export const RETRY_DELAYS_MS: readonly number[] = [1_000, 2_000, 5_000, 10_000, 30_000];
 
 interface ReferencedSecretsOptions {
@@ -95,7 +95,7 @@ export class ReferencedSecrets {
     if (this.#stop.signal.aborted) return outcome.changed;
     this.#options.observer.fetchFailed(outcome.failed.length, describe(outcome.error));
     this.#failed.push(...outcome.failed);
-    // Never sooner than a throttled server asked (ADR 17); the schedule may wait longer.
+    // Never sooner than a throttled server asked; the schedule may wait longer.
     const scheduled = RETRY_DELAYS_MS[Math.min(this.#attempt++, RETRY_DELAYS_MS.length - 1)]!;
     const delay = Math.max(scheduled, retryAfterMs(outcome.error));
     this.#cancelRetry?.();

@@ -5,7 +5,7 @@ import type { SecretData, SecretsView } from "../snapshot/types.ts";
 import { compareResourceVersions } from "./resource-version.ts";
 
 /**
- * The values, byte strings as decoded (ADR 20), in a new frozen object, so the store shares
+ * The values, byte strings as decoded, in a new frozen object, so the store shares
  * nothing mutable with the decoder. fromEntries defines properties: a key named `__proto__`
  * (valid in a Secret) stays a key.
  */

@@ -1,5 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
-import { ROUTE_OUTCOMES, type RouteOutcome } from "../answers/reasons.ts";
+import { ROUTE_OUTCOMES } from "../answers/reasons.ts";
 import type { ReflectorStatus } from "../kube/cache/reflector-status.ts";
 import type { MirrorObserver, Publication } from "../mirror/observer.ts";
 import { RouteCounts } from "../route/route-counts.ts";
@@ -12,7 +12,7 @@ export interface Metrics {
   readonly observer: Required<MirrorObserver>;
   /** The route answer counts, which the data thread adds to as well. */
   readonly routeCounts: RouteCounts;
-  /** Where the data thread's heap is read at each scrape (ADR 27); unset, it reads 0. */
+  /** Where the data thread's heap is read at each scrape; unset, it reads 0. */
   dataThreadHeap(read: () => Promise<DataThreadHeap | null>): void;
 }
 

@@ -1,4 +1,4 @@
-// The main thread's end of the data thread (ADR 27): starts it, sends it the routes of every
+// The main thread's end of the data thread: starts it, sends it the routes of every
 // adopted Registry and a view of every published Snapshot, and stops it. Nothing comes back but
 // lifecycle events; the route answer counts are in shared memory.
 

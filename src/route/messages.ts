@@ -1,4 +1,4 @@
-// What the main thread and the data thread say to each other (ADR 27): the main thread sends
+// What the main thread and the data thread say to each other: the main thread sends
 // settings, the routes of each adopted Registry and a view of each published Snapshot; the data
 // thread sends back only lifecycle events (its counts are in shared memory). Every message is
 // structured-cloned; both ends are this program, so the types are the contract and nothing is

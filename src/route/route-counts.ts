@@ -5,7 +5,7 @@ const INDEX: Readonly<Record<RouteOutcome, number>> = Object.fromEntries(
 ) as Record<RouteOutcome, number>;
 
 /**
- * `/v1/route` answers by outcome, in memory both threads share (ADR 27): the data thread counts
+ * `/v1/route` answers by outcome, in memory both threads share: the data thread counts
  * what it answers, the main thread what Fastify answers, and `/metrics` reads the sum. A count is
  * one 32-bit cell, so `add` is one atomic add on the hot path; `totals` keeps its own running
  * totals and folds in the change since its last call, so a cell may wrap around as long as

@@ -11,7 +11,7 @@ const ENTRY = new URL(
 /**
  * Starts a data thread's worker, which boots and then waits for `startDataThread` to give it its
  * settings. Spawned as early as the CLI knows it will serve, so that its boot overlaps the main
- * thread loading its own code (ADR 27). Unreferenced until started: a `serve` that fails before
+ * thread loading its own code. Unreferenced until started: a `serve` that fails before
  * starting its sidecar still exits.
  */
 export function spawnDataWorker(resourceLimits?: ResourceLimits): Worker {

@@ -1,5 +1,5 @@
 // What the main thread sends the data thread, and how the data thread turns it into the view it
-// answers from (ADR 27). Two kinds of message: the routes of a Registry (its hostname indexes and
+// answers from. Two kinds of message: the routes of a Registry (its hostname indexes and
 // each App's name and upstream), sent as soon as the Registry is adopted, before the App Secrets
 // are listed; and, for each published Snapshot, the readiness of its Apps against routes already
 // sent. Pure: plain values in, plain values out.
@@ -123,7 +123,7 @@ function decodeIndex(index: HostIndex): Map<string, number> {
  * The update that takes a view of `sent` (the Snapshot last sent, null before the first) to a
  * view of `next`, whose routes were sent as `routes`. Costs a walk of the Apps only when the
  * routes changed; otherwise a comparison of chunk references, since a Secret-only rebuild shares
- * every untouched chunk (ADR 2).
+ * every untouched chunk.
  */
 export function viewUpdate(sent: Snapshot | null, next: Snapshot, routes: number): ViewUpdate {
   const { apps } = next;

@@ -38,7 +38,7 @@ function runDataThread(port: MessagePort, settings: DataThreadSettings): void {
       case "view": {
         const { update } = message;
         const used = update.kind === "whole" ? routes.get(update.routes) : undefined;
-        // The thread's share of the one full collection after start (ADR 25), after the main
+        // The thread's share of the one full collection after start, after the main
         // thread's: each turns a process-wide V8 flag on for a moment.
         if (view === null) setTimeout(v8FullCollection, 2 * STARTUP_COLLECTION_DELAY_MS).unref();
         view = applyViewUpdate(view, update, used);
@@ -70,7 +70,7 @@ function runDataThread(port: MessagePort, settings: DataThreadSettings): void {
 }
 
 // The worker boots before the main thread knows its settings (`spawnDataWorker`); its first
-// message brings them. Its isolate has tick records of its own to keep alive (ADR 21).
+// message brings them. Its isolate has tick records of its own to keep alive.
 if (parentPort !== null) {
   keepTickRecord();
   const port = parentPort;

@@ -26,7 +26,7 @@ export interface Sidecar {
   /** Where the listeners ended up (a port 0 in the config is resolved here). */
   readonly data: Address;
   readonly ops: Address;
-  /** Resolves once the data listener answers from `revision` or a later one (ADR 27). */
+  /** Resolves once the data listener answers from `revision` or a later one. */
   serving(revision: number): Promise<void>;
   /** Resolves, with why, if the data listener's thread ends by itself: a bug, fatal. */
   readonly failed: Promise<string>;

@@ -13,7 +13,7 @@ export interface StartupCollection {
 /**
  * Runs `collect` once, `delayMs` after the first Snapshot is published, and logs what it gave
  * back. The initial lists leave the heap grown and full of garbage (at 10k Apps about a quarter
- * of the resident set); V8 on its own keeps those pages while the process idles (ADR 25).
+ * of the resident set); V8 on its own keeps those pages while the process idles.
  */
 export function collectAfterFirstPublish(options: {
   readonly clock: Clock;

@@ -19,7 +19,7 @@ const routeTables = new WeakMap<Registry, RouteTable>();
 /**
  * The hostname side of every Snapshot built from `registry`, built once per Registry object and
  * shared by them (it derives from the Registry alone and is frozen). So it can be built, and
- * handed to the data thread, while the App Secrets are still being listed (ADR 27).
+ * handed to the data thread, while the App Secrets are still being listed.
  */
 export function routeTableFor(registry: Registry | null): RouteTable {
   if (registry === null) return buildRouteTable(sortedSpecs(null));

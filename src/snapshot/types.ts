@@ -13,7 +13,7 @@ export interface App {
   /** True only when the referenced Secret exists, has the key, and the value is non-empty. */
   readonly ready: boolean;
   readonly reason: NotReadyReason | null;
-  /** The value of the referenced key: its bytes, one character per byte (ADR 20). Strings are immutable: no copy to guard. */
+  /** The value of the referenced key: its bytes, one character per byte. Strings are immutable: no copy to guard. */
   readonly secretValue: string | null;
   readonly secretResourceVersion: string | null;
 }
@@ -34,7 +34,7 @@ export interface RegistryStatus {
   readonly error: string | null;
 }
 
-/** A Secret as the builder reads it: each value's bytes, one character per byte (ADR 20). */
+/** A Secret as the builder reads it: each value's bytes, one character per byte. */
 export interface SecretData {
   readonly data: Readonly<Record<string, string>>;
   readonly resourceVersion: string;
@@ -81,7 +81,7 @@ export interface AppTable {
 export type RouteApp = Pick<App, "name" | "upstream" | "ready">;
 
 /**
- * What answering `/v1/route` reads of a Snapshot, and all the data thread holds of one (ADR 27):
+ * What answering `/v1/route` reads of a Snapshot, and all the data thread holds of one:
  * the hostname indexes and, per slot, the App's name, upstream and readiness. No Secret bytes and
  * no status fields. Every Snapshot is one.
  */

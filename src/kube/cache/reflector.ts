@@ -3,9 +3,8 @@
 // resourceVersion index, never object data, and hands a list on page by page, so 50,000
 // unrelated Secrets cost an index entry each and one page of objects at a time.
 
-import { type Clock, sleep, systemClock } from "../../clock.ts";
+import { sleep } from "../../clock.ts";
 import { err, ok, type Result } from "../../result.ts";
-import { type BackoffPolicy, DEFAULT_BACKOFF } from "./backoff.ts";
 import { startDeadline } from "./deadline.ts";
 import { KnownVersions } from "./known-versions.ts";
 import {
@@ -15,54 +14,31 @@ import {
   secretKey,
   type WatchStream,
 } from "./list-watch.ts";
-import { type GuardedHandler, guardHandler, type ReflectorHandler } from "./reflector-handler.ts";
+import { listAllPages } from "./pager.ts";
+import { type GuardedHandler, guardHandler } from "./reflector-handler.ts";
+import {
+  type ReflectorOptions,
+  type ReflectorSettings,
+  reflectorSettings,
+  restartPolicyOf,
+} from "./reflector-options.ts";
 import type { ReflectorStatus } from "./reflector-status.ts";
 import {
-  DEFAULT_PACING,
-  isGone,
   isUnservableVersion,
-  type RestartPacing,
-  RestartPolicy,
+  type RestartPolicy,
   statusError,
   type WatchOutcome,
   watchFailed,
 } from "./restart-policy.ts";
 
-export interface ReflectorOptions {
-  /** For status and logs. */
-  readonly name: string;
-  readonly listWatch: ListWatch;
-  readonly handler: ReflectorHandler;
-  /** T: each watch asks for a server-side timeout in [T, 2T) seconds, as client-go does. */
-  readonly watchTimeoutSeconds: number;
-  readonly pageSize?: number;
-  readonly clock?: Clock;
-  /** In [0, 1), like Math.random. */
-  readonly random?: () => number;
-  readonly backoff?: Partial<BackoffPolicy>;
-  /** How far relists after 410 Expired are spread (ADR 18); default 15 s. */
-  readonly relistSpreadMs?: number;
-  /** Silence allowed past a watch's own timeoutSeconds; default max(1 s, T/10). */
-  readonly inactivityGraceMs?: number;
-  /**
-   * How long one list page may go without a byte arriving (before its headers, or between two
-   * chunks of its body); default 60 s. Not a limit on the whole page: a large list served by a
-   * busy API server keeps arriving, and cutting it off only to ask again adds load (ADR 16).
-   */
-  readonly requestTimeoutMs?: number;
-  readonly onStatus?: (status: ReflectorStatus) => void;
-}
-
-type Settings = Required<
-  Omit<ReflectorOptions, "name" | "listWatch" | "handler" | "backoff" | "relistSpreadMs">
->;
+export type { ReflectorOptions } from "./reflector-options.ts";
 
 /** Lists and watches one ListWatch into a handler until stopped. */
 export class Reflector {
   readonly name: string;
   readonly #lw: ListWatch;
   readonly #handler: GuardedHandler;
-  readonly #o: Settings;
+  readonly #o: ReflectorSettings;
   readonly #policy: RestartPolicy;
   readonly #known = new KnownVersions();
   readonly #stop = new AbortController();
@@ -74,29 +50,11 @@ export class Reflector {
   #synced = false;
 
   constructor(options: ReflectorOptions) {
-    const t = options.watchTimeoutSeconds;
-    if (!Number.isInteger(t) || t < 1)
-      throw new RangeError(`watchTimeoutSeconds must be a positive integer, got ${t}`);
     this.name = options.name;
     this.#lw = options.listWatch;
     this.#handler = guardHandler(options.handler, (status) => this.#report(status));
-    this.#o = {
-      watchTimeoutSeconds: t,
-      pageSize: options.pageSize ?? 500,
-      clock: options.clock ?? systemClock,
-      random: options.random ?? Math.random,
-      inactivityGraceMs: options.inactivityGraceMs ?? Math.max(1_000, t * 100),
-      requestTimeoutMs: options.requestTimeoutMs ?? 60_000,
-      onStatus: options.onStatus ?? (() => {}),
-    };
-    const pacing: RestartPacing = {
-      relistSpreadMs: options.relistSpreadMs ?? DEFAULT_PACING.relistSpreadMs,
-    };
-    this.#policy = new RestartPolicy(
-      { ...DEFAULT_BACKOFF, ...options.backoff },
-      this.#o.random,
-      pacing,
-    );
+    this.#o = reflectorSettings(options);
+    this.#policy = restartPolicyOf(options, this.#o.random);
   }
 
   /** Starts the list-and-watch loop; later calls do nothing. */
@@ -231,50 +189,29 @@ export class Reflector {
       if (type !== undefined) this.#handler.onEvent({ type, object: item });
     };
     const asked = this.#listResourceVersion();
-    // The watch cache serves a list at a version whole, whatever the limit: only a consistent
-    // read pages.
-    let limit: number | undefined = asked === "" ? this.#o.pageSize : undefined;
-    let token: string | undefined;
-    let pages = 0;
-    let resourceVersion = "";
-    for (;;) {
-      const page = await this.#request((signal, onActivity) =>
-        this.#lw.list(
-          {
-            ...(asked === "" || token !== undefined ? {} : { resourceVersion: asked }),
-            ...(limit === undefined ? {} : { limit }),
-            ...(token === undefined ? {} : { continue: token }),
-            signal,
-            onActivity,
-          },
-          onItem,
+    const listed = await listAllPages(
+      (options, onPageItem) =>
+        this.#request((signal, onActivity) =>
+          this.#lw.list({ ...options, signal, onActivity }, onPageItem),
         ),
-      );
-      if (this.#stopped) return err({ kind: "aborted" });
-      if (!page.ok) {
-        if (token !== undefined && isGone(page.error)) {
-          // The continue token outlived compaction. Start over in one unpaged request, as
-          // client-go's pager does, so a busy cluster cannot expire every attempt.
-          this.#report({ kind: "relist", reason: "continue-expired" });
-          token = undefined;
-          limit = undefined;
-          seen.clear();
-          continue;
-        }
-        this.#report({ kind: "error", phase: "list", error: page.error });
-        if (asked !== "" && isUnservableVersion(page.error)) {
-          // Not a failure of the server: this version cannot be served (410, or a watch cache
-          // behind it). Read the latest state consistently instead, at once, as client-go does.
-          this.#lastSyncUnavailable = true;
-          return this.#list();
-        }
-        return page;
+      asked,
+      this.#o.pageSize,
+      onItem,
+      (status) => this.#report(status),
+      () => seen.clear(),
+    );
+    if (this.#stopped) return err({ kind: "aborted" });
+    if (!listed.ok) {
+      this.#report({ kind: "error", phase: "list", error: listed.error });
+      if (asked !== "" && isUnservableVersion(listed.error)) {
+        // Not a failure of the server: this version cannot be served (410, or a watch cache
+        // behind it). Read the latest state consistently instead, at once, as client-go does.
+        this.#lastSyncUnavailable = true;
+        return this.#list();
       }
-      pages += 1;
-      resourceVersion = page.value.resourceVersion;
-      if (page.value.continue === undefined) break;
-      token = page.value.continue;
+      return listed;
     }
+    const { resourceVersion, pages } = listed.value;
     for (const gone of this.#known.removeAllBut(seen))
       this.#handler.onEvent({ type: "DELETED", object: gone });
     this.#handler.onListed(seen, resourceVersion);

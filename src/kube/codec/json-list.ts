@@ -1,5 +1,5 @@
 // A JSON SecretList body as a ListReader: list-splitter cuts items out of the bytes, each is parsed
-// and decoded as soon as it is complete (ADR 16).
+// and decoded as soon as it is complete.
 
 import { err, ok } from "../../result.ts";
 import type { SecretObject } from "../cache/list-watch.ts";

@@ -1,6 +1,6 @@
 // Splits a SecretList response body into its items, chunk by chunk, so that a list is handled
 // item by item as it arrives: a 50,000-Secret list served whole from the watch cache (80 MiB of
-// JSON) never exists in memory at once, as a string or as objects (ADR 16).
+// JSON) never exists in memory at once, as a string or as objects.
 //
 // It scans bytes for JSON structure only: `{ } [ ] " \` are ASCII and never part of a multi-byte
 // UTF-8 sequence, so chunks may split anywhere. It does not validate what it does not keep: each

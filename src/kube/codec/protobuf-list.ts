@@ -1,4 +1,4 @@
-// Reads a protobuf SecretList body chunk by chunk (ADR 23): the magic, runtime.Unknown { typeMeta
+// Reads a protobuf SecretList body chunk by chunk: the magic, runtime.Unknown { typeMeta
 // 1, raw 2, contentEncoding 3, contentType 4 } whose `raw` is the SecretList { metadata 1, items 2 }.
 // Every field says its length up front, so items are cut out by length, never by scanning, and
 // decoded as soon as the last byte of each arrives; nothing but one partial item is buffered.

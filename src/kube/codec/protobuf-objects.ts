@@ -1,4 +1,4 @@
-// The few Kubernetes messages the mirror reads in protobuf (ADR 23), decoded into the same values
+// The few Kubernetes messages the mirror reads in protobuf, decoded into the same values
 // the JSON decoders give (wire.ts): a Secret, a list's metadata and a Status. Field numbers are
 // those of k8s.io/api core/v1 and apimachinery meta/v1 `generated.proto`. Like the JSON decoders,
 // failures name where, never a value.

@@ -74,7 +74,7 @@ export class WireReader {
     return this.failure === null ? this.buf.toString("utf8", start, this.pos) : "";
   }
 
-  /** A length-delimited value as a byte string, one character per byte (ADR 20). */
+  /** A length-delimited value as a byte string, one character per byte. */
   bytes(): string {
     const start = this.span();
     return this.failure === null ? this.buf.toString("latin1", start, this.pos) : "";

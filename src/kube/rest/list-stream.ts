@@ -1,6 +1,6 @@
 // Reads a list response as it arrives: bytes → decoded Secrets handed on one at a time, then the
 // list's resourceVersion and continue token. The response's Content-Type picks the reader: the
-// protobuf the mirror asks for first (ADR 23), or JSON, which any server may answer instead.
+// protobuf the mirror asks for first, or JSON, which any server may answer instead.
 
 import { err, ok, type Result } from "../../result.ts";
 import type { ApiError, ListPage, SecretObject } from "../cache/list-watch.ts";
@@ -22,7 +22,7 @@ export async function readList(
   onItem: (item: SecretObject) => void,
   onActivity?: () => void,
 ): Promise<Result<ListPage, ApiError>> {
-  const reader = isProtobuf(response.contentType)
+  const reader: ListReader = isProtobuf(response.contentType)
     ? createProtobufListReader()
     : createJsonListReader();
   try {
