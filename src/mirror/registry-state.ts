@@ -85,7 +85,7 @@ export class RegistryTracker {
     if (namespace !== this.#options.namespace || name !== this.#options.name) return false;
     this.#current = deleted
       ? { present: false }
-      : { present: true, resourceVersion, value: object.data?.[this.#options.key] };
+      : { present: true, resourceVersion, value: ownValue(object.data, this.#options.key) };
     this.#unserved.push(this.#current);
     return true;
   }
@@ -140,4 +140,12 @@ export class RegistryTracker {
     }
     return { registry: lastGood(), status: served.status };
   }
+}
+
+/** The value under `key` when the data has that key of its own. */
+function ownValue(
+  data: Readonly<Record<string, string>> | undefined,
+  key: string,
+): string | undefined {
+  return data !== undefined && Object.hasOwn(data, key) ? data[key] : undefined;
 }

@@ -3,14 +3,21 @@ import type { SecretRef } from "../registry/schema.ts";
 import { SecretIndex } from "../snapshot/secret-index.ts";
 import type { SecretData, SecretsView } from "../snapshot/types.ts";
 import { compareResourceVersions } from "./resource-version.ts";
+import type { WatchedSet } from "./watched-set.ts";
 
 /**
- * The values, byte strings as decoded, in a new frozen object, so the store shares
- * nothing mutable with the decoder. fromEntries defines properties: a key named `__proto__`
- * (valid in a Secret) stays a key.
+ * The values of the referenced keys, byte strings as decoded, in a new frozen object with no
+ * prototype: the store shares nothing mutable with the decoder, keeps no byte an App does not
+ * read (a `tls.key` beside the token), and a key the Secret lacks reads undefined whatever its
+ * name.
  */
-function secretBytes(data: Readonly<Record<string, string>> | undefined): SecretData["data"] {
-  return Object.freeze(Object.fromEntries(Object.entries(data ?? {})));
+function referencedBytes(
+  data: Readonly<Record<string, string>> | undefined,
+  keys: ReadonlySet<string>,
+): SecretData["data"] {
+  const kept: Record<string, string> = Object.create(null);
+  if (data !== undefined) for (const k of keys) if (Object.hasOwn(data, k)) kept[k] = data[k]!;
+  return Object.freeze(kept);
 }
 
 /** Where a Secret's state came from: a watch event is in order; a GET may race the watch. */
@@ -20,14 +27,14 @@ type Source = "watch" | "get";
 type Applied = "ignored" | "unchanged" | "changed";
 
 /**
- * The Secret bytes this replica keeps: only for Secrets the served Registry references (the
- * watched set). Deleted watched Secrets leave a tombstone with the deletion's resourceVersion,
- * so a GET that raced the watch cannot resurrect them.
+ * The Secret bytes this replica keeps: only the referenced keys of the Secrets the served
+ * Registry references (the watched set). Deleted watched Secrets leave a tombstone with the
+ * deletion's resourceVersion, so a GET that raced the watch cannot resurrect them.
  */
 export class SecretStore {
   readonly #present = new SecretIndex<SecretData>();
   readonly #deletedAt = new SecretIndex<string>();
-  #watched = new SecretIndex<true>();
+  #watched: WatchedSet = new SecretIndex();
 
   /** The Secrets a Snapshot may read. */
   get view(): SecretsView {
@@ -38,13 +45,19 @@ export class SecretStore {
     return this.#watched.has(namespace, name);
   }
 
-  /** Replaces the watched set; drops everything kept for Secrets no longer in it. */
-  setWatched(watched: SecretIndex<true>): void {
+  /**
+   * Replaces the watched set; drops everything kept for Secrets no longer in it, and the values
+   * of keys no longer referenced.
+   */
+  setWatched(watched: WatchedSet): void {
     this.#watched = watched;
-    for (const index of [this.#present, this.#deletedAt] as SecretIndex<unknown>[]) {
-      for (const [namespace, name] of [...index.entries()]) {
-        if (!watched.has(namespace, name)) index.delete(namespace, name);
-      }
+    for (const [namespace, name] of [...this.#deletedAt.entries()])
+      if (!watched.has(namespace, name)) this.#deletedAt.delete(namespace, name);
+    for (const [namespace, name, held] of [...this.#present.entries()]) {
+      const keys = watched.get(namespace, name);
+      if (keys === undefined) this.#present.delete(namespace, name);
+      else if (Object.keys(held.data).some((k) => !keys.has(k)))
+        this.#present.set(namespace, name, { ...held, data: referencedBytes(held.data, keys) });
     }
   }
 
@@ -85,7 +98,8 @@ export class SecretStore {
    */
   apply(kind: "upsert" | "delete", object: SecretObject, source: Source): Applied {
     const { namespace, name, resourceVersion } = object.metadata;
-    if (!this.#watched.has(namespace, name)) return "ignored";
+    const keys = this.#watched.get(namespace, name);
+    if (keys === undefined) return "ignored";
     const held = this.resourceVersionOf(namespace, name);
     if (held !== undefined) {
       const order = compareResourceVersions(resourceVersion, held);
@@ -100,7 +114,10 @@ export class SecretStore {
       this.#deletedAt.set(namespace, name, resourceVersion);
     } else {
       this.#deletedAt.delete(namespace, name);
-      this.#present.set(namespace, name, { data: secretBytes(object.data), resourceVersion });
+      this.#present.set(namespace, name, {
+        data: referencedBytes(object.data, keys),
+        resourceVersion,
+      });
     }
     return "changed";
   }

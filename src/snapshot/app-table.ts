@@ -11,7 +11,10 @@ export const CHUNK_SIZE = 64;
  */
 export function resolveApp(spec: AppSpec, secrets: SecretsView): App {
   const secret = secrets.get(spec.secretRef.namespace, spec.secretRef.name);
-  const value = secret === undefined ? undefined : secret.data[spec.secretRef.key];
+  // Own keys only: a Secret lacking key `constructor` must not read Object.prototype's.
+  const { key } = spec.secretRef;
+  const value =
+    secret !== undefined && Object.hasOwn(secret.data, key) ? secret.data[key] : undefined;
   const reason =
     secret === undefined
       ? "secret-absent"

@@ -46,7 +46,12 @@ describe("decodeWatchLine", () => {
       decodeWatchLine(
         eventLine("ADDED", { metadata: { ...metadata, labels: null }, data: { k: "dg==" } }),
       ),
-    ).toStrictEqual(ok({ type: "ADDED", object: { metadata, data: { k: "v" } } }));
+    ).toStrictEqual(
+      ok({
+        type: "ADDED",
+        object: { metadata, data: Object.assign(Object.create(null), { k: "v" }) },
+      }),
+    );
     expect(
       decodeWatchLine(
         eventLine("ADDED", { metadata: { ...metadata, labels: { a: "b" } }, data: null }),

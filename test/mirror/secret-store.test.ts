@@ -15,8 +15,8 @@ const secret = (name: string, rv: string, token?: string): SecretObject => ({
 
 function storeWatching(...names: string[]): SecretStore {
   const store = new SecretStore();
-  const watched = new SecretIndex<true>();
-  for (const n of names) watched.set("ns", n, true);
+  const watched = new SecretIndex<ReadonlySet<string>>();
+  for (const n of names) watched.set("ns", n, new Set(["token"]));
   store.setWatched(watched);
   return store;
 }
@@ -61,9 +61,26 @@ describe("SecretStore.apply", () => {
     const store = storeWatching("a", "b");
     store.apply("upsert", secret("a", "1", "x"), "watch");
     store.apply("upsert", secret("b", "2", "y"), "watch");
-    const onlyB = new SecretIndex<true>().set("ns", "b", true);
+    const onlyB = new SecretIndex<ReadonlySet<string>>().set("ns", "b", new Set(["token"]));
     store.setWatched(onlyB);
     expect(contents(store)).toEqual([["ns/b", "2", "y"]]);
+  });
+
+  it("keeps only the values of referenced keys, on an object without a prototype", () => {
+    const store = storeWatching("a");
+    const object = {
+      metadata: { namespace: "ns", name: "a", resourceVersion: "1" },
+      data: { token: "t", "tls.key": "private", constructor: "c" },
+    };
+    store.apply("upsert", object, "watch");
+    const kept = store.view.get("ns", "a")!.data;
+    expect({ keys: Object.keys(kept), proto: Object.getPrototypeOf(kept) }).toEqual({
+      keys: ["token"],
+      proto: null,
+    });
+    // A key read later is dropped too once no App reads it.
+    store.setWatched(new SecretIndex<ReadonlySet<string>>().set("ns", "a", new Set(["other"])));
+    expect(Object.keys(store.view.get("ns", "a")!.data)).toEqual([]);
   });
 
   it("copies the data it keeps", () => {
@@ -78,8 +95,15 @@ describe("SecretStore.apply", () => {
     expect(contents(store)).toEqual([["ns/a", "1", "x"]]);
   });
 
-  it("keeps every value as its bytes, one character per byte, under any key (ADR 20)", () => {
-    const store = storeWatching("a");
+  it("keeps every value as its bytes, one character per byte, under any key", () => {
+    const store = new SecretStore();
+    store.setWatched(
+      new SecretIndex<ReadonlySet<string>>().set(
+        "ns",
+        "a",
+        new Set(["token", "__proto__", "empty"]),
+      ),
+    );
     const bytes = String.fromCharCode(0, 1, 127, 128, 200, 255);
     const data = JSON.parse(
       `{"token":${JSON.stringify(bytes)},"__proto__":"p","empty":""}`,
@@ -157,6 +181,14 @@ describe("watched set and registry state", () => {
     );
     expect(addedSecrets(before, after)).toEqual([{ namespace: "other", name: "s2" }]);
     expect(addedSecrets(after, before)).toEqual([]);
+    // A key newly read from a Secret already watched: its bytes were never kept.
+    const otherKey = deriveWatchedSet(
+      registryOf([
+        { name: "a", hostnames: ["a.x"], secret: "s1" },
+        { name: "c", hostnames: ["c.x"], secret: "s1", key: "password" },
+      ]),
+    );
+    expect(addedSecrets(before, otherKey)).toEqual([{ namespace: "apps", name: "s1" }]);
   });
 
   it("serves an absent Registry as empty, and keeps the last good one over a malformed value or a missing key", () => {

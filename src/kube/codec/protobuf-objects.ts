@@ -6,6 +6,7 @@
 import { err, ok, type Result } from "../../result.ts";
 import type { ApiStatus, ListPage, SecretObject } from "../cache/list-watch.ts";
 import { LENGTH_DELIMITED, MAGIC, VARINT, WireReader } from "./protobuf-wire.ts";
+import { secretData } from "./secret-data.ts";
 
 interface DecodeFailure {
   readonly message: string;
@@ -107,7 +108,7 @@ export function decodeSecretMessage(
   return ok({
     metadata: metadata!,
     ...(type === "" ? {} : { type }),
-    ...(data.length > 0 && { data: Object.fromEntries(data) }),
+    ...(data.length > 0 && { data: secretData(data) }),
   });
 }
 

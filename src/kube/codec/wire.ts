@@ -5,6 +5,7 @@
 import * as z from "zod";
 import { err, ok, type Result } from "../../result.ts";
 import type { ApiStatus, ListPage, SecretObject, WatchEvent } from "../cache/list-watch.ts";
+import { secretData } from "./secret-data.ts";
 
 // No transforms: a schema without them is compiled by zod into one fast function, three to four
 // times faster per Secret (BENCHMARKS.md, "Start-up"); nulls are dropped after parsing instead.
@@ -79,16 +80,17 @@ export function decodeSecret(value: unknown, what = "Secret"): Result<SecretObje
   return ok({
     metadata: labels === null ? rest : metadata,
     ...(type === undefined ? {} : { type }),
-    ...(data === null || data === undefined ? {} : { data: byteStrings(data) }),
+    // The values as the document holds them: zod's copy assigns each key, and assigning
+    // `__proto__` sets a prototype instead of a key.
+    ...(data === null || data === undefined
+      ? {}
+      : { data: byteStrings((value as { readonly data: Readonly<Record<string, string>> }).data) }),
   } as SecretObject);
 }
 
-/**
- * Base64 values as byte strings. fromEntries defines properties: a key named `__proto__` (valid
- * in a Secret) stays a key.
- */
+/** Base64 values as byte strings. */
 function byteStrings(data: Readonly<Record<string, string>>): Record<string, string> {
-  return Object.fromEntries(
+  return secretData(
     Object.entries(data).map(([k, v]) => [k, Buffer.from(v, "base64").toString("latin1")]),
   );
 }
