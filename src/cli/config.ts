@@ -45,6 +45,13 @@ const serveFlags = z.object({
     .max(3600, "must be at most 3600")
     .default(300),
   "log-level": z.enum(["trace", "debug", "info", "warn", "error", "fatal"]).default("info"),
+  "state-file": z.string().min(1, "must not be empty").optional(),
+  "state-key-file": z.string().min(1, "must not be empty").optional(),
+  "state-max-age": z.coerce
+    .number()
+    .int("must be a whole number")
+    .min(1, "must be at least 1")
+    .default(86_400),
 });
 
 type FlagName = keyof typeof serveFlags.shape;
@@ -97,8 +104,23 @@ export const FLAG_DOCS: Readonly<
   },
   "log-level": {
     value: "LEVEL",
-    help: "trace, debug, info, warn, error or fatal (debug and trace log every request)",
+    help: "trace, debug, info, warn, error or fatal (debug and trace log every status API request)",
     shownDefault: "info",
+  },
+  "state-file": {
+    value: "PATH",
+    help: "where the last-good state is kept, encrypted, for a warm start (needs --state-key-file)",
+    shownDefault: "none: every start lists",
+  },
+  "state-key-file": {
+    value: "PATH",
+    help: "the state file's AES-256 key: 32 bytes, or 64 hex characters, or base64 (a mounted Secret)",
+    shownDefault: "none: the state file is off",
+  },
+  "state-max-age": {
+    value: "SECONDS",
+    help: "the oldest state file a start serves from",
+    shownDefault: "86400 (a day)",
   },
 };
 
@@ -178,6 +200,9 @@ export function parseServeConfig(
     opsListen: f["ops-listen"],
     watchTimeoutSeconds: f["watch-timeout"],
     logLevel: f["log-level"],
+    stateFile: f["state-file"],
+    stateKeyFile: f["state-key-file"],
+    stateMaxAgeSeconds: f["state-max-age"],
   });
 }
 

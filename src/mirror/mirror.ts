@@ -1,41 +1,21 @@
 import { type Clock, systemClock } from "../clock.ts";
-import type { ListWatch, ObjectEventType, SecretObject } from "../kube/cache/list-watch.ts";
+import type { ObjectEventType, SecretObject } from "../kube/cache/list-watch.ts";
 import type { Reflector } from "../kube/cache/reflector.ts";
 import type { SecretRef } from "../registry/schema.ts";
-import { Coalescer, type Schedule } from "../snapshot/coalescer.ts";
+import { Coalescer } from "../snapshot/coalescer.ts";
 import type { SnapshotHolder } from "../snapshot/holder.ts";
-import type { SecretScope } from "./fetch-secrets.ts";
+import { FROM_API_SERVER, type SnapshotSource } from "../snapshot/types.ts";
+import type { MirrorInputs, WarmStart } from "./inputs.ts";
+import type { MirrorOptions } from "./mirror-options.ts";
 import { nextSnapshot } from "./next-snapshot.ts";
 import { observedReflector, type ReflectorSettings } from "./observed-reflector.ts";
 import { type MirrorObserver, observeAll } from "./observer.ts";
 import { PendingChanges } from "./pending-changes.ts";
 import { ReferencedSecrets } from "./referenced-secrets.ts";
 import { RegistryTracker } from "./registry-state.ts";
+import { captureInputs, seedFromInputs } from "./warm-start.ts";
 
-export interface RegistrySource {
-  /** Scoped to the one Registry Secret (a `metadata.name` field selector). */
-  readonly listWatch: ListWatch;
-  readonly namespace: string;
-  readonly name: string;
-  readonly key: string;
-  readonly maxDecompressedBytes?: number;
-}
-
-export interface MirrorOptions {
-  readonly registry: RegistrySource;
-  /** One cluster-wide scope, or one per namespace. */
-  readonly secrets: { readonly scopes: readonly SecretScope[]; readonly labelSelector?: string };
-  readonly holder: SnapshotHolder;
-  readonly watchTimeoutSeconds: number;
-  readonly observer?: MirrorObserver;
-  readonly clock?: Clock;
-  /** Milliseconds since the epoch, for `builtAt`. */
-  readonly wallClock?: () => number;
-  readonly random?: () => number;
-  readonly schedule?: Schedule;
-  /** Passed to every reflector (backoff and deadlines for tests). */
-  readonly reflector?: ReflectorSettings["tuning"];
-}
+export type { MirrorOptions, RegistrySource } from "./mirror-options.ts";
 
 /**
  * One replica's mirror. Data flows one way, through two buffered-one stages (README, ADR 13):
@@ -47,7 +27,9 @@ export interface MirrorOptions {
  * - Marks go into one pending-changes value → signal → rebuild: take it whole, build the next
  *   Snapshot (pure) and swap it in.
  *
- * Nothing is published before the Registry and every App Secret scope completed a list.
+ * Nothing is published before the Registry and every App Secret scope completed a list, except
+ * after a warm start: then the saved inputs are published at once, the watches resume from where
+ * they were saved, and a Snapshot says it came from the state file until every watch is confirmed.
  */
 export class Mirror {
   readonly #holder: SnapshotHolder;
@@ -62,6 +44,10 @@ export class Mirror {
   readonly #reflectors: { readonly registry: Reflector; readonly secrets: readonly Reflector[] };
   /** Lists to complete before the first Snapshot: the Registry's, then each scope's. */
   #listsToGo: number;
+  readonly #options: MirrorOptions;
+  /** After a warm start: reflectors whose watch has not been confirmed current yet. */
+  #toConfirm = 0;
+  #source: SnapshotSource = FROM_API_SERVER;
 
   constructor(options: MirrorOptions) {
     this.#holder = options.holder;
@@ -69,6 +55,8 @@ export class Mirror {
     this.#clock = options.clock ?? systemClock;
     this.#wallClock = options.wallClock ?? Date.now;
     this.#registry = new RegistryTracker(options.registry);
+    this.#options = options;
+    const warm = options.warm !== undefined;
     this.#referenced = new ReferencedSecrets({
       scopes: options.secrets.scopes,
       clock: this.#clock,
@@ -98,7 +86,7 @@ export class Mirror {
         options.registry.listWatch,
         {
           onEvent: (e) => this.#onRegistryEvent(e.type, e.object),
-          onSynced: () => this.#onRegistryListed(),
+          onSynced: () => (warm ? this.#confirmed() : this.#onRegistryListed()),
         },
         settings,
       ),
@@ -108,7 +96,7 @@ export class Mirror {
           scope.listWatch,
           {
             onEvent: (e) => this.#onSecretEvent(e.type, e.object),
-            onSynced: () => this.#onListCompleted(),
+            onSynced: () => (warm ? this.#confirmed() : this.#onListCompleted()),
             onListed: (keys, resourceVersion) =>
               this.#onSecretsListed(scope.namespace, keys, resourceVersion),
           },
@@ -118,9 +106,27 @@ export class Mirror {
     };
   }
 
-  /** Starts watching: the Registry first, the App Secrets once the Registry says which matter. */
+  /**
+   * Starts watching: the Registry first, the App Secrets once the Registry says which matter.
+   * After a warm start, publishes the saved inputs first, then resumes every watch.
+   */
   start(): void {
-    this.#reflectors.registry.start();
+    const { warm } = this.#options;
+    if (warm === undefined) this.#reflectors.registry.start();
+    else this.#startWarm(warm);
+  }
+
+  /**
+   * The inputs of the served Snapshot and how far each watch got, or null while they are not one
+   * consistent whole: before the first Snapshot, while a Registry is being adopted or a rebuild
+   * runs, while a fetch failed, and after a warm start until the watches are confirmed.
+   */
+  capture(): MirrorInputs | null {
+    if (!this.synced() || this.#source !== FROM_API_SERVER) return null;
+    if (this.#adoptions.busy || this.#rebuilds.busy || this.#registry.hasUnserved) return null;
+    if (this.#referenced.failing || !this.#pending.empty) return null;
+    const { store } = this.#referenced;
+    return captureInputs(this.#registry, store, this.#reflectors, this.#options.secrets.scopes);
   }
 
   /** True once the first Snapshot could be built from complete lists. */
@@ -153,6 +159,38 @@ export class Mirror {
       this.#adoptions.stop(),
       ...[registry, ...secrets].map((r) => r.stop()),
     ]);
+  }
+
+  /** Serves the saved inputs, publishes them, and resumes each watch where it was saved. */
+  #startWarm({ inputs, savedAt }: WarmStart): void {
+    this.#source = Object.freeze({ kind: "state-file", savedAt });
+    const { registry, secrets } = this.#options;
+    const seeded = seedFromInputs(
+      inputs,
+      registry,
+      secrets.scopes,
+      this.#registry,
+      this.#referenced,
+    );
+    if (seeded.served.newlyRefused) this.#observer.registryRejected(seeded.served.status.error!);
+    this.#pending.registryAdopted(seeded.served, true);
+    this.#listsToGo = 0;
+    this.#toConfirm = 1 + secrets.scopes.length;
+    this.#observer.registryAdopted(seeded.served.registry);
+    this.#observer.synced();
+    this.#rebuild();
+    this.#reflectors.registry.start(seeded.registry);
+    // A scope the state does not know (it cannot happen under the same flags) is listed.
+    this.#reflectors.secrets.forEach((r, i) => {
+      r.start(seeded.scopes[i]);
+    });
+  }
+
+  /** After a warm start, one more watch is confirmed current; once all are, Snapshots say so. */
+  #confirmed(): void {
+    if (--this.#toConfirm !== 0) return;
+    this.#source = FROM_API_SERVER;
+    this.#rebuilds.signal();
   }
 
   #onRegistryEvent(type: ObjectEventType, object: SecretObject): void {
@@ -229,7 +267,13 @@ export class Mirror {
     const changes = this.#pending.take();
     const previous = this.#holder.current();
     const started = this.#clock.now();
-    const next = nextSnapshot(previous, changes, this.#referenced.store.view, this.#wallClock());
+    const next = nextSnapshot(
+      previous,
+      changes,
+      this.#referenced.store.view,
+      this.#wallClock(),
+      this.#source,
+    );
     if (next === null) return;
     this.#holder.swap(next.snapshot);
     const now = this.#clock.now();

@@ -1,6 +1,12 @@
 import { build, rebuildForSecrets } from "../snapshot/build.ts";
 import { slotsOf } from "../snapshot/route-table.ts";
-import type { RegistryStatus, SecretsView, Snapshot } from "../snapshot/types.ts";
+import {
+  FROM_API_SERVER,
+  type RegistryStatus,
+  type SecretsView,
+  type Snapshot,
+  type SnapshotSource,
+} from "../snapshot/types.ts";
 import type { Changes } from "./pending-changes.ts";
 
 /** A Snapshot to publish, and how it was built. */
@@ -14,20 +20,22 @@ export interface NextSnapshot {
  * The Snapshot that follows `previous` after `changes`, read against `secrets`, or null when
  * nothing a Snapshot shows changed (so a rebuild with nothing to change publishes nothing). Built
  * whole for the first Snapshot and when the Registry document changed; otherwise only the Apps
- * of changed Secrets are re-resolved, under the newest Registry status. Pure: changes nothing.
+ * of changed Secrets are re-resolved, under the newest Registry status; a new `source` alone
+ * (a warm start's watches confirmed) also makes a new Snapshot. Pure: changes nothing.
  */
 export function nextSnapshot(
   previous: Snapshot | null,
   changes: Changes,
   secrets: SecretsView,
   builtAt: number,
+  source: SnapshotSource = FROM_API_SERVER,
 ): NextSnapshot | null {
   const adopted = changes.registry;
   const revision = (previous?.revision ?? 0) + 1;
   if (previous === null || adopted?.whole === true) {
     // Nothing to build from before the first Registry is adopted.
     if (adopted === null) return null;
-    const meta = { revision, builtAt, registry: adopted.status };
+    const meta = { revision, builtAt, registry: adopted.status, source };
     return { snapshot: build(adopted.registry, secrets, meta), kind: "whole" };
   }
   const status = adopted?.status ?? previous.registry;
@@ -35,8 +43,9 @@ export function nextSnapshot(
   const changed = changes.secrets.filter(
     (s) => slotsOf(previous.routes, s.namespace, s.name).length > 0,
   );
-  if (changed.length === 0 && sameStatus(status, previous.registry)) return null;
-  const meta = { revision, builtAt, registry: status };
+  if (changed.length === 0 && sameStatus(status, previous.registry) && source === previous.source)
+    return null;
+  const meta = { revision, builtAt, registry: status, source };
   return { snapshot: rebuildForSecrets(previous, changed, secrets, meta), kind: "secrets" };
 }
 

@@ -54,6 +54,11 @@ export class PendingChanges {
     if (at !== null) this.#noteSince(at);
   }
 
+  /** True when nothing is marked. */
+  get empty(): boolean {
+    return this.#registry === null && this.#secrets.length === 0 && this.#since === null;
+  }
+
   /** Everything marked so far; the pending changes are empty afterwards. */
   take(): Changes {
     if (this.#registry === null && this.#secrets.length === 0 && this.#since === null)

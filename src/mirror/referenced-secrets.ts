@@ -68,6 +68,11 @@ export class ReferencedSecrets {
     return changed;
   }
 
+  /** True while some referenced Secret could not be fetched and waits for a retry. */
+  get failing(): boolean {
+    return this.#failed.length > 0 || this.#retryDue;
+  }
+
   /** Once a retry is due, fetches the still referenced Secrets whose fetch failed. */
   async retryFailed(): Promise<SecretRef[]> {
     if (!this.#retryDue) return [];

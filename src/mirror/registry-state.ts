@@ -2,6 +2,7 @@ import type { SecretObject } from "../kube/cache/list-watch.ts";
 import { parseRegistry } from "../registry/parse.ts";
 import type { Registry } from "../registry/schema.ts";
 import type { RegistryStatus } from "../snapshot/types.ts";
+import type { RegistryInput } from "./inputs.ts";
 
 /** The Registry Secret as the watch last saw it. */
 type RegistrySecret =
@@ -88,6 +89,13 @@ export class RegistryTracker {
       : { present: true, resourceVersion, value: ownValue(object.data, this.#options.key) };
     this.#unserved.push(this.#current);
     return true;
+  }
+
+  /** The Registry Secret as the watch last saw it. */
+  get current(): RegistryInput {
+    const c = this.#current;
+    if (!c.present) return c;
+    return { present: true, resourceVersion: c.resourceVersion, value: c.value ?? null };
   }
 
   /** True when events arrived since the last `serve`. */

@@ -3,6 +3,7 @@ import { ROUTE_OUTCOMES } from "../answers/reasons.ts";
 import type { ReflectorStatus } from "../kube/cache/reflector-status.ts";
 import type { MirrorObserver, Publication } from "../mirror/observer.ts";
 import { RouteCounts } from "../route/route-counts.ts";
+import { createStateMetrics, type StateMetrics } from "./state-metrics.ts";
 
 /** The Prometheus side of the mirror: what `/metrics` serves. */
 export interface Metrics {
@@ -12,6 +13,8 @@ export interface Metrics {
   readonly observer: Required<MirrorObserver>;
   /** The route answer counts, which the data thread adds to as well. */
   readonly routeCounts: RouteCounts;
+  /** The state file's loads and writes, and where the served Snapshot came from. */
+  readonly state: StateMetrics;
   /** Where the data thread's heap is read at each scrape; unset, it reads 0. */
   dataThreadHeap(read: () => Promise<DataThreadHeap | null>): void;
 }
@@ -245,6 +248,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     registry,
     observer,
     routeCounts,
+    state: createStateMetrics(registry, now),
     dataThreadHeap(read) {
       readDataThreadHeap = read;
     },

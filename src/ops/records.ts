@@ -40,6 +40,10 @@ export interface SnapshotRecord {
   /** Null before the first Snapshot: nothing is known about the Registry yet. */
   readonly registry: RegistryStatus | null;
   readonly conflicts: readonly Conflict[];
+  /** Where the Snapshot's inputs came from; null before the first Snapshot. */
+  readonly source: "api-server" | "state-file" | null;
+  /** ISO 8601: when the state file the Snapshot came from was written; null otherwise. */
+  readonly stateSavedAt: string | null;
 }
 
 /** The App without its Secret bytes. */
@@ -90,6 +94,11 @@ export function snapshotRecord(snapshot: Snapshot): SnapshotRecord {
       error: snapshot.registry.error,
     },
     conflicts: snapshot.routes.conflicts,
+    source: snapshot.source.kind,
+    stateSavedAt:
+      snapshot.source.kind === "state-file"
+        ? new Date(snapshot.source.savedAt).toISOString()
+        : null,
   };
 }
 
@@ -103,4 +112,6 @@ export const NOT_SYNCED_SNAPSHOT: SnapshotRecord = Object.freeze({
   hostnames: 0,
   registry: null,
   conflicts: Object.freeze([]),
+  source: null,
+  stateSavedAt: null,
 });

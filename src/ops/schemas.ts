@@ -85,6 +85,8 @@ export const snapshotRecordSchema = {
     "hostnames",
     "registry",
     "conflicts",
+    "source",
+    "stateSavedAt",
   ],
   additionalProperties: false,
   properties: {
@@ -104,6 +106,8 @@ export const snapshotRecordSchema = {
         error: nullableString,
       },
     },
+    source: { type: ["string", "null"], enum: ["api-server", "state-file", null] },
+    stateSavedAt: nullableString,
     conflicts: {
       type: "array",
       items: {

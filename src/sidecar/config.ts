@@ -20,4 +20,9 @@ export interface SidecarConfig {
   readonly opsListen: Address;
   readonly watchTimeoutSeconds: number;
   readonly logLevel: "trace" | "debug" | "info" | "warn" | "error" | "fatal";
+  /** Undefined: no state file. */
+  readonly stateFile: string | undefined;
+  /** Undefined: no state file (a file needs a key). */
+  readonly stateKeyFile: string | undefined;
+  readonly stateMaxAgeSeconds: number;
 }

@@ -2,7 +2,7 @@ import type { Server } from "node:http";
 import type { Worker } from "node:worker_threads";
 import { type Logger, pino } from "pino";
 import { DEFAULT_RETRY_AFTER } from "../answers/route-answer.ts";
-import type { Clock } from "../clock.ts";
+import { type Clock, systemClock } from "../clock.ts";
 import { createListWatch } from "../kube/rest/client.ts";
 import { loadKubeConfig } from "../kube/rest/kubeconfig.ts";
 import { createKubeTransport, type KubeTransport } from "../kube/rest/transport.ts";
@@ -17,6 +17,7 @@ import { startDataThread } from "../route/data-thread.ts";
 import { routeTableFor } from "../snapshot/build.ts";
 import { SnapshotHolder } from "../snapshot/holder.ts";
 import type { Address, SidecarConfig } from "./config.ts";
+import { openLastGoodState, type StateKeeper, startStateKeeper } from "./last-good-state.ts";
 
 /** A running sidecar. */
 export interface Sidecar {
@@ -93,13 +94,20 @@ export async function startSidecar(
     ...(options.dataWorker === undefined ? {} : { worker: options.dataWorker }),
   });
   metrics.dataThreadHeap(() => thread.heap());
+  const opened = await openLastGoodState(config, log, Date.now(), (o) => metrics.state.loaded(o));
+  let keeper: StateKeeper | null = null;
   const observers: MirrorObserver[] = [
     metrics.observer,
+    metrics.state.observer,
     logObserver(log),
     {
       // After the App Secret lists went out (the mirror starts them just before this call).
       registryAdopted: (registry) => setImmediate(() => thread.prepare(routeTableFor(registry))),
-      published: ({ snapshot }) => thread.publish(snapshot),
+      published: ({ snapshot }) => {
+        thread.publish(snapshot);
+        keeper?.published();
+      },
+      contact: () => keeper?.contact(),
     },
   ];
   if (options.observer !== undefined) observers.push(options.observer);
@@ -123,8 +131,25 @@ export async function startSidecar(
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.random === undefined ? {} : { random: options.random }),
     ...(options.reflector === undefined ? {} : { reflector: options.reflector }),
+    ...(opened?.warm === undefined ? {} : { warm: opened.warm }),
   });
   mirror.start();
+  if (opened !== null && config.stateFile !== undefined) {
+    keeper = startStateKeeper({
+      path: config.stateFile,
+      opened,
+      capture: () => mirror.capture(),
+      clock: options.clock ?? systemClock,
+      wallClock: Date.now,
+      reports: {
+        written: (ms) => metrics.state.written(ms),
+        failed: (message) => {
+          metrics.state.failed();
+          log.warn({ err: message }, "state file not written");
+        },
+      },
+    });
+  }
 
   const { server: ops, closeStatusApi } = createOpsServer({
     holder,
@@ -140,7 +165,7 @@ export async function startSidecar(
     if (!listening.ok) throw new Error(listening.error);
     opsAddress = await listen(ops, config.opsListen);
   } catch (e) {
-    await Promise.allSettled([thread.close(0), closeServer(ops), mirror.stop()]);
+    await Promise.allSettled([thread.close(0), closeServer(ops), keeper?.close(), mirror.stop()]);
     transport.close();
     return err(`cannot listen: ${(e as Error).message}`);
   }
@@ -152,6 +177,8 @@ export async function startSidecar(
     closing ??= (async () => {
       const cut = setTimeout(() => ops.closeAllConnections(), drainMs);
       const opsClosed = closeServer(ops).then(closeStatusApi);
+      // The state is written once more before the watches stop: it is as current as it gets.
+      await keeper?.close();
       await Promise.allSettled([thread.close(drainMs), opsClosed, mirror.stop()]);
       clearTimeout(cut);
       transport.close();

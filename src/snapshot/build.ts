@@ -1,7 +1,14 @@
 import type { Registry, SecretRef } from "../registry/schema.ts";
 import { buildAppTable, replaceApps, resolveApp } from "./app-table.ts";
 import { buildRouteTable, slotsOf, sortedSpecs } from "./route-table.ts";
-import type { App, BuildMeta, RouteTable, SecretsView, Snapshot } from "./types.ts";
+import {
+  type App,
+  type BuildMeta,
+  FROM_API_SERVER,
+  type RouteTable,
+  type SecretsView,
+  type Snapshot,
+} from "./types.ts";
 
 /**
  * Builds a whole Snapshot from a Registry (null: none, an empty Registry) and the Secrets this
@@ -56,6 +63,7 @@ function seal(meta: BuildMeta, routes: Snapshot["routes"], apps: Snapshot["apps"
   return Object.freeze({
     revision: meta.revision,
     builtAt: meta.builtAt,
+    source: meta.source ?? FROM_API_SERVER,
     registry: Object.freeze({ ...meta.registry }),
     routes,
     apps,

@@ -69,6 +69,11 @@ export class Coalescer {
     this.#state = "idle";
   }
 
+  /** True while a rebuild is scheduled or running. */
+  get busy(): boolean {
+    return this.#state !== "idle";
+  }
+
   /** Signals received, rebuilds run, and signals absorbed by another signal's rebuild. */
   stats(): { signals: number; runs: number; coalesced: number } {
     return { signals: this.#signals, runs: this.#runs, coalesced: this.#signals - this.#runs };

@@ -43,12 +43,25 @@ export interface SecretData {
 /** The Secrets the builder may read, by namespace and name; an absent entry means an absent Secret. */
 export type SecretsView = ReadonlySecretIndex<SecretData>;
 
+/**
+ * Where a Snapshot's inputs came from: this replica's watches of the API server, or, after a
+ * warm start and until every watch is confirmed current, the state file (written at `savedAt`).
+ */
+export type SnapshotSource =
+  | { readonly kind: "api-server" }
+  | { readonly kind: "state-file"; readonly savedAt: number };
+
+/** The inputs came from the API server's watches. */
+export const FROM_API_SERVER: SnapshotSource = Object.freeze({ kind: "api-server" });
+
 /** What the builder does not derive from its inputs. */
 export interface BuildMeta {
   readonly revision: number;
   /** Milliseconds since the epoch. */
   readonly builtAt: number;
   readonly registry: RegistryStatus;
+  /** Default: from the API server. */
+  readonly source?: SnapshotSource;
 }
 
 /**
@@ -96,6 +109,7 @@ export interface Snapshot {
   readonly revision: number;
   readonly builtAt: number;
   readonly registry: RegistryStatus;
+  readonly source: SnapshotSource;
   readonly routes: RouteTable;
   readonly apps: AppTable;
 }

@@ -1,5 +1,5 @@
 // What the state file holds: the inputs of the last published Snapshot and how far each watch had
-// got, so a restarted sidecar can serve at once and resume its watches without a list (issue 28).
+// got, so a restarted sidecar can serve at once and resume its watches without a list.
 // Byte strings hold one character per byte (latin1), as SecretObject.data does.
 
 /** The flags a state was written under; a state written under others is refused. */

@@ -152,6 +152,8 @@ describe("GET /v1/snapshot", () => {
         hostnames: 4,
         registry: { present: true, resourceVersion: "7", error: null },
         conflicts: [{ hostname: "shop.example.com", winner: "shop", losers: ["shop-eu"] }],
+        source: "api-server",
+        stateSavedAt: null,
       },
     });
   });
@@ -174,7 +176,7 @@ describe("GET /v1/snapshot", () => {
   });
 });
 
-describe("everything else on the data listener", () => {
+describe("everything else the status API is asked", () => {
   it("answers 404 JSON for unknown paths and for methods a status route does not take", async () => {
     for (const [method, url] of [
       ["GET", "/"],

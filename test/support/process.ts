@@ -121,6 +121,8 @@ export interface SidecarProcess {
   heap(): Promise<HeapSample>;
   /** SIGTERM, then waits for the exit (SIGKILL after `ms`); resolves to the exit code and signal. */
   stop(ms?: number): Promise<Exit>;
+  /** SIGKILL, as an OOM kill would: no shutdown runs; resolves once it is gone. */
+  kill(): Promise<Exit>;
 }
 
 interface SidecarProcessOptions {
@@ -131,6 +133,10 @@ interface SidecarProcessOptions {
   readonly extraArgs?: readonly string[];
   /** How long to wait for the "listening" line. */
   readonly startTimeoutMs?: number;
+  /** The CLI to run: default the sources' entry; a bundle's `main.mjs` to run what ships. */
+  readonly entry?: string;
+  /** Added to the environment (a compile cache, as the image has). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /** Starts `serve` as a child; resolves once it logged where it listens. */
@@ -139,7 +145,7 @@ export async function startSidecarProcess(o: SidecarProcessOptions): Promise<Sid
     "--expose-gc",
     "--import",
     PROBE,
-    MAIN,
+    o.entry ?? MAIN,
     "serve",
     "--kubeconfig",
     o.kubeconfig,
@@ -158,7 +164,7 @@ export async function startSidecarProcess(o: SidecarProcessOptions): Promise<Sid
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env))
     if (v !== undefined && !k.startsWith("REPLICA_MIRROR_")) env[k] = v;
-  const c = startCommand(process.execPath, args, { env, ipc: true });
+  const c = startCommand(process.execPath, args, { env: { ...env, ...o.env }, ipc: true });
   const { child } = c;
   const ports = await listeningPorts(c, o.startTimeoutMs);
 
@@ -187,6 +193,12 @@ export async function startSidecarProcess(o: SidecarProcessOptions): Promise<Sid
         () => undefined,
       );
       return next;
+    },
+    kill: async () => {
+      const done = c.exited();
+      if (done !== null) return done;
+      child.kill("SIGKILL");
+      return c.exit;
     },
     stop: async (ms = 8_000) => {
       const done = c.exited();

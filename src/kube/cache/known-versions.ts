@@ -34,6 +34,11 @@ export class KnownVersions {
     return known === undefined ? "ADDED" : "MODIFIED";
   }
 
+  /** Records an object the handler holds from before this run (a resumed reflector). */
+  remember(key: string, resourceVersion: string): void {
+    this.#index.set(key, resourceVersion);
+  }
+
   /** Records a watch event as the server sent it. */
   watched(type: ObjectEventType, object: SecretObject): void {
     const key = secretKey(object.metadata);

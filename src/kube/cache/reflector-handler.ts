@@ -13,7 +13,10 @@ export interface ReflectorHandler {
    * carries only namespace, name and the last delivered resourceVersion, no data.
    */
   onEvent(event: { readonly type: ObjectEventType; readonly object: SecretObject }): void;
-  /** Once, after the first complete list has been delivered. */
+  /**
+   * Once, when the handler's state is known current: after the first complete list was
+   * delivered, or, for a resumed reflector, when its watch first delivered an event or a bookmark.
+   */
   onSynced(): void;
   /**
    * After every complete list (the first and each relist), once its changes were delivered:

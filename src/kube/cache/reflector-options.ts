@@ -60,3 +60,10 @@ export function restartPolicyOf(options: ReflectorOptions, random: () => number)
     relistSpreadMs: options.relistSpreadMs ?? DEFAULT_PACING.relistSpreadMs,
   });
 }
+
+/** Where a reflector resumes instead of listing: what the handler holds, and how far it got. */
+export interface ResumePoint {
+  readonly resourceVersion: string;
+  /** The objects the handler already holds: `namespace/name` and the resourceVersion it has. */
+  readonly known: Iterable<readonly [key: string, resourceVersion: string]>;
+}

@@ -5,7 +5,7 @@
 
 import { sleep } from "../../clock.ts";
 import { err, ok, type Result } from "../../result.ts";
-import { startDeadline } from "./deadline.ts";
+import { startDeadline, withDeadline } from "./deadline.ts";
 import { KnownVersions } from "./known-versions.ts";
 import {
   type ApiError,
@@ -19,19 +19,21 @@ import { type GuardedHandler, guardHandler } from "./reflector-handler.ts";
 import {
   type ReflectorOptions,
   type ReflectorSettings,
+  type ResumePoint,
   reflectorSettings,
   restartPolicyOf,
 } from "./reflector-options.ts";
 import type { ReflectorStatus } from "./reflector-status.ts";
 import {
   isUnservableVersion,
+  NO_HEADERS,
   type RestartPolicy,
   statusError,
   type WatchOutcome,
   watchFailed,
 } from "./restart-policy.ts";
 
-export type { ReflectorOptions } from "./reflector-options.ts";
+export type { ReflectorOptions, ResumePoint } from "./reflector-options.ts";
 
 /** Lists and watches one ListWatch into a handler until stopped. */
 export class Reflector {
@@ -57,13 +59,20 @@ export class Reflector {
     this.#policy = restartPolicyOf(options, this.#o.random);
   }
 
-  /** Starts the list-and-watch loop; later calls do nothing. */
-  start(): void {
+  /**
+   * Starts the list-and-watch loop; later calls do nothing. With `resume`, the loop starts with a
+   * watch from where a previous run got (a relist follows if the server cannot serve it).
+   */
+  start(resume?: ResumePoint): void {
     if (this.#loop !== undefined || this.#stop.signal.aborted) return;
-    this.#loop = this.#run();
+    if (resume !== undefined) {
+      for (const [key, resourceVersion] of resume.known) this.#known.remember(key, resourceVersion);
+      this.#lastSyncResourceVersion = resume.resourceVersion;
+    }
+    this.#loop = this.#run(resume === undefined);
   }
 
-  /** True once the first complete list has been delivered. */
+  /** True once the first complete list was delivered, or a resumed run's watch delivered something. */
   hasSynced(): boolean {
     return this.#synced;
   }
@@ -92,8 +101,8 @@ export class Reflector {
     }
   }
 
-  async #run(): Promise<void> {
-    let relist = true;
+  async #run(listFirst: boolean): Promise<void> {
+    let relist = listFirst;
     while (!this.#stopped) {
       try {
         if (relist) {
@@ -148,22 +157,9 @@ export class Reflector {
     call: (signal: AbortSignal, onActivity: () => void) => Promise<Result<T, ApiError>>,
   ): Promise<Result<T, ApiError>> {
     const controller = this.#attempt();
-    let timedOut = false;
-    const deadline = startDeadline(this.#o.clock, this.#o.requestTimeoutMs, () => {
-      timedOut = true;
-      controller.abort();
-    });
     try {
-      const result = await call(controller.signal, deadline.touch);
-      if (!result.ok && timedOut) {
-        return err({
-          kind: "network",
-          message: `no data for ${this.#o.requestTimeoutMs} ms`,
-        });
-      }
-      return result;
+      return await withDeadline(this.#o.clock, this.#o.requestTimeoutMs, controller, call);
     } finally {
-      deadline.cancel();
       if (this.#current === controller) this.#current = undefined;
     }
   }
@@ -219,11 +215,13 @@ export class Reflector {
     this.#lastSyncUnavailable = false;
     this.#policy.healthy(this.#o.clock.now());
     this.#report({ kind: "listed", resourceVersion, items: seen.size, pages });
-    if (!this.#synced) {
-      this.#synced = true;
-      this.#handler.onSynced();
-    }
+    if (!this.#synced) this.#markSynced();
     return ok(undefined);
+  }
+
+  #markSynced(): void {
+    this.#synced = true;
+    this.#handler.onSynced();
   }
 
   /** One watch, from open to end; undefined when stopped. */
@@ -255,16 +253,7 @@ export class Reflector {
         onActivity: deadline.touch,
       });
       if (this.#stopped) return undefined;
-      if (!opened.ok) {
-        if (inactive) {
-          const error = {
-            kind: "network",
-            message: "no response headers before the deadline",
-          } as const;
-          return end({ reason: "inactive", error, backoff: true });
-        }
-        return end(watchFailed(opened.error));
-      }
+      if (!opened.ok) return end(inactive ? NO_HEADERS : watchFailed(opened.error));
       stream = opened.value;
       deadline.touch();
       this.#policy.healthy(this.#o.clock.now());
@@ -278,6 +267,9 @@ export class Reflector {
         const event = item.value;
         if (event.type === "ERROR") return end(watchFailed(statusError(event.status)));
         events += 1;
+        // A resumed run is current once its watch delivered something: the server held the
+        // version it resumed from (a 410 would have come as an ERROR, and a relist instead).
+        if (!this.#synced) this.#markSynced();
         if (event.type === "BOOKMARK") {
           this.#lastSyncResourceVersion = event.resourceVersion;
           this.#handler.onBookmark(event.resourceVersion);

@@ -61,6 +61,13 @@ export const statusError = (s: ApiStatus): ApiError => ({
   ...(s.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: s.retryAfterSeconds }),
 });
 
+/** A watch whose response headers did not come before the inactivity deadline. */
+export const NO_HEADERS = {
+  reason: "inactive",
+  error: { kind: "network", message: "no response headers before the deadline" },
+  backoff: true,
+} as const;
+
 /** A failed watch request or an ERROR event: 410 relists, anything else backs off. */
 export function watchFailed(error: ApiError): Omit<WatchOutcome, "events" | "elapsedMs"> {
   if (isGone(error)) return { reason: "expired", relist: "expired" };

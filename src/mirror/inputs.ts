@@ -1,0 +1,42 @@
+// What a mirror's Snapshots are built from, as plain values: what a state file keeps so that a
+// restarted replica can serve at once and resume its watches without a list.
+
+/** The Registry Secret as the watch last saw it. */
+export type RegistryInput =
+  | { readonly present: false }
+  | {
+      readonly present: true;
+      readonly resourceVersion: string;
+      /** The Registry key's value as bytes (one character per byte); null: the key is missing. */
+      readonly value: string | null;
+    };
+
+/** A referenced App Secret: only the keys some App reads, as bytes. */
+export interface SecretInput {
+  readonly namespace: string;
+  readonly name: string;
+  readonly resourceVersion: string;
+  readonly data: Readonly<Record<string, string>>;
+}
+
+/** The inputs of a mirror at one moment, and how far each watch had got. */
+export interface MirrorInputs {
+  readonly registry: RegistryInput;
+  /** The referenced App Secrets present; one absent here was absent. */
+  readonly secrets: readonly SecretInput[];
+  readonly watches: {
+    readonly registry: string;
+    /** One per App Secret scope: a namespace, or null for the cluster-wide one. */
+    readonly secrets: readonly {
+      readonly namespace: string | null;
+      readonly resourceVersion: string;
+    }[];
+  };
+}
+
+/** A warm start: the inputs a previous run saved, and when they were known current. */
+export interface WarmStart {
+  readonly inputs: MirrorInputs;
+  /** Milliseconds since the epoch. */
+  readonly savedAt: number;
+}

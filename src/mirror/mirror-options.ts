@@ -1,0 +1,37 @@
+// What a Mirror is made of, given by whoever assembles one.
+
+import type { Clock } from "../clock.ts";
+import type { ListWatch } from "../kube/cache/list-watch.ts";
+import type { Schedule } from "../snapshot/coalescer.ts";
+import type { SnapshotHolder } from "../snapshot/holder.ts";
+import type { SecretScope } from "./fetch-secrets.ts";
+import type { WarmStart } from "./inputs.ts";
+import type { ReflectorSettings } from "./observed-reflector.ts";
+import type { MirrorObserver } from "./observer.ts";
+
+export interface RegistrySource {
+  /** Scoped to the one Registry Secret (a `metadata.name` field selector). */
+  readonly listWatch: ListWatch;
+  readonly namespace: string;
+  readonly name: string;
+  readonly key: string;
+  readonly maxDecompressedBytes?: number;
+}
+
+export interface MirrorOptions {
+  readonly registry: RegistrySource;
+  /** One cluster-wide scope, or one per namespace. */
+  readonly secrets: { readonly scopes: readonly SecretScope[]; readonly labelSelector?: string };
+  readonly holder: SnapshotHolder;
+  readonly watchTimeoutSeconds: number;
+  readonly observer?: MirrorObserver;
+  readonly clock?: Clock;
+  /** Milliseconds since the epoch, for `builtAt`. */
+  readonly wallClock?: () => number;
+  readonly random?: () => number;
+  readonly schedule?: Schedule;
+  /** Passed to every reflector (backoff and deadlines for tests). */
+  readonly reflector?: ReflectorSettings["tuning"];
+  /** Serve these inputs at once, and resume the watches from where they were saved. */
+  readonly warm?: WarmStart;
+}

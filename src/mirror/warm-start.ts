@@ -1,0 +1,87 @@
+// A warm start's two halves: the inputs a mirror saves, and how a new mirror takes them back.
+
+import type { Reflector, ResumePoint } from "../kube/cache/reflector.ts";
+import type { SecretScope } from "./fetch-secrets.ts";
+import type { MirrorInputs, SecretInput } from "./inputs.ts";
+import type { ReferencedSecrets } from "./referenced-secrets.ts";
+import type { RegistryTracker, TrackedRegistry } from "./registry-state.ts";
+import type { SecretStore } from "./secret-store.ts";
+
+/** What seeding gave: the Registry to serve, and where each reflector resumes. */
+interface Seeded {
+  readonly served: TrackedRegistry;
+  readonly registry: ResumePoint;
+  /** By scope; undefined for a scope the inputs do not know, which is listed instead. */
+  readonly scopes: readonly (ResumePoint | undefined)[];
+}
+
+/**
+ * Gives the tracker the saved Registry Secret and the store the saved App Secrets, as if the
+ * watches had just delivered them, and says where each reflector resumes: from the saved
+ * resourceVersion, knowing exactly the objects seeded.
+ */
+export function seedFromInputs(
+  inputs: MirrorInputs,
+  ref: { readonly namespace: string; readonly name: string; readonly key: string },
+  scopes: readonly SecretScope[],
+  tracker: RegistryTracker,
+  referenced: ReferencedSecrets,
+): Seeded {
+  const saved = inputs.registry;
+  if (saved.present) {
+    const data: Record<string, string> = Object.create(null);
+    if (saved.value !== null) data[ref.key] = saved.value;
+    const metadata = {
+      namespace: ref.namespace,
+      name: ref.name,
+      resourceVersion: saved.resourceVersion,
+    };
+    tracker.observe(false, { metadata, data });
+  }
+  const served = tracker.serve();
+  referenced.watch(served.registry);
+  for (const s of inputs.secrets) {
+    const metadata = { namespace: s.namespace, name: s.name, resourceVersion: s.resourceVersion };
+    referenced.store.apply("upsert", { metadata, data: s.data }, "watch");
+  }
+  return {
+    served,
+    registry: {
+      resourceVersion: inputs.watches.registry,
+      known: saved.present ? [[`${ref.namespace}/${ref.name}`, saved.resourceVersion]] : [],
+    },
+    scopes: scopes.map((scope) => {
+      const resourceVersion = inputs.watches.secrets.find(
+        (w) => w.namespace === scope.namespace,
+      )?.resourceVersion;
+      if (resourceVersion === undefined) return undefined;
+      const known = inputs.secrets
+        .filter((s) => scope.namespace === null || s.namespace === scope.namespace)
+        .map((s) => [`${s.namespace}/${s.name}`, s.resourceVersion] as const);
+      return { resourceVersion, known };
+    }),
+  };
+}
+
+/** The tracker's Registry Secret, the store's App Secrets and each reflector's resourceVersion. */
+export function captureInputs(
+  tracker: RegistryTracker,
+  store: SecretStore,
+  reflectors: { readonly registry: Reflector; readonly secrets: readonly Reflector[] },
+  scopes: readonly SecretScope[],
+): MirrorInputs {
+  const secrets: SecretInput[] = [];
+  for (const [namespace, name, held] of store.view.entries())
+    secrets.push({ namespace, name, resourceVersion: held.resourceVersion, data: held.data });
+  return {
+    registry: tracker.current,
+    secrets,
+    watches: {
+      registry: reflectors.registry.lastSyncResourceVersion(),
+      secrets: scopes.map((scope, i) => ({
+        namespace: scope.namespace,
+        resourceVersion: reflectors.secrets[i]!.lastSyncResourceVersion(),
+      })),
+    },
+  };
+}
