@@ -8,7 +8,13 @@ import type { SuiteContext, SuiteOutput } from "./suite.ts";
 const meta = (revision: number) => ({
   revision,
   builtAt: 0,
-  registry: { present: true, resourceVersion: "1", error: null },
+  registry: {
+    present: true,
+    resourceVersion: "1",
+    error: null,
+    refusedApps: [],
+    contentHash: null,
+  },
 });
 
 /** Pure-core figures: parse, whole build, one-Secret incremental rebuild, and lookup. */
@@ -20,7 +26,7 @@ export function benchCore(ctx: SuiteContext): SuiteOutput {
   function parsed(n: number) {
     const r = parseRegistry(registryBytes(n, true), { defaultNamespace: "default" });
     if (!r.ok) throw new Error(r.error.message);
-    return r.value;
+    return r.value.registry;
   }
 
   for (const gzip of [false, true]) {

@@ -71,10 +71,16 @@ export function hostsFor(n: number): string[] {
 export function snapshotFor(n: number, valueBytes = 32): Snapshot {
   const parsed = parseRegistry(registryBytes(n, true), { defaultNamespace: "default" });
   if (!parsed.ok) throw new Error(parsed.error.message);
-  return build(parsed.value, secretsFor(n, valueBytes), {
+  return build(parsed.value.registry, secretsFor(n, valueBytes), {
     revision: 1,
     builtAt: Date.now(),
-    registry: { present: true, resourceVersion: "1", error: null },
+    registry: {
+      present: true,
+      resourceVersion: "1",
+      error: null,
+      refusedApps: [],
+      contentHash: null,
+    },
   });
 }
 

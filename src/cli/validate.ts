@@ -37,15 +37,26 @@ export async function runValidate(
     out(`${files[0]}: ${(e as Error).message}`);
     return 1;
   }
-  const registry = parseRegistry(bytes, { defaultNamespace: namespace });
-  if (!registry.ok) {
-    for (const issue of registry.error.issues) out(`${files[0]}: ${issue}`);
+  const document = parseRegistry(bytes, { defaultNamespace: namespace });
+  if (!document.ok) {
+    for (const issue of document.error.issues) out(`${files[0]}: ${issue}`);
     return 1;
   }
-  const snapshot = build(registry.value, new SecretIndex(), {
+  // The mirror would serve the other Apps; the document is still not valid.
+  const { refused } = document.value;
+  for (const r of refused)
+    for (const issue of r.reason.split("; ")) out(`${files[0]}: apps[${r.index}].${issue}`);
+  if (refused.length > 0) return 1;
+  const snapshot = build(document.value.registry, new SecretIndex(), {
     revision: 1,
     builtAt: 0,
-    registry: { present: true, resourceVersion: null, error: null },
+    registry: {
+      present: true,
+      resourceVersion: null,
+      error: null,
+      refusedApps: [],
+      contentHash: null,
+    },
   });
   out(`${files[0]}: valid: ${snapshot.apps.size} Apps, ${snapshot.routes.hostnameCount} hostnames`);
   for (const c of snapshot.routes.conflicts) {

@@ -22,6 +22,7 @@ const RESTART_LEVEL: Readonly<Record<string, "debug" | "info" | "warn">> = {
  */
 export function logObserver(log: Logger): MirrorObserver {
   let lastConflicts = "[]";
+  let lastRefused = "[]";
   let firstPublished = false;
   return {
     synced() {
@@ -39,6 +40,15 @@ export function logObserver(log: Logger): MirrorObserver {
         } else {
           log.info("hostname conflicts resolved");
         }
+      }
+      const refused = JSON.stringify(snapshot.registry.refusedApps);
+      if (refused !== lastRefused) {
+        lastRefused = refused;
+        if (snapshot.registry.refusedApps.length > 0)
+          log.warn(
+            { refusedApps: snapshot.registry.refusedApps },
+            "Registry App entries refused: the other Apps apply, and each refused one keeps its last good version",
+          );
       }
       const fields = {
         revision: snapshot.revision,

@@ -1,7 +1,8 @@
+import { createHash } from "node:crypto";
 import type { SecretObject } from "../kube/cache/list-watch.ts";
 import { parseRegistry } from "../registry/parse.ts";
-import type { Registry } from "../registry/schema.ts";
-import type { RegistryStatus } from "../snapshot/types.ts";
+import type { AppSpec, Registry } from "../registry/schema.ts";
+import type { RefusedAppStatus, RegistryStatus } from "../snapshot/types.ts";
 import type { RegistryInput } from "./inputs.ts";
 
 /** The Registry Secret as the watch last saw it. */
@@ -25,33 +26,78 @@ interface RegistryOptions {
   readonly maxDecompressedBytes?: number;
 }
 
+/** A digest of a value's bytes: equal on every replica that holds the same value. */
+function contentHash(value: string): string {
+  return createHash("sha256").update(value, "latin1").digest("hex").slice(0, 16);
+}
+
 /**
  * Decides what to serve after the Registry Secret changed (ADR 4): absent is a valid, empty
- * Registry; a missing key or a malformed value keeps the last good Registry and reports the error.
+ * Registry; a missing key or a value refused whole keeps the last good Registry and reports the
+ * error; a value with refused App entries serves its valid Apps (`keepRefused` then keeps the
+ * last good version of each refused one).
  */
 export function serveRegistry(
   secret: RegistrySecret,
   lastGood: Registry | null,
   options: RegistryOptions,
 ): ServedRegistry {
-  if (!secret.present)
-    return { registry: null, status: { present: false, resourceVersion: null, error: null } };
-  const keep = (error: string): ServedRegistry => ({
-    registry: lastGood,
-    status: { present: true, resourceVersion: secret.resourceVersion, error },
+  if (!secret.present) return { registry: null, status: ABSENT };
+  const hash = secret.value === undefined ? null : contentHash(secret.value);
+  const status = (error: string | null, refusedApps: readonly RefusedAppStatus[] = []) => ({
+    present: true,
+    resourceVersion: secret.resourceVersion,
+    error,
+    refusedApps,
+    contentHash: hash,
   });
   if (secret.value === undefined)
-    return keep(`invalid registry: key '${options.key}' is missing from the Secret`);
+    return {
+      registry: lastGood,
+      status: status(`invalid registry: key '${options.key}' is missing from the Secret`),
+    };
   const parsed = parseRegistry(Buffer.from(secret.value, "latin1"), {
     defaultNamespace: options.namespace,
     ...(options.maxDecompressedBytes === undefined
       ? {}
       : { maxDecompressedBytes: options.maxDecompressedBytes }),
   });
-  if (!parsed.ok) return keep(parsed.error.message);
+  if (!parsed.ok) return { registry: lastGood, status: status(parsed.error.message) };
+  const refused = parsed.value.refused.map((r) => ({ ...r, kept: false }));
+  return { registry: parsed.value.registry, status: status(null, refused) };
+}
+
+const ABSENT: RegistryStatus = Object.freeze({
+  present: false,
+  resourceVersion: null,
+  error: null,
+  refusedApps: Object.freeze([]),
+  contentHash: null,
+});
+
+/**
+ * `served` with the last good version (from `previous`) of each refused App whose name no valid
+ * entry took; the refusals say which were kept. The Registry itself when nothing is kept.
+ */
+export function keepRefused(served: ServedRegistry, previous: Registry | null): ServedRegistry {
+  const { registry, status } = served;
+  if (status.refusedApps.length === 0 || registry === null || previous === null) return served;
+  const names = new Set(registry.apps.map((a) => a.name));
+  const kept: AppSpec[] = [];
+  const refusedApps = status.refusedApps.map((r) => {
+    const last =
+      r.name === null || names.has(r.name)
+        ? undefined
+        : previous.apps.find((a) => a.name === r.name);
+    if (last === undefined) return r;
+    names.add(last.name);
+    kept.push(last);
+    return { ...r, kept: true };
+  });
+  if (kept.length === 0) return served;
   return {
-    registry: parsed.value,
-    status: { present: true, resourceVersion: secret.resourceVersion, error: null },
+    registry: Object.freeze({ apps: Object.freeze([...registry.apps, ...kept]) }),
+    status: { ...status, refusedApps },
   };
 }
 
@@ -72,7 +118,7 @@ export class RegistryTracker {
   /** Values observed since the last `serve`, oldest first; the last is the current one. */
   #unserved: RegistrySecret[] = [];
   #current: RegistrySecret = { present: false };
-  #parsed: { readonly value: string; readonly registry: Registry } | null = null;
+  #parsed: { readonly value: string; readonly served: ServedRegistry } | null = null;
   #lastRefused: string | undefined;
   #served: Registry | null = null;
 
@@ -113,7 +159,10 @@ export class RegistryTracker {
     const unserved = this.#unserved;
     this.#unserved = [];
     const served = this.#served;
-    const current = this.#serveOne(this.#current, () => this.#fallback(unserved, served));
+    const current = keepRefused(
+      this.#serveOne(this.#current, () => this.#fallback(unserved, served)),
+      served,
+    );
     const value = this.#current.present ? this.#current.value : undefined;
     const refused = current.status.error !== null;
     const newlyRefused = refused && (value === undefined || value !== this.#lastRefused);
@@ -135,14 +184,14 @@ export class RegistryTracker {
 
   #serveOne(secret: RegistrySecret, lastGood: () => Registry | null): ServedRegistry {
     if (secret.present && secret.value !== undefined && secret.value === this.#parsed?.value) {
-      const status = { present: true, resourceVersion: secret.resourceVersion, error: null };
-      return { registry: this.#parsed.registry, status };
+      const { registry, status } = this.#parsed.served;
+      return { registry, status: { ...status, resourceVersion: secret.resourceVersion } };
     }
     // Parse first: the fallback, which may parse older values, is needed only on a refusal.
     const served = serveRegistry(secret, null, this.#options);
     if (served.status.error === null) {
       if (secret.present && secret.value !== undefined) {
-        this.#parsed = { value: secret.value, registry: served.registry! };
+        this.#parsed = { value: secret.value, served };
       }
       return served;
     }

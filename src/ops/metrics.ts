@@ -95,6 +95,16 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const readyApps = gauge("snapshot_ready_apps", "Apps whose Secret bytes this replica has.");
   const hostnames = gauge("snapshot_hostnames", "Hostnames and patterns in the served Snapshot.");
   const conflicts = gauge("snapshot_conflicts", "Hostnames claimed by more than one App.");
+  const refusedApps = gauge(
+    "registry_refused_apps",
+    "App entries of the latest Registry value that were refused; each keeps its last good version.",
+  );
+  const registryInfo = new Gauge({
+    name: `${PREFIX}registry_info`,
+    help: "1 for the Registry the served Snapshot was built from: its resourceVersion and a digest of its bytes (the same on every replica that serves it).",
+    labelNames: ["resource_version", "content_hash"] as const,
+    registers,
+  });
   const synced = gauge("synced", "1 once the first Snapshot is published, else 0.");
   new Gauge({
     name: `${PREFIX}snapshot_age_seconds`,
@@ -180,6 +190,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       readyApps.set(snapshot.apps.readyCount);
       hostnames.set(snapshot.routes.hostnameCount);
       conflicts.set(snapshot.routes.conflicts.length);
+      refusedApps.set(snapshot.registry.refusedApps.length);
+      registryInfo.reset();
+      registryInfo
+        .labels(snapshot.registry.resourceVersion ?? "", snapshot.registry.contentHash ?? "")
+        .set(1);
       synced.set(1);
     },
     rebuildFailed() {

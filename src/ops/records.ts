@@ -92,6 +92,13 @@ export function snapshotRecord(snapshot: Snapshot): SnapshotRecord {
       present: snapshot.registry.present,
       resourceVersion: snapshot.registry.resourceVersion,
       error: snapshot.registry.error,
+      refusedApps: snapshot.registry.refusedApps.map((r) => ({
+        index: r.index,
+        name: r.name,
+        reason: r.reason,
+        kept: r.kept,
+      })),
+      contentHash: snapshot.registry.contentHash,
     },
     conflicts: snapshot.routes.conflicts,
     source: snapshot.source.kind,

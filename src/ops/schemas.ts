@@ -98,12 +98,27 @@ export const snapshotRecordSchema = {
     hostnames: { type: "integer" },
     registry: {
       type: ["object", "null"],
-      required: ["present", "resourceVersion", "error"],
+      required: ["present", "resourceVersion", "error", "refusedApps", "contentHash"],
       additionalProperties: false,
       properties: {
         present: { type: "boolean" },
         resourceVersion: nullableString,
         error: nullableString,
+        refusedApps: {
+          type: "array",
+          items: {
+            type: "object",
+            required: ["index", "name", "reason", "kept"],
+            additionalProperties: false,
+            properties: {
+              index: { type: "integer" },
+              name: nullableString,
+              reason: { type: "string" },
+              kept: { type: "boolean" },
+            },
+          },
+        },
+        contentHash: nullableString,
       },
     },
     source: { type: ["string", "null"], enum: ["api-server", "state-file", null] },

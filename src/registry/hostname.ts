@@ -26,7 +26,8 @@ type Scan =
   | { readonly kind: "non-ascii" }
   | { readonly kind: "empty-label" }
   | { readonly kind: "long-label" }
-  | { readonly kind: "bad-label"; readonly label: string };
+  /** `label`: which label, counting from 1: a message names a position, never a quote. */
+  | { readonly kind: "bad-label"; readonly label: number };
 
 /**
  * Checks every label of `name` against `rules` in one pass, ASCII letters of either case
@@ -37,6 +38,7 @@ function scanName(name: string, rules: LabelRules, from = 0, to = name.length): 
   let upper = false;
   let problem: Scan | null = null;
   let start = from;
+  let label = 1;
   for (let i = from; i <= to; i++) {
     const c = i === to ? 46 : name.charCodeAt(i);
     if (c > 0x7f) return { kind: "non-ascii" };
@@ -49,15 +51,15 @@ function scanName(name: string, rules: LabelRules, from = 0, to = name.length): 
         !rules.hyphenAtEnds &&
         (name.charCodeAt(start) === 45 || name.charCodeAt(i - 1) === 45)
       )
-        problem = { kind: "bad-label", label: name.slice(start, i) };
+        problem = { kind: "bad-label", label };
       start = i + 1;
+      label++;
     } else if (c >= 65 && c <= 90) {
       upper = true;
     } else if (
       !((c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 45 || (c === 95 && rules.underscore))
     ) {
-      const end = name.indexOf(".", i);
-      problem = { kind: "bad-label", label: name.slice(start, end === -1 || end > to ? to : end) };
+      problem = { kind: "bad-label", label };
     }
   }
   return problem ?? { kind: "fine", upper };
@@ -122,7 +124,7 @@ function declaredProblem(problem: Exclude<Scan, { kind: "fine" }> | "percent" | 
     case "long-label":
       return `label longer than ${MAX_LABEL_LENGTH} characters`;
     case "bad-label":
-      return `invalid label '${problem.label}': lower-case letters, digits and '-' only, not at either end`;
+      return `label ${problem.label} is not valid: lower-case letters, digits and '-' only, not at either end`;
     case "non-ascii":
       return "not a valid internationalised domain name";
   }

@@ -1,13 +1,36 @@
 import { gunzipSync } from "node:zlib";
 import type { z } from "zod";
+import { parseJson } from "../json.ts";
 import { err, ok, type Result } from "../result.ts";
 import { normaliseHostname } from "./hostname.ts";
-import { type AppSpec, type Registry, type RegistryDocument, registryDocument } from "./schema.ts";
+import {
+  type AppDocument,
+  type AppSpec,
+  appDocument,
+  type Registry,
+  registryEnvelope,
+} from "./schema.ts";
 
-/** Why a Registry value was refused; `issues` name the offending path, as `apps[3].hostnames[0]: port not allowed`. */
+/** Why a Registry value was refused whole; `issues` name the offending path, as `apps: expected array`. */
 interface RegistryError {
   readonly message: string;
   readonly issues: readonly string[];
+}
+
+/** An App entry of the document that was refused, and why; the other Apps still apply. */
+export interface RefusedApp {
+  /** Its place in the document's `apps`. */
+  readonly index: number;
+  /** Its `name`, when the entry has a string there (it may be the invalid part). */
+  readonly name: string | null;
+  /** What is wrong, as paths inside the entry: `hostnames[0]: port not allowed`. */
+  readonly reason: string;
+}
+
+/** A document read: the Registry of its valid Apps, and the entries refused. */
+export interface ParsedRegistry {
+  readonly registry: Registry;
+  readonly refused: readonly RefusedApp[];
 }
 
 interface ParseOptions {
@@ -24,40 +47,68 @@ const MAX_ISSUES = 20;
 export function parseRegistry(
   value: Uint8Array,
   options: ParseOptions,
-): Result<Registry, RegistryError> {
+): Result<ParsedRegistry, RegistryError> {
   const text = decode(value, options.maxDecompressedBytes ?? DEFAULT_MAX_DECOMPRESSED_BYTES);
   if (!text.ok) return text;
-  let json: unknown;
-  try {
-    json = JSON.parse(text.value);
-  } catch (e) {
-    return failure(`not JSON: ${(e as Error).message}`);
-  }
-  return parseRegistryDocument(json, options.defaultNamespace);
-}
-
-/** Validates an already-decoded document: the same rules and messages as `parseRegistry`. */
-export function parseRegistryDocument(
-  json: unknown,
-  defaultNamespace: string,
-): Result<Registry, RegistryError> {
-  const parsed = registryDocument.safeParse(json);
-  if (!parsed.success) {
-    const issues = parsed.error.issues.slice(0, MAX_ISSUES).map(formatIssue);
-    const more = parsed.error.issues.length - issues.length;
-    const message = `invalid registry: ${issues.join("; ")}${more > 0 ? `; and ${more} more` : ""}`;
-    return err({ message, issues });
-  }
-  return ok(registryOf(parsed.data, defaultNamespace));
+  const json = parseJson("the value", text.value);
+  if (!json.ok) return failure(json.error.message);
+  return parseRegistryDocument(json.value, options.defaultNamespace);
 }
 
 /**
- * The Registry a valid document declares: the default namespace and a null upstream filled in,
+ * Validates an already-decoded document: the same rules and messages as `parseRegistry`. A
+ * document whose envelope is wrong is refused whole; an App entry that breaks a rule (its
+ * shape, a name, a hostname, a cap, a name an earlier entry took) is refused alone.
+ */
+export function parseRegistryDocument(
+  json: unknown,
+  defaultNamespace: string,
+): Result<ParsedRegistry, RegistryError> {
+  const envelope = registryEnvelope.safeParse(json);
+  if (!envelope.success) {
+    const issues = envelope.error.issues.slice(0, MAX_ISSUES).map((i) => formatIssue(i));
+    const more = envelope.error.issues.length - issues.length;
+    const message = `invalid registry: ${issues.join("; ")}${more > 0 ? `; and ${more} more` : ""}`;
+    return err({ message, issues });
+  }
+  const valid: AppDocument[] = [];
+  const refused: RefusedApp[] = [];
+  const first = new Map<string, number>();
+  envelope.data.apps.forEach((entry, index) => {
+    const app = appDocument.safeParse(entry);
+    if (!app.success) {
+      const reason = app.error.issues
+        .slice(0, MAX_ISSUES)
+        .map((i) => formatIssue(i))
+        .join("; ");
+      refused.push({ index, name: nameOf(entry), reason });
+      return;
+    }
+    const before = first.get(app.data.name);
+    if (before !== undefined) {
+      refused.push({ index, name: app.data.name, reason: `name: taken by apps[${before}]` });
+      return;
+    }
+    first.set(app.data.name, index);
+    valid.push(app.data);
+  });
+  return ok({ registry: registryOf(valid, defaultNamespace), refused: Object.freeze(refused) });
+}
+
+/** An entry's `name`, when it is a string. */
+function nameOf(entry: unknown): string | null {
+  if (typeof entry !== "object" || entry === null || !Object.hasOwn(entry, "name")) return null;
+  const { name } = entry as { readonly name: unknown };
+  return typeof name === "string" ? name : null;
+}
+
+/**
+ * The Registry of valid App entries: the default namespace and a null upstream filled in,
  * hostnames normalised and deduplicated, frozen, because Snapshots share these objects with
  * every later Snapshot.
  */
-function registryOf(doc: RegistryDocument, defaultNamespace: string): Registry {
-  const apps: AppSpec[] = doc.apps.map((a) =>
+function registryOf(docs: readonly AppDocument[], defaultNamespace: string): Registry {
+  const apps: AppSpec[] = docs.map((a) =>
     Object.freeze({
       name: a.name,
       hostnames: Object.freeze(patterns(a.hostnames)),

@@ -75,6 +75,11 @@ export const named = (rule: NameRule) =>
     if (why !== null) ctx.issues.push({ code: "custom", message: why, input: ctx.value });
   });
 
+/** Hostnames and patterns one App may declare. */
+export const MAX_HOSTNAMES = 100;
+/** Characters of an `upstream`. */
+export const MAX_UPSTREAM = 2_048;
+
 // The document's shape, with no checks or transforms inside: zod compiles such a schema into one
 // fast function. An App's naming rules are one check of the whole App once its shape holds
 // (`checkNames`): per-field checks cost zod's machinery once per string, about three times the
@@ -89,7 +94,6 @@ const appShape = z.object({
   secretReady: z.boolean().optional(),
 });
 
-type AppDocument = z.infer<typeof appShape>;
 type Issues = z.core.ParsePayload<unknown>["issues"];
 
 /** Every naming rule of one App: an issue per broken rule, its path inside the App. */
@@ -100,6 +104,21 @@ function checkNames(app: AppDocument, issues: Issues): void {
     if (why !== null) issues.push({ code: "custom", message: why, input: value, path: path() });
   };
   check(dnsLabel, name, () => ["name"]);
+  if (hostnames.length > MAX_HOSTNAMES)
+    issues.push({
+      code: "custom",
+      message: `at most ${MAX_HOSTNAMES} hostnames`,
+      input: hostnames,
+      path: ["hostnames"],
+    });
+  // Handed to the data plane as a header value: nginx's default buffer for a header line is 8 KiB.
+  if (app.upstream !== undefined && app.upstream.length > MAX_UPSTREAM)
+    issues.push({
+      code: "custom",
+      message: `at most ${MAX_UPSTREAM} characters`,
+      input: app.upstream,
+      path: ["upstream"],
+    });
   for (let h = 0; h < hostnames.length; h++)
     check(declaredHostname, hostnames[h]!, () => ["hostnames", h]);
   if (ref.namespace !== undefined) check(dnsLabel, ref.namespace, () => ["secretRef", "namespace"]);
@@ -107,30 +126,23 @@ function checkNames(app: AppDocument, issues: Issues): void {
   check(secretKey, ref.key, () => ["secretRef", "key"]);
 }
 
-/** App names are unique; checked once every App is otherwise valid. */
-function checkUniqueNames(apps: readonly AppDocument[], issues: Issues): void {
-  const seen = new Map<string, number>();
-  for (let i = 0; i < apps.length; i++) {
-    const { name } = apps[i]!;
-    const first = seen.get(name);
-    if (first === undefined) seen.set(name, i);
-    else
-      issues.push({
-        code: "custom",
-        message: `duplicate App name '${name}' (first at apps[${first}])`,
-        input: name,
-        path: ["apps", i, "name"],
-      });
-  }
-}
-
-/** The document as written (unknown fields are dropped: forward compatibility). */
-export const registryDocument = z
-  .object({
-    apiVersion: z.literal(REGISTRY_API_VERSION, { error: `must be "${REGISTRY_API_VERSION}"` }),
-    apps: z.array(appShape.check((ctx) => checkNames(ctx.value, ctx.issues))),
-  })
-  .check((ctx) => checkUniqueNames(ctx.value.apps, ctx.issues));
+/** One App entry of the document, checked on its own: an invalid entry refuses only its App. */
+export const appDocument = appShape.check((ctx) => checkNames(ctx.value, ctx.issues));
 
 /** A document as the schema accepts it: hostnames as written, not yet normalised. */
-export type RegistryDocument = z.infer<typeof registryDocument>;
+export type AppDocument = z.infer<typeof appShape>;
+
+/**
+ * Apps one Registry may hold: past this, the document is refused whole. 250k Apps take about
+ * 750 MB of memory (BENCHMARKS.md, "Memory"): a Registry that large is a mistake.
+ */
+export const MAX_APPS = 250_000;
+
+/**
+ * The document around its Apps (unknown fields are dropped: forward compatibility). A document
+ * this refuses is refused whole; its App entries are checked one by one (`appDocument`).
+ */
+export const registryEnvelope = z.object({
+  apiVersion: z.literal(REGISTRY_API_VERSION, { error: `must be "${REGISTRY_API_VERSION}"` }),
+  apps: z.array(z.unknown()).max(MAX_APPS, `at most ${MAX_APPS} Apps`),
+});

@@ -1,3 +1,4 @@
+import type { RefusedApp } from "../registry/parse.ts";
 import type { AppSpec, SecretKeyRef } from "../registry/schema.ts";
 import type { ReadonlySecretIndex } from "./secret-index.ts";
 
@@ -25,13 +26,23 @@ export interface Conflict {
   readonly losers: readonly string[];
 }
 
+/** An App entry of the Registry that was refused; the other Apps still apply. */
+export interface RefusedAppStatus extends RefusedApp {
+  /** True when the Snapshot still serves the App's last good version (from an earlier Registry). */
+  readonly kept: boolean;
+}
+
 /** The Registry as the Snapshot was built from it. */
 export interface RegistryStatus {
   /** False when the Registry Secret does not exist (a valid, empty Registry). */
   readonly present: boolean;
   readonly resourceVersion: string | null;
-  /** Why the latest Registry value was refused; the last good document is still served. */
+  /** Why the latest Registry value was refused whole; the last good document is still served. */
   readonly error: string | null;
+  /** The latest value's App entries that were refused, each with why. */
+  readonly refusedApps: readonly RefusedAppStatus[];
+  /** A digest of the latest value's bytes (16 hex digits), the same on every replica; null when absent. */
+  readonly contentHash: string | null;
 }
 
 /** A Secret as the builder reads it: each value's bytes, one character per byte. */

@@ -16,6 +16,9 @@ describe("parseServeConfig", () => {
         opsListen: { host: "0.0.0.0", port: 9090 },
         watchTimeoutSeconds: 300,
         logLevel: "info",
+        stateFile: undefined,
+        stateKeyFile: undefined,
+        stateMaxAgeSeconds: 86_400,
       },
     });
   });

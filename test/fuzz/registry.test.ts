@@ -30,8 +30,8 @@ function parsesToAResult(bytes: Uint8Array, maxDecompressedBytes?: number) {
     ...(maxDecompressedBytes === undefined ? {} : { maxDecompressedBytes }),
   });
   if (r.ok) {
-    expect(Object.isFrozen(r.value.apps)).toBe(true);
-    for (const app of r.value.apps) {
+    expect(Object.isFrozen(r.value.registry.apps)).toBe(true);
+    for (const app of r.value.registry.apps) {
       expect(app.hostnames.length).toBeGreaterThan(0);
       for (const h of app.hostnames) expect(h).toMatch(/^(\*\.)?[a-z0-9.-]+$/);
     }
@@ -215,7 +215,7 @@ describe("the mirror under generated Registry values", () => {
             case "value": {
               const parsed = parseRegistry(c.bytes, OPTS);
               refused = !parsed.ok;
-              if (parsed.ok) good = parsed.value.apps.map((a) => a.name).sort();
+              if (parsed.ok) good = parsed.value.registry.apps.map((a) => a.name).sort();
               rv = writeRegistryValue(envtest, c.bytes);
               break;
             }

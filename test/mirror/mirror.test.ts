@@ -50,7 +50,13 @@ describe("mirror on envtest", () => {
     expect({ revision: first.revision, apps: listApps(first), registry: first.registry }).toEqual({
       revision: 1,
       apps: [],
-      registry: { present: false, resourceVersion: null, error: null },
+      registry: {
+        present: false,
+        resourceVersion: null,
+        error: null,
+        refusedApps: [],
+        contentHash: null,
+      },
     });
     writeSecret(envtest, "tenant-a", "shop-credentials", { token: "t0" });
     writeRegistry(envtest, [shop]);
@@ -243,15 +249,12 @@ describe("mirror on envtest", () => {
     envtest.apply({
       namespace: REGISTRY_NS,
       name: REGISTRY_NAME,
-      data: {
-        "registry.json":
-          '{"apiVersion":"replica-mirror/v1","apps":[{"name":"x","hostnames":["x:80"],"secretRef":{"name":"s","key":"k"}}]}',
-      },
+      data: { "registry.json": '{"apiVersion":"replica-mirror/v2","apps":[]}' },
     });
     const s = await waitUntil(() =>
       m.holder.current()?.registry.error ? m.holder.current()! : undefined,
     );
-    expect(s.registry.error).toBe("invalid registry: apps[0].hostnames[0]: port not allowed");
+    expect(s.registry.error).toBe('invalid registry: apiVersion: must be "replica-mirror/v1"');
     expect(listApps(s).map((a) => a.name)).toEqual(["shop"]);
     envtest.delete(REGISTRY_NS, REGISTRY_NAME);
     const empty = await waitUntil(() =>

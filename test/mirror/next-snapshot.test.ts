@@ -16,6 +16,8 @@ const status = (resourceVersion: string, error: string | null = null): RegistryS
   present: true,
   resourceVersion,
   error,
+  refusedApps: [],
+  contentHash: null,
 });
 const secrets = secretsOf([
   ["apps/shop-credentials", secretData({ token: "s2" }, "12")],

@@ -5,7 +5,7 @@ import { registryOf } from "../support/world.ts";
 
 const served = (resourceVersion: string, error: string | null = null): ServedRegistry => ({
   registry: registryOf([{ name: "a", hostnames: ["a.x"] }]),
-  status: { present: true, resourceVersion, error },
+  status: { present: true, resourceVersion, error, refusedApps: [], contentHash: null },
 });
 const ref = (name: string) => ({ namespace: "ns", name });
 

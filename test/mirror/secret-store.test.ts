@@ -170,6 +170,9 @@ describe("compareResourceVersions", () => {
   });
 });
 
+/** A Registry value's content hash: 16 hex digits. */
+const HASH = expect.stringMatching(/^[0-9a-f]{16}$/);
+
 describe("watched set and registry state", () => {
   it("derives the referenced Secrets and what a new Registry adds", () => {
     const before = deriveWatchedSet(registryOf([{ name: "a", hostnames: ["a.x"], secret: "s1" }]));
@@ -197,7 +200,13 @@ describe("watched set and registry state", () => {
     const encoded = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("latin1");
     expect(serveRegistry({ present: false }, good, options)).toEqual({
       registry: null,
-      status: { present: false, resourceVersion: null, error: null },
+      status: {
+        present: false,
+        resourceVersion: null,
+        error: null,
+        refusedApps: [],
+        contentHash: null,
+      },
     });
     expect(
       serveRegistry({ present: true, resourceVersion: "3", value: undefined }, good, options),
@@ -207,6 +216,8 @@ describe("watched set and registry state", () => {
         present: true,
         resourceVersion: "3",
         error: "invalid registry: key 'registry.json' is missing from the Secret",
+        refusedApps: [],
+        contentHash: null,
       },
     });
     expect(
@@ -228,7 +239,13 @@ describe("watched set and registry state", () => {
       ),
     ).toEqual({
       registry: good,
-      status: { present: true, resourceVersion: "5", error: null },
+      status: {
+        present: true,
+        resourceVersion: "5",
+        error: null,
+        refusedApps: [],
+        contentHash: HASH,
+      },
     });
   });
 
@@ -264,7 +281,13 @@ describe("watched set and registry state", () => {
         newlyRefused: again.newlyRefused,
       }).toEqual({
         same: true,
-        status: { present: true, resourceVersion: "2", error: null },
+        status: {
+          present: true,
+          resourceVersion: "2",
+          error: null,
+          refusedApps: [],
+          contentHash: HASH,
+        },
         newlyRefused: false,
       });
     });
@@ -295,7 +318,13 @@ describe("watched set and registry state", () => {
       t.observe(false, event("3", bad));
       expect(t.serve()).toEqual({
         registry: null,
-        status: { present: true, resourceVersion: "3", error: badError },
+        status: {
+          present: true,
+          resourceVersion: "3",
+          error: badError,
+          refusedApps: [],
+          contentHash: HASH,
+        },
         newlyRefused: true,
       });
     });

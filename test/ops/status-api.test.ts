@@ -150,7 +150,13 @@ describe("GET /v1/snapshot", () => {
         apps: 3,
         readyApps: 1,
         hostnames: 4,
-        registry: { present: true, resourceVersion: "7", error: null },
+        registry: {
+          present: true,
+          resourceVersion: "7",
+          error: null,
+          refusedApps: [],
+          contentHash: null,
+        },
         conflicts: [{ hostname: "shop.example.com", winner: "shop", losers: ["shop-eu"] }],
         source: "api-server",
         stateSavedAt: null,
@@ -159,7 +165,13 @@ describe("GET /v1/snapshot", () => {
   });
 
   it("reports a refused Registry while the last good one is served", async () => {
-    const registry = { present: true, resourceVersion: "9", error: "apps[0].name: required" };
+    const registry = {
+      present: true,
+      resourceVersion: "9",
+      error: "apps[0].name: required",
+      refusedApps: [],
+      contentHash: null,
+    };
     const r = await get(snapshotOf([SHOP], {}, 3, registry), "/v1/snapshot");
     expect(r.body.registry).toEqual(registry);
     expect(r.body.apps).toBe(1);

@@ -28,9 +28,17 @@ describe("normaliseHostname (Registry document)", () => {
     ["*a.com", "a wildcard must be the whole leading label, as in *.example.com"],
     ["*.*.com", "a wildcard must be the whole leading label, as in *.example.com"],
     ["ex%41mple.com", "invalid character '%'"],
-    ["a b.com", "invalid label 'a b': lower-case letters, digits and '-' only, not at either end"],
-    ["-a.com", "invalid label '-a': lower-case letters, digits and '-' only, not at either end"],
-    ["a_b.com", "invalid label 'a_b': lower-case letters, digits and '-' only, not at either end"],
+    ["a b.com", "label 1 is not valid: lower-case letters, digits and '-' only, not at either end"],
+    ["-a.com", "label 1 is not valid: lower-case letters, digits and '-' only, not at either end"],
+    ["a_b.com", "label 1 is not valid: lower-case letters, digits and '-' only, not at either end"],
+    [
+      "shop.a_b.com",
+      "label 2 is not valid: lower-case letters, digits and '-' only, not at either end",
+    ],
+    [
+      "*.shop.-b.com",
+      "label 2 is not valid: lower-case letters, digits and '-' only, not at either end",
+    ],
     [`${"a".repeat(64)}.com`, "label longer than 63 characters"],
     [Array.from({ length: 60 }, () => "abcd").join("."), "must be at most 253 characters"],
   ])("refuses %j", (raw, message) => {

@@ -30,15 +30,18 @@ describe("parseRegistry", () => {
     expect(parseRegistry(bytes(doc), opts)).toEqual({
       ok: true,
       value: {
-        apps: [
-          { ...SHOP_DECLARED, secretRef: { ...SHOP_DECLARED.secretRef, namespace: "platform" } },
-          {
-            name: "blog",
-            hostnames: ["blog.example.com"],
-            secretRef: { namespace: "b", name: "blog", key: "t.k_-1" },
-            upstream: null,
-          },
-        ],
+        registry: {
+          apps: [
+            { ...SHOP_DECLARED, secretRef: { ...SHOP_DECLARED.secretRef, namespace: "platform" } },
+            {
+              name: "blog",
+              hostnames: ["blog.example.com"],
+              secretRef: { namespace: "b", name: "blog", key: "t.k_-1" },
+              upstream: null,
+            },
+          ],
+        },
+        refused: [],
       },
     });
   });
@@ -67,12 +70,24 @@ describe("parseRegistry", () => {
       corrupt.ok || corrupt.error.message.startsWith("invalid registry: gzip value is corrupt"),
     ).toBe(true);
     expect(corrupt.ok).toBe(false);
-    const text = parseRegistry(Buffer.from("{nope"), opts);
-    expect(text.ok).toBe(false);
-    expect(!text.ok && text.error.message.startsWith("invalid registry: not JSON:")).toBe(true);
+    // How long it is and, when V8 says, where it broke; never what it held (V8's message quotes it).
+    expect(parseRegistry(Buffer.from('{"apps": [nope-secret'), opts)).toEqual({
+      ok: false,
+      error: {
+        message: "invalid registry: the value of 21 bytes is not valid JSON",
+        issues: ["the value of 21 bytes is not valid JSON"],
+      },
+    });
+    expect(parseRegistry(Buffer.from('{"apps" []}'), opts)).toEqual({
+      ok: false,
+      error: {
+        message: "invalid registry: the value of 11 bytes is not valid JSON at position 8",
+        issues: ["the value of 11 bytes is not valid JSON at position 8"],
+      },
+    });
   });
 
-  it("names the offending path of every error", () => {
+  it("refuses each invalid App entry alone, naming the offending path inside it", () => {
     const doc = {
       apiVersion: REGISTRY_API_VERSION,
       apps: [
@@ -85,25 +100,60 @@ describe("parseRegistry", () => {
       ],
     };
     const parsed = parseRegistry(bytes(doc), opts);
-    expect(parsed.ok ? [] : parsed.error.issues).toEqual([
-      "apps[1].name: must be a DNS-1123 label (lower-case letters, digits, '-')",
-      "apps[2].hostnames: at least one hostname is required",
-      "apps[3].hostnames[0]: port not allowed",
-      "apps[3].secretRef.key: must consist of alphanumerics, '-', '_' or '.'",
-      "apps[5].secretRef.key: Invalid input: expected string, received undefined",
-      "apps[5].upstream: Invalid input: expected string, received number",
+    expect(parsed.ok && parsed.value.registry.apps.map((a) => a.name)).toEqual(["ok"]);
+    expect(parsed.ok && parsed.value.refused).toEqual([
+      {
+        index: 1,
+        name: "Bad_Name",
+        reason: "name: must be a DNS-1123 label (lower-case letters, digits, '-')",
+      },
+      { index: 2, name: "c", reason: "hostnames: at least one hostname is required" },
+      {
+        index: 3,
+        name: "d",
+        reason:
+          "hostnames[0]: port not allowed; secretRef.key: must consist of alphanumerics, '-', '_' or '.'",
+      },
+      { index: 4, name: "ok", reason: "name: taken by apps[0]" },
+      {
+        index: 5,
+        name: "f",
+        reason:
+          "secretRef.key: Invalid input: expected string, received undefined; upstream: Invalid input: expected string, received number",
+      },
     ]);
   });
 
-  it("reports duplicate App names once the apps are otherwise valid", () => {
+  it("refuses an App over a cap: too many hostnames, too long an upstream", () => {
+    const doc = registryDoc([
+      { name: "a", hostnames: Array.from({ length: 101 }, (_, i) => `h${i}.example`) },
+      { name: "b", hostnames: ["b.example"], upstream: `http://${"u".repeat(2_048)}` },
+      { name: "c", hostnames: ["c.example"], upstream: `http://${"u".repeat(2_000)}` },
+    ]);
+    const parsed = parseRegistry(bytes(doc), opts);
+    expect(parsed.ok && parsed.value.refused).toEqual([
+      { index: 0, name: "a", reason: "hostnames: at most 100 hostnames" },
+      { index: 1, name: "b", reason: "upstream: at most 2048 characters" },
+    ]);
+    expect(parsed.ok && parsed.value.registry.apps.map((a) => a.name)).toEqual(["c"]);
+  });
+
+  it("refuses a Registry of more than 250,000 Apps whole", () => {
+    const apps = Array.from({ length: 250_001 }, () => ({}));
+    const parsed = parseRegistry(bytes({ apiVersion: REGISTRY_API_VERSION, apps }), opts);
+    expect(parsed.ok ? [] : parsed.error.issues).toEqual(["apps: at most 250000 Apps"]);
+  });
+
+  it("refuses a later entry of a name an earlier valid entry took", () => {
     const doc = registryDoc([
       { name: "a", hostnames: ["a.example"] },
       { name: "a", hostnames: ["b.example"] },
     ]);
     const parsed = parseRegistry(bytes(doc), opts);
-    expect(parsed.ok ? [] : parsed.error.issues).toEqual([
-      "apps[1].name: duplicate App name 'a' (first at apps[0])",
+    expect(parsed.ok && parsed.value.refused).toEqual([
+      { index: 1, name: "a", reason: "name: taken by apps[0]" },
     ]);
+    expect(parsed.ok && parsed.value.registry.apps[0]?.hostnames).toEqual(["a.example"]);
   });
 
   it("refuses a wrong apiVersion and a missing apps list", () => {
@@ -134,9 +184,10 @@ describe("parseRegistry", () => {
       opts,
     );
     if (!parsed.ok) throw new Error(parsed.error.message);
-    expect(Object.isFrozen(parsed.value.apps)).toBe(true);
-    expect(Object.isFrozen(parsed.value.apps[0])).toBe(true);
-    expect(Object.isFrozen(parsed.value.apps[0]?.hostnames)).toBe(true);
-    expect(Object.isFrozen(parsed.value.apps[0]?.secretRef)).toBe(true);
+    const { apps } = parsed.value.registry;
+    expect(Object.isFrozen(apps)).toBe(true);
+    expect(Object.isFrozen(apps[0])).toBe(true);
+    expect(Object.isFrozen(apps[0]?.hostnames)).toBe(true);
+    expect(Object.isFrozen(apps[0]?.secretRef)).toBe(true);
   });
 });

@@ -51,7 +51,13 @@ describe("/v1/route, docs/serving.md row by row", () => {
   });
 
   it("answers 404 unknown-host for every host while the Registry Secret is absent", async () => {
-    const absent = { present: false, resourceVersion: null, error: null };
+    const absent = {
+      present: false,
+      resourceVersion: null,
+      error: null,
+      refusedApps: [],
+      contentHash: null,
+    };
     const { app } = await serverWith(snapshotOf(null, {}, 1, absent));
     expect(await answer(app, routeRequest("shop.example.com"))).toEqual(
       refused(404, "unknown-host"),
@@ -59,7 +65,13 @@ describe("/v1/route, docs/serving.md row by row", () => {
   });
 
   it("keeps routing from the last good Registry when the new one is malformed", async () => {
-    const rejected = { present: true, resourceVersion: "9", error: "apps[0].name: required" };
+    const rejected = {
+      present: true,
+      resourceVersion: "9",
+      error: "apps[0].name: required",
+      refusedApps: [],
+      contentHash: null,
+    };
     const { app } = await serverWith(
       snapshotOf([SHOP], { "shop-credentials": { token: "t" } }, 4, rejected),
     );

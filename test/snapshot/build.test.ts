@@ -58,12 +58,24 @@ describe("build: the rows of the routing contract (README) the pure core decides
     const s = build(registry, secretsOf(), {
       revision: 7,
       builtAt: 123,
-      registry: { present: true, resourceVersion: "9", error: "invalid registry: x" },
+      registry: {
+        present: true,
+        resourceVersion: "9",
+        error: "invalid registry: x",
+        refusedApps: [],
+        contentHash: null,
+      },
     });
     expect({ revision: s.revision, builtAt: s.builtAt, registry: s.registry }).toEqual({
       revision: 7,
       builtAt: 123,
-      registry: { present: true, resourceVersion: "9", error: "invalid registry: x" },
+      registry: {
+        present: true,
+        resourceVersion: "9",
+        error: "invalid registry: x",
+        refusedApps: [],
+        contentHash: null,
+      },
     });
   });
 

@@ -62,7 +62,8 @@ export function registryDoc(
 export function registryOf(apps: readonly AppInput[], namespace = "apps"): Registry {
   const parsed = parseRegistryDocument(registryDoc(apps), namespace);
   if (!parsed.ok) throw new Error(parsed.error.message);
-  return parsed.value;
+  if (parsed.value.refused.length > 0) throw new Error(parsed.value.refused[0]!.reason);
+  return parsed.value.registry;
 }
 
 /** Writes the Registry Secret with exactly this data (keys besides REGISTRY_KEY, or without it). */
@@ -157,7 +158,13 @@ export const BUILT_AT = 1_700_000_000_000;
 export const meta = (revision = 1) => ({
   revision,
   builtAt: BUILT_AT,
-  registry: { present: true, resourceVersion: "1", error: null },
+  registry: {
+    present: true,
+    resourceVersion: "1",
+    error: null,
+    refusedApps: [],
+    contentHash: null,
+  },
 });
 
 /** Apps in namespace `apps`; `secrets` maps a Secret name to its values. */
@@ -165,7 +172,13 @@ export function snapshotOf(
   apps: AppInput[] | null,
   secrets: Record<string, Record<string, string>> = {},
   revision = 1,
-  registry: RegistryStatus = { present: true, resourceVersion: "7", error: null },
+  registry: RegistryStatus = {
+    present: true,
+    resourceVersion: "7",
+    error: null,
+    refusedApps: [],
+    contentHash: null,
+  },
 ): Snapshot {
   return build(
     apps === null ? null : registryOf(apps),

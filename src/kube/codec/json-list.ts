@@ -1,11 +1,12 @@
 // A JSON SecretList body as a ListReader: list-splitter cuts items out of the bytes, each is parsed
 // and decoded as soon as it is complete.
 
+import { parseJson } from "../../json.ts";
 import { err, ok } from "../../result.ts";
 import type { SecretObject } from "../cache/list-watch.ts";
 import type { ListReader } from "./list-reader.ts";
 import { createListSplitter } from "./list-splitter.ts";
-import { decodeListMetadata, decodeSecret, parseJson } from "./wire.ts";
+import { decodeListMetadata, decodeSecret } from "./wire.ts";
 
 /** A reader for one JSON list body. */
 export function createJsonListReader(): ListReader {

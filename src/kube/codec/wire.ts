@@ -3,6 +3,7 @@
 // Error messages name a path and a size, never a value, so Secret data cannot leak into logs.
 
 import * as z from "zod";
+import { parseJson } from "../../json.ts";
 import { err, ok, type Result } from "../../result.ts";
 import type { ApiStatus, ListPage, SecretObject, WatchEvent } from "../cache/list-watch.ts";
 import { secretData } from "./secret-data.ts";
@@ -55,20 +56,6 @@ function describeIssues(what: string, error: z.ZodError): DecodeFailure {
       : "";
   const more = error.issues.length > 1 ? ` and ${error.issues.length - 1} more issue(s)` : "";
   return { message: `${what}: ${first.code} at ${path}${expected}${more}` };
-}
-
-/** Parses JSON text; a failure reports the length and the position only. */
-export function parseJson(what: string, text: string): Result<unknown, DecodeFailure> {
-  try {
-    return ok(JSON.parse(text) as unknown);
-  } catch (e) {
-    // V8's SyntaxError message can quote the input, so keep only the position.
-    const position = e instanceof Error ? /position (\d+)/.exec(e.message)?.[1] : undefined;
-    const where = position === undefined ? "" : ` at position ${position}`;
-    return err({
-      message: `${what} of ${Buffer.byteLength(text)} bytes is not valid JSON${where}`,
-    });
-  }
 }
 
 /** Decodes one Secret object, its base64 values into byte strings. */

@@ -1,11 +1,12 @@
 // Reading an API server's answer: a whole body under a cap, and an error answer as an ApiError.
 
 import type http from "node:http";
+import { parseJson } from "../../json.ts";
 import { err, ok, type Result } from "../../result.ts";
 import type { ApiError, ApiStatus } from "../cache/list-watch.ts";
 import { decodeStatusBody } from "../codec/protobuf-objects.ts";
 import { isProtobuf } from "../codec/protobuf-wire.ts";
-import { decodeStatus, parseJson } from "../codec/wire.ts";
+import { decodeStatus } from "../codec/wire.ts";
 
 const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 

@@ -5,10 +5,10 @@
 import http from "node:http";
 import https from "node:https";
 import type { KubeConfig } from "@kubernetes/client-node";
+import { parseJson } from "../../json.ts";
 import { err, ok, type Result } from "../../result.ts";
 import type { ApiError } from "../cache/list-watch.ts";
 import { PROTOBUF_MEDIA_TYPE } from "../codec/protobuf-wire.ts";
-import { parseJson } from "../codec/wire.ts";
 import { EMPTY, httpError, readBody } from "./response.ts";
 
 /** An open 200 response whose body the caller reads; destroy() closes the connection. */
