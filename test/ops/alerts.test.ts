@@ -39,6 +39,8 @@ describe("manifests/overlays/monitoring alerts", () => {
       "ReplicaMirrorRebuildFailures",
       "ReplicaMirrorHostnameConflicts",
       "ReplicaMirrorSecretUnavailableRising",
+      "ReplicaMirrorRegistryAppsRefused",
+      "ReplicaMirrorRegistryDisagreement",
     ]);
   });
 
