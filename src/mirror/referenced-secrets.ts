@@ -100,9 +100,11 @@ export class ReferencedSecrets {
     if (this.#stop.signal.aborted) return outcome.changed;
     this.#options.observer.fetchFailed(outcome.failed.length, describe(outcome.error));
     this.#failed.push(...outcome.failed);
-    // Never sooner than a throttled server asked; the schedule may wait longer.
-    const scheduled = RETRY_DELAYS_MS[Math.min(this.#attempt++, RETRY_DELAYS_MS.length - 1)]!;
-    const delay = Math.max(scheduled, retryAfterMs(outcome.error));
+    // A throttled server's Retry-After is honoured exactly, as the watches honour it, and the
+    // schedule does not grow meanwhile: a retry long after the throttling ended converges late.
+    const asked = retryAfterMs(outcome.error);
+    const delay =
+      asked > 0 ? asked : RETRY_DELAYS_MS[Math.min(this.#attempt++, RETRY_DELAYS_MS.length - 1)]!;
     this.#cancelRetry?.();
     this.#cancelRetry = this.#options.clock.setTimer(delay, () => {
       this.#cancelRetry = null;
