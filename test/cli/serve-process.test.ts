@@ -46,6 +46,10 @@ const serveArgs = () => [
   "127.0.0.1:0",
   "--ops-listen",
   "127.0.0.1:0",
+  "--allow-cluster-wide-secrets",
+  "true",
+  "--shutdown-grace",
+  "0",
 ];
 
 /** The listeners of a `serve` command, once it logged them and /readyz answers 200. */
@@ -160,6 +164,8 @@ describe("replica-mirror serve as a process", () => {
       "127.0.0.1:0",
       "--ops-listen",
       "127.0.0.1:0",
+      "--allow-cluster-wide-secrets",
+      "true",
     ]);
     const exit = await r.exit;
     expect(exit.code).toBe(1);
