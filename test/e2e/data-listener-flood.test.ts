@@ -111,7 +111,12 @@ function judge(opened: readonly Opened[]) {
     let verdict: string;
     if (o.closedAt === null) verdict = "still open";
     else if (o.answeredAt === null)
-      verdict = o.closedAt - o.connectedAt < SLACK_MS ? "refused" : "closed late, unanswered";
+      // Never answered: closed on accept, past the cap. Accepted when the data thread got to it,
+      // which a busy machine can delay well past the handshake; never later than a timeout.
+      verdict =
+        o.closedAt - o.connectedAt <= HEADERS_TIMEOUT_S * 1000 + CHECK_INTERVAL_MS + SLACK_MS
+          ? "refused"
+          : "closed late, unanswered";
     else if (o.kind === "idle") {
       const idleMs = o.closedAt - o.answeredAt;
       verdict =

@@ -117,4 +117,35 @@ describe("the data listener's limits", () => {
       closedInTime: closedMs > 900 && closedMs < 3_000,
     }).toEqual({ keptStatus: 200, keepAlive: "timeout=1", closedInTime: true });
   });
+
+  it("warns when it is not on loopback (an address nothing here can take: it logs, then fails)", async () => {
+    const { logger, lines } = memoryLogger("warn");
+    const metrics = createMetrics();
+    const thread = startDataThread({
+      // TEST-NET-1: no interface of this machine has it, so the listen fails and nothing opens.
+      listen: { host: "192.0.2.1", port: 0 },
+      retryAfter: DEFAULT_RETRY_AFTER,
+      counts: metrics.routeCounts,
+      logger,
+    });
+    const listening = await thread.listening;
+    await thread.close(0);
+    expect({
+      listening,
+      log: lines().map((l) => {
+        const { level, msg, listen, idleTimeoutMs } = JSON.parse(l) as Record<string, unknown>;
+        return { level, msg, listen, idleTimeoutMs };
+      }),
+    }).toEqual({
+      listening: { ok: false, error: expect.stringContaining("EADDRNOTAVAIL") },
+      log: [
+        {
+          level: 40,
+          msg: "the data listener is not on loopback: anyone who reaches it can read App names and upstreams",
+          listen: { host: "192.0.2.1", port: 0 },
+          idleTimeoutMs: 30_000,
+        },
+      ],
+    });
+  });
 });
