@@ -154,6 +154,17 @@ describe("replica-mirror serve as a process", () => {
     });
   });
 
+  it("exits 2 with the reason when asked to read every Secret of the cluster unasked", async () => {
+    const r = run(process.execPath, ["src/cli/main.ts", "serve", "--listen", "127.0.0.1:0"]);
+    const exit = await r.exit;
+    expect({ code: exit.code, lines: linesOf(r) }).toEqual({
+      code: 2,
+      lines: [
+        "replica-mirror: --secret-namespaces: empty, and no --secret-selector: the sidecar would read every Secret in the cluster; name the App Secrets' namespaces, label them and pass --secret-selector, or pass --allow-cluster-wide-secrets true",
+      ],
+    });
+  });
+
   it("exits 1 with a clear log line when no kubeconfig can be found", async () => {
     const r = run(process.execPath, [
       "src/cli/main.ts",
