@@ -31,6 +31,8 @@ export async function benchAmplification(ctx: SuiteContext): Promise<SuiteOutput
       "127.0.0.1:0",
       "--ops-listen",
       "127.0.0.1:0",
+      "--allow-cluster-wide-secrets",
+      "true",
     ],
     {},
   );

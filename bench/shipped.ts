@@ -53,7 +53,7 @@ export function shippedCommand(root = ROOT): ShippedCommand {
   delete env.NODE_COMPILE_CACHE;
   const patch = parse(
     readFileSync(join(root, "manifests/components/replica-mirror/sidecar.yaml"), "utf8"),
-  ) as { value: { args: string[] } }[];
+  ) as { spec: { template: { spec: { initContainers: { args: string[] }[] } } } };
   // `RUN node ... && node ...`, continued over lines with a backslash.
   const run = /^RUN (node [^\n]*?(?:\\\n[^\n]*)*)$/m.exec(stage)?.[1] ?? "";
   const warm = run
@@ -64,7 +64,7 @@ export function shippedCommand(root = ROOT): ShippedCommand {
   return {
     nodeFlags: [...entrypoint.slice(1, -1), ...nodeOptions],
     entry: entrypoint.at(-1)!,
-    args: patch[0]!.value.args,
+    args: patch.spec.template.spec.initContainers[0]!.args,
     env,
     compileCache,
     warm,
@@ -177,6 +177,10 @@ export async function startShipped(o: ShippedOptions): Promise<ServerProcess> {
       `--ops-listen=127.0.0.1:${opsPort}`,
       `--kubeconfig=${o.kubeconfig}`,
       `--registry-namespace=${o.registryNamespace}`,
+      // The manifest leaves the App Secret scope to an overlay; the bench's cluster is one.
+      "--allow-cluster-wide-secrets=true",
+      // No data plane drains in front of it: a stop closes at once.
+      "--shutdown-grace=0",
     ],
     env,
     withoutEnv: o.withoutEnv ?? [],

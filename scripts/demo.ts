@@ -27,6 +27,8 @@ async function runDemo(
       "127.0.0.1:9090",
       "--log-level",
       "warn",
+      "--allow-cluster-wide-secrets",
+      "true",
       ...argv,
     ],
     {},

@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
+import { parseServeConfig } from "../src/cli/config.ts";
 
 interface K8sObject {
   kind: string;
@@ -10,6 +11,8 @@ interface K8sObject {
 
 interface Container {
   name: string;
+  restartPolicy?: string;
+  lifecycle?: { preStop?: { exec?: { command: string[] } } };
   args?: string[];
   ports?: { name: string; containerPort: number }[];
   livenessProbe?: { httpGet?: { path: string; port: string | number } };
@@ -30,13 +33,30 @@ const serveHelp = execFileSync(process.execPath, ["src/cli/main.ts", "serve", "-
   encoding: "utf8",
 });
 
-describe.each(["overlays/cluster-wide", "overlays/namespaced"])("manifests/%s", (overlay) => {
-  const objects = render(overlay);
+/** The pod of the one Deployment of `objects`, and the sidecar in it. */
+function podOf(objects: K8sObject[]) {
   const deployment = objects.find((o) => o.kind === "Deployment")!;
   const pod = (deployment as unknown as { spec: { template: { spec: Record<string, unknown> } } })
     .spec.template.spec;
-  const containers = pod.containers as Container[];
-  const sidecar = containers.find((c) => c.name === "replica-mirror")!;
+  const initContainers = (pod.initContainers ?? []) as Container[];
+  const containers = [...initContainers, ...(pod.containers as Container[])];
+  const sidecar = initContainers.find((c) => c.name === "replica-mirror")!;
+  return { pod, initContainers, containers, sidecar };
+}
+
+/** What `serve` makes of the sidecar's arguments in a pod of namespace `edge`. */
+const serveParses = (sidecar: Container) =>
+  parseServeConfig((sidecar.args ?? []).slice(1), { POD_NAMESPACE: "edge" });
+
+describe.each(["overlays/cluster-wide", "overlays/namespaced"])("manifests/%s", (overlay) => {
+  const objects = render(overlay);
+  const { pod, initContainers, containers, sidecar } = podOf(objects);
+
+  it("runs the sidecar as a native sidecar: the first init container, restarted always", () => {
+    expect(initContainers.map((c) => [c.name, c.restartPolicy])).toEqual([
+      ["replica-mirror", "Always"],
+    ]);
+  });
 
   it("probes the sidecar on its ops port: /healthz for liveness, /readyz for readiness", () => {
     const opsPort = sidecar.ports?.find((p) => p.name === "ops");
@@ -72,6 +92,10 @@ describe.each(["overlays/cluster-wide", "overlays/namespaced"])("manifests/%s", 
     ).toEqual(containers.map((c) => c === sidecar));
   });
 
+  it("gives the sidecar an App Secret scope that serve starts with", () => {
+    expect(serveParses(sidecar).ok).toBe(true);
+  });
+
   it("passes the sidecar only flags that serve --help knows", () => {
     const [command, ...flags] = sidecar.args ?? [];
     expect(command).toBe("serve");
@@ -97,6 +121,73 @@ describe.each(["overlays/cluster-wide", "overlays/namespaced"])("manifests/%s", 
   });
 });
 
+describe("manifests/base and its component, with no overlay", () => {
+  const { pod, containers, sidecar } = podOf(render("base"));
+
+  it("leave the App Secret scope to an overlay: serve refuses to start cluster-wide unasked", () => {
+    const parsed = serveParses(sidecar);
+    expect(parsed.ok === false && parsed.error).toMatch(/--allow-cluster-wide-secrets true/);
+  });
+
+  it("let nginx keep accepting for 5 s after termination begins, and leave time to stop both", () => {
+    const nginx = containers.find((c) => c.name === "nginx");
+    expect(nginx?.lifecycle?.preStop?.exec?.command).toEqual(["sleep", "5"]);
+    const config = parseServeConfig(
+      [...(sidecar.args ?? []).slice(1), "--secret-namespaces=a"],
+      {},
+    );
+    const grace = config.ok ? config.value.shutdownGraceSeconds : Number.NaN;
+    // nginx's preStop, then (once nginx has exited) the sidecar's grace and its 5 s to close,
+    // with at least 10 s left for nginx to finish what it has in flight.
+    expect(pod.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(5 + grace + 5 + 10);
+  });
+});
+
+describe("manifests/overlays/cluster-wide", () => {
+  it("opts in to the cluster-wide App Secret watch explicitly", () => {
+    const { sidecar } = podOf(render("overlays/cluster-wide"));
+    expect(sidecar.args).toContain("--allow-cluster-wide-secrets=true");
+  });
+});
+
+describe("manifests/overlays/network-policy", () => {
+  it("admits to the sidecar's pods only the data plane's port and the ops port", () => {
+    const policies = render("overlays/network-policy") as unknown as {
+      kind: string;
+      metadata: { namespace: string };
+      spec: {
+        podSelector: { matchLabels: Record<string, string> };
+        policyTypes: string[];
+        ingress: { from?: unknown; ports: { protocol: string; port: number }[] }[];
+      };
+    }[];
+    const base = render("base");
+    const { containers } = podOf(base);
+    const podLabels = (
+      base.find((o) => o.kind === "Deployment") as unknown as {
+        spec: { template: { metadata: { labels: Record<string, string> } } };
+      }
+    ).spec.template.metadata.labels;
+    const exposed = containers
+      .flatMap((c) => c.ports ?? [])
+      .map((p) => p.containerPort)
+      .sort();
+    expect(policies.map((p) => [p.kind, p.metadata.namespace])).toEqual([
+      ["NetworkPolicy", "edge"],
+      ["NetworkPolicy", "edge"],
+    ]);
+    for (const p of policies) {
+      expect(podLabels).toMatchObject(p.spec.podSelector.matchLabels);
+      expect(p.spec.policyTypes).toEqual(["Ingress"]);
+    }
+    const admitted = policies
+      .flatMap((p) => p.spec.ingress.flatMap((rule) => rule.ports))
+      .map((port) => [port.protocol, port.port]);
+    expect(admitted.sort()).toEqual(exposed.map((port) => ["TCP", port]));
+    expect(exposed).toEqual([8000, 9090]);
+  });
+});
+
 describe("manifests/overlays/namespaced", () => {
   const objects = render("overlays/namespaced");
 
@@ -109,11 +200,7 @@ describe("manifests/overlays/namespaced", () => {
     const roleNamespaces = objects
       .filter((o) => o.kind === "Role" && o.metadata.name === "replica-mirror-secrets-reader")
       .map((o) => o.metadata.namespace);
-    const deployment = objects.find((o) => o.kind === "Deployment") as unknown as {
-      spec: { template: { spec: { containers: Container[] } } };
-    };
-    const args =
-      deployment.spec.template.spec.containers.find((c) => c.name === "replica-mirror")?.args ?? [];
+    const args = podOf(objects).sidecar.args ?? [];
     const flag = args.find((a) => a.startsWith("--secret-namespaces="));
     expect(flag?.slice("--secret-namespaces=".length).split(",")).toEqual(roleNamespaces);
     expect(objects.some((o) => o.kind === "ClusterRole")).toBe(false);

@@ -48,9 +48,15 @@ export interface FleetSpec {
   readonly ipc?: boolean;
 }
 
-const manifestPatch = z.array(
-  z.object({ value: z.object({ name: z.string(), args: z.array(z.string()) }) }),
-);
+const manifestPatch = z.object({
+  spec: z.object({
+    template: z.object({
+      spec: z.object({
+        initContainers: z.array(z.object({ name: z.string(), args: z.array(z.string()) })),
+      }),
+    }),
+  }),
+});
 
 /**
  * The sidecar container's arguments in the shipped manifest, listeners moved to free loopback
@@ -58,14 +64,23 @@ const manifestPatch = z.array(
  */
 export async function manifestArgs(): Promise<string[]> {
   const patch = manifestPatch.parse(parse(await readFile(MANIFEST, "utf8")));
-  const container = patch.find((p) => p.value.name === "replica-mirror");
+  const container = patch.spec.template.spec.initContainers.find(
+    (c) => c.name === "replica-mirror",
+  );
   if (container === undefined) throw new Error(`${MANIFEST}: no replica-mirror container`);
-  const args = container.value.args.map((a) =>
+  const args = container.args.map((a) =>
     a.startsWith("--listen=") || a.startsWith("--ops-listen=")
       ? `${a.slice(0, a.indexOf("="))}=127.0.0.1:0`
       : a,
   );
-  return [...args, `--registry-namespace=${REGISTRY_NS}`];
+  return [
+    ...args,
+    `--registry-namespace=${REGISTRY_NS}`,
+    // The manifest leaves the App Secret scope to an overlay; the fleet's cluster is one.
+    "--allow-cluster-wide-secrets=true",
+    // No data plane drains in front of a replica here: a stop closes at once.
+    "--shutdown-grace=0",
+  ];
 }
 
 /** Fleets not closed yet: their processes are killed if the harness exits without closing them. */

@@ -3,8 +3,11 @@ import { parseArgs } from "node:util";
 import * as z from "zod";
 import { dnsLabel, dnsSubdomain, named, secretKey } from "../registry/schema.ts";
 import { err, ok, type Result } from "../result.ts";
+import { DATA_LISTENER_DEFAULTS, isLoopbackHost } from "../route/listener-limits.ts";
 import type { SidecarConfig } from "../sidecar/config.ts";
 
+// The host is required: an empty one (`:8080`) reads as "every interface" to some and as
+// "localhost" to others, so it is refused rather than guessed.
 const hostPort = z.string().transform((raw, ctx) => {
   const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(raw);
   const port = m === null ? Number.NaN : Number(m[3]);
@@ -16,8 +19,24 @@ const hostPort = z.string().transform((raw, ctx) => {
     });
     return z.NEVER;
   }
-  return { host: m[1] ?? (m[2] === "" ? "0.0.0.0" : m[2]!), port };
+  if (m[2] === "") {
+    ctx.issues.push({
+      code: "custom",
+      message: `expected HOST:PORT with a host (127.0.0.1 for loopback, 0.0.0.0 for every interface), got '${raw}'`,
+      input: raw,
+    });
+    return z.NEVER;
+  }
+  return { host: m[1] ?? m[2]!, port };
 });
+
+const bool = z.enum(["true", "false"], "must be true or false").transform((v) => v === "true");
+const seconds = (max: number) =>
+  z.coerce
+    .number()
+    .int("must be a whole number")
+    .min(0, "must be at least 0")
+    .max(max, `must be at most ${max}`);
 
 /** The flags of `serve` (README, "Configuration"), as zod parses them; keys are the flag names. */
 const serveFlags = z.object({
@@ -52,6 +71,19 @@ const serveFlags = z.object({
     .int("must be a whole number")
     .min(1, "must be at least 1")
     .default(86_400),
+  "allow-non-loopback-listen": bool.default(false),
+  "max-connections": z.coerce
+    .number()
+    .int("must be a whole number")
+    .min(1, "must be at least 1")
+    .max(1_000_000, "must be at most 1000000")
+    .default(DATA_LISTENER_DEFAULTS.maxConnections),
+  "listen-headers-timeout": seconds(3600)
+    .min(1, "must be at least 1")
+    .default(DATA_LISTENER_DEFAULTS.headersTimeoutSeconds),
+  "listen-idle-timeout": seconds(3600).optional(),
+  "shutdown-grace": seconds(3600).default(5),
+  "allow-cluster-wide-secrets": bool.default(false),
 });
 
 type FlagName = keyof typeof serveFlags.shape;
@@ -122,6 +154,36 @@ export const FLAG_DOCS: Readonly<
     help: "the oldest state file a start serves from",
     shownDefault: "86400 (a day)",
   },
+  "allow-non-loopback-listen": {
+    value: "BOOL",
+    help: "let --listen take an address other than loopback (a warning is logged): anyone who reaches it reads App names and upstreams",
+    shownDefault: "false",
+  },
+  "max-connections": {
+    value: "N",
+    help: "connections the data listener holds open at once; more are closed as they are accepted",
+    shownDefault: String(DATA_LISTENER_DEFAULTS.maxConnections),
+  },
+  "listen-headers-timeout": {
+    value: "SECONDS",
+    help: "a data-listener connection whose request headers are not complete this long after it began is closed with 408",
+    shownDefault: String(DATA_LISTENER_DEFAULTS.headersTimeoutSeconds),
+  },
+  "listen-idle-timeout": {
+    value: "SECONDS",
+    help: "a kept-alive data-listener connection idle this long is closed; 0: never",
+    shownDefault: `0 on loopback (ADR 26), else ${DATA_LISTENER_DEFAULTS.idleTimeoutSeconds}`,
+  },
+  "shutdown-grace": {
+    value: "SECONDS",
+    help: "after SIGTERM, keep routing (/readyz answers 503) this long before closing the listeners",
+    shownDefault: "5",
+  },
+  "allow-cluster-wide-secrets": {
+    value: "BOOL",
+    help: "let the sidecar watch App Secrets in every namespace with no --secret-selector",
+    shownDefault: "false: without --secret-namespaces or --secret-selector, serve refuses to start",
+  },
 };
 
 /** Every flag name, in `--help` order. */
@@ -189,6 +251,18 @@ export function parseServeConfig(
     return err(`${from[name] ?? `--${name}`}: ${issue.message}`);
   }
   const f = parsed.data;
+  if (!f["allow-non-loopback-listen"] && !isLoopbackHost(f.listen.host))
+    return err(
+      `${from.listen ?? "--listen"}: ${f.listen.host} is not a loopback address, and the data listener tells anyone who reaches it App names and upstreams; pass --allow-non-loopback-listen true to listen there anyway`,
+    );
+  if (
+    f["secret-namespaces"].length === 0 &&
+    f["secret-selector"] === undefined &&
+    !f["allow-cluster-wide-secrets"]
+  )
+    return err(
+      "--secret-namespaces: empty, and no --secret-selector: the sidecar would read every Secret in the cluster; name the App Secrets' namespaces, label them and pass --secret-selector, or pass --allow-cluster-wide-secrets true",
+    );
   return ok({
     kubeconfig: f.kubeconfig,
     registryNamespace: f["registry-namespace"] ?? podNamespace(env) ?? "default",
@@ -203,6 +277,12 @@ export function parseServeConfig(
     stateFile: f["state-file"],
     stateKeyFile: f["state-key-file"],
     stateMaxAgeSeconds: f["state-max-age"],
+    allowNonLoopbackListen: f["allow-non-loopback-listen"],
+    maxConnections: f["max-connections"],
+    listenHeadersTimeoutSeconds: f["listen-headers-timeout"],
+    listenIdleTimeoutSeconds: f["listen-idle-timeout"],
+    shutdownGraceSeconds: f["shutdown-grace"],
+    allowClusterWideSecrets: f["allow-cluster-wide-secrets"],
   });
 }
 

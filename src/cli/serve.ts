@@ -1,15 +1,23 @@
 import type { Worker } from "node:worker_threads";
 import type { Logger } from "pino";
-import { systemClock } from "../clock.ts";
+import { sleep, systemClock } from "../clock.ts";
 import { STARTUP_COLLECTION_DELAY_MS, v8FullCollection } from "../runtime/v8-collection.ts";
 import type { SidecarConfig } from "../sidecar/config.ts";
-import { makeLogger, startSidecar } from "../sidecar/sidecar.ts";
+import { makeLogger, type Sidecar, startSidecar } from "../sidecar/sidecar.ts";
 import { collectAfterFirstPublish, type StartupCollection } from "../sidecar/startup-collection.ts";
 
+/** How long closing the sidecar (its 3 s drain included) may take before the process exits anyway. */
+const CLOSE_DEADLINE_MS = 5_000;
+/** How long the process may linger after a clean stop before it exits anyway. */
+const LINGER_MS = 1_000;
+
 /**
- * Runs `serve` until SIGTERM or SIGINT; exits 0 after a clean stop, at the latest after 5 s. If
- * the data listener's thread ends by itself (a bug), stops and exits 1, so the kubelet restarts
- * the container rather than keep a replica without a data listener.
+ * Runs `serve` until SIGTERM or SIGINT. SIGTERM starts the shutdown grace: /readyz answers 503
+ * while routing and /healthz go on, for `shutdownGraceSeconds`; then the listeners close. SIGINT
+ * (or a second signal) closes them at once. Exits 0 after a clean stop. If the data listener's
+ * thread fails or ends by itself, stops at once and exits 1, so the kubelet restarts the
+ * container rather than keep a replica that answers from a view nobody updates. Whatever is left
+ * open, the process ends: at the latest `CLOSE_DEADLINE_MS` after the listeners began to close.
  */
 export async function runServe(config: SidecarConfig, dataWorker?: Worker): Promise<number> {
   const log = makeLogger(config.logLevel);
@@ -24,27 +32,64 @@ export async function runServe(config: SidecarConfig, dataWorker?: Worker): Prom
     return 1;
   }
   const sidecar = started.value;
-  return new Promise((resolve) => {
-    const stop = (status: number) => {
-      collection.cancel();
-      const force = setTimeout(() => resolve(status), 5_000);
-      force.unref();
-      void sidecar.close().then(() => {
-        clearTimeout(force);
-        resolve(status);
-      });
-    };
-    const onSignal = (signal: string) => {
-      log.info({ signal }, "shutting down");
-      stop(0);
-    };
-    process.once("SIGTERM", () => onSignal("SIGTERM"));
-    process.once("SIGINT", () => onSignal("SIGINT"));
-    void sidecar.failed.then((why) => {
-      log.fatal({ err: why }, "data listener lost");
-      stop(1);
-    });
+  const status = await stopOnSignals(sidecar, {
+    graceMs: config.shutdownGraceSeconds * 1000,
+    log,
+    onStop: () => collection.cancel(),
   });
+  // Every handle should be closed by now; one left open (a bug) must not keep a stopped replica
+  // alive. Unreferenced: a process with nothing left exits without waiting for it.
+  setTimeout(() => {
+    log.error("a stopped sidecar was kept running by a handle left open: exiting");
+    process.exit(status);
+  }, LINGER_MS).unref();
+  return status;
+}
+
+/**
+ * Stops `sidecar` on the first signal or failure, as `runServe` says; resolves with the exit
+ * status once it closed.
+ */
+function stopOnSignals(
+  sidecar: Sidecar,
+  o: { readonly graceMs: number; readonly log: Logger; readonly onStop: () => void },
+): Promise<number> {
+  const { graceMs, log } = o;
+  const status = Promise.withResolvers<number>();
+  let exitStatus: number | null = null;
+  const skipGrace = new AbortController();
+  const stop = async (code: number, grace: number): Promise<void> => {
+    if (exitStatus !== null) {
+      exitStatus = Math.max(exitStatus, code);
+      skipGrace.abort();
+      return;
+    }
+    exitStatus = code;
+    o.onStop();
+    sidecar.beginShutdown();
+    if (grace > 0) await sleep(systemClock, grace, skipGrace.signal);
+    log.info("closing the listeners");
+    const deadline = setTimeout(() => {
+      log.error({ deadlineMs: CLOSE_DEADLINE_MS }, "the sidecar did not close in time: exiting");
+      process.exit(1);
+    }, CLOSE_DEADLINE_MS);
+    await sidecar.close();
+    clearTimeout(deadline);
+    status.resolve(exitStatus ?? code);
+  };
+  process.on("SIGTERM", () => {
+    log.info({ signal: "SIGTERM", graceSeconds: graceMs / 1000 }, "shutting down");
+    void stop(0, graceMs);
+  });
+  process.on("SIGINT", () => {
+    log.info({ signal: "SIGINT" }, "shutting down");
+    void stop(0, 0);
+  });
+  void sidecar.failed.then((why) => {
+    log.fatal({ err: why }, "data listener lost");
+    void stop(1, 0);
+  });
+  return status.promise;
 }
 
 /**

@@ -12,6 +12,10 @@ interface OpsServerOptions {
    * sidecar asks its data thread, which serves a Snapshot a moment after it is published.
    */
   readonly ready?: () => boolean;
+  /** Whether the data listener still answers (its thread's heartbeat); default: always. */
+  readonly answering?: () => boolean;
+  /** Whether the sidecar is shutting down: /readyz answers 503 from then on; default: never. */
+  readonly stopping?: () => boolean;
   readonly metrics: Metrics;
   readonly retryAfter: RetryAfterSeconds;
   /** Where failures are logged, and the status API's request log at debug; default: nowhere. */
@@ -30,11 +34,19 @@ const TEXT = "text/plain; charset=utf-8";
 // Longer than the 60 s after which most clients drop an idle connection: the server never
 // closes a connection a scraper is reusing.
 const KEEP_ALIVE_TIMEOUT_MS = 72_000;
+// Probes, scrapes and an operator's status API calls, from the pod IP: a few connections at a
+// time, and a cap far above them so that a flood costs bounded memory.
+const MAX_CONNECTIONS = 128;
+const HEADERS_TIMEOUT_MS = 10_000;
+const REQUEST_TIMEOUT_MS = 30_000;
+// The headers and request timeouts' granularity; the main thread sleeps between checks.
+const CHECK_INTERVAL_MS = 5_000;
 
 /**
- * The ops listener, reachable from the kubelet and Prometheus: `/healthz` (200 while the process
- * runs), `/readyz` (503 until the data listener answers from a first Snapshot, then 200 for
- * good: a replica that lost the API server keeps serving its last Snapshot), `/metrics` (GET and
+ * The ops listener, reachable from the kubelet and Prometheus: `/healthz` (200 while the data
+ * listener answers, 503 once its thread stopped turning), `/readyz` (503 until the data listener
+ * answers from a first Snapshot, then 200 until shutdown begins: a replica that lost the API
+ * server keeps serving its last Snapshot), `/metrics` (GET and
  * HEAD, a query ignored), answered here; every other request goes to the lookup and status API,
  * a Fastify app (`createStatusApp`) loaded when it is first asked (ADR 28): the probes are up
  * before Fastify is loaded, and a replica nobody inspects never loads it. No body is read.
@@ -42,6 +54,8 @@ const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 export function createOpsServer(options: OpsServerOptions): OpsServer {
   const { holder, metrics } = options;
   const ready = options.ready ?? (() => holder.current() !== null);
+  const answering = options.answering ?? (() => true);
+  const stopping = options.stopping ?? (() => false);
   const log = options.logger ?? false;
   let statusApp: Promise<FastifyInstance> | null = null;
   const loadStatusApp = (): Promise<FastifyInstance> => {
@@ -67,10 +81,12 @@ export function createOpsServer(options: OpsServerOptions): OpsServer {
         },
       );
     } else if (probe && path === "/healthz") {
-      send(response, 200, TEXT, "ok");
+      if (answering()) send(response, 200, TEXT, "ok");
+      else send(response, 503, TEXT, "data listener not answering");
     } else if (probe && path === "/readyz") {
-      const isReady = ready();
-      send(response, isReady ? 200 : 503, TEXT, isReady ? "ok" : "not synced");
+      if (stopping()) send(response, 503, TEXT, "shutting down");
+      else if (ready()) send(response, 200, TEXT, "ok");
+      else send(response, 503, TEXT, "not synced");
     } else {
       loadStatusApp().then(
         (app) => app.routing(request, response),
@@ -82,8 +98,16 @@ export function createOpsServer(options: OpsServerOptions): OpsServer {
     }
   };
 
-  const server = createServer(answer);
-  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  const server = createServer(
+    {
+      keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+      headersTimeout: HEADERS_TIMEOUT_MS,
+      requestTimeout: REQUEST_TIMEOUT_MS,
+      connectionsCheckingInterval: CHECK_INTERVAL_MS,
+    },
+    answer,
+  );
+  server.maxConnections = MAX_CONNECTIONS;
   return {
     server,
     async closeStatusApi() {

@@ -5,8 +5,16 @@
 import type { ResourceLimits, Worker } from "node:worker_threads";
 import type { Logger } from "pino";
 import type { RetryAfterSeconds } from "../answers/route-answer.ts";
+import { type Clock, systemClock } from "../clock.ts";
 import { err, ok, type Result } from "../result.ts";
 import type { RouteTable, Snapshot } from "../snapshot/types.ts";
+import { Heartbeat, heartbeatMonitor } from "./heartbeat.ts";
+import {
+  DATA_LISTENER_DEFAULTS,
+  dataListenerLimits,
+  isLoopbackHost,
+  type ListenerLimits,
+} from "./listener-limits.ts";
 import type { DataThreadSettings, FromDataThread, ToDataThread } from "./messages.ts";
 import type { RouteCounts } from "./route-counts.ts";
 import { spawnDataWorker } from "./spawn.ts";
@@ -17,9 +25,15 @@ const COUNTS_FOLD_MS = 60_000;
 
 export interface DataThreadOptions {
   readonly listen: { readonly host: string; readonly port: number };
+  /** Default: the defaults for `listen`'s host (`dataListenerLimits`). */
+  readonly limits?: ListenerLimits;
   readonly retryAfter: RetryAfterSeconds;
   readonly counts: RouteCounts;
   readonly logger: Logger;
+  /** Times the heartbeat; default: real time. */
+  readonly clock?: Clock;
+  /** How long the heartbeat may stand still before `answering` turns false; default 5 s. */
+  readonly heartbeatStaleMs?: number;
   /** A worker `spawnDataWorker` started earlier; default: one spawned now. */
   readonly worker?: Worker;
   /** For tests, when no worker is given: the thread's V8 heap limits. Production sets none. */
@@ -38,6 +52,11 @@ export interface DataThread {
   prepare(routes: RouteTable): void;
   /** Sends the view of a newly published Snapshot; publications must come in order. */
   publish(snapshot: Snapshot): void;
+  /**
+   * Whether the thread's event loop still turns (its heartbeat moved within the last few
+   * seconds): false once it is blocked or gone, though the process runs on.
+   */
+  answering(): boolean;
   /** The revision the data listener answers from; 0 before its first view. */
   servedRevision(): number;
   /** Resolves once the data listener answers from `revision` or a later one. */
@@ -53,11 +72,20 @@ export interface DataThread {
 /** Starts the data thread; it listens as soon as it runs (see `listening`). */
 export function startDataThread(options: DataThreadOptions): DataThread {
   const { logger: log } = options;
+  const heartbeat = new Heartbeat();
+  const limits = options.limits ?? defaultLimits(options.listen.host);
   const settings: DataThreadSettings = {
     listen: options.listen,
+    limits,
     retryAfter: options.retryAfter,
     counts: options.counts.buffer,
+    heartbeat: heartbeat.buffer,
   };
+  if (!isLoopbackHost(options.listen.host))
+    log.warn(
+      { listen: options.listen, idleTimeoutMs: limits.idleTimeoutMs },
+      "the data listener is not on loopback: anyone who reaches it can read App names and upstreams",
+    );
   const worker = options.worker ?? spawnDataWorker(options.resourceLimits);
   worker.ref();
   const send = (message: ToDataThread) => worker.postMessage(message);
@@ -76,6 +104,11 @@ export function startDataThread(options: DataThreadOptions): DataThread {
   let waiters: { revision: number; resolve: () => void }[] = [];
   let closing = false;
   let exited = false;
+  const beating = heartbeatMonitor(
+    () => heartbeat.count(),
+    options.clock ?? systemClock,
+    options.heartbeatStaleMs,
+  );
   let onGone = (): void => {};
   const ended = Promise.withResolvers<string>();
   const listening = Promise.withResolvers<Result<number, string>>();
@@ -95,6 +128,12 @@ export function startDataThread(options: DataThreadOptions): DataThread {
         served = message.revision;
         for (const w of waiters) if (w.revision <= served) w.resolve();
         waiters = waiters.filter((w) => w.revision > served);
+        return;
+      case "dropped":
+        log.warn(
+          { connections: message.connections, maxConnections: limits.maxConnections },
+          "data listener closed connections past its cap",
+        );
         return;
       case "failed":
         log.error({ err: { message: message.message, stack: message.stack } }, "request failed");
@@ -127,6 +166,7 @@ export function startDataThread(options: DataThreadOptions): DataThread {
       send({ type: "view", update: viewUpdate(sent, snapshot, routes) });
       sent = snapshot;
     },
+    answering: () => !exited && beating(),
     servedRevision: () => served,
     serving(revision) {
       if (served >= revision) return Promise.resolve();
@@ -154,3 +194,11 @@ export function startDataThread(options: DataThreadOptions): DataThread {
     },
   };
 }
+
+const defaultLimits = (host: string): ListenerLimits =>
+  dataListenerLimits({
+    host,
+    maxConnections: DATA_LISTENER_DEFAULTS.maxConnections,
+    headersTimeoutSeconds: DATA_LISTENER_DEFAULTS.headersTimeoutSeconds,
+    idleTimeoutSeconds: undefined,
+  });

@@ -5,6 +5,7 @@
 // parsed: the outside world reaches the data thread only as HTTP requests.
 
 import type { RetryAfterSeconds } from "../answers/route-answer.ts";
+import type { ListenerLimits } from "./listener-limits.ts";
 import type { RoutesMessage, ViewUpdate } from "./view-update.ts";
 
 /** What the data thread starts with, in its first message. */
@@ -12,8 +13,11 @@ export interface DataThreadSettings {
   /** Where the data listener listens; port 0 picks a free one. */
   readonly listen: { readonly host: string; readonly port: number };
   readonly retryAfter: RetryAfterSeconds;
+  readonly limits: ListenerLimits;
   /** The memory of the route answer counts (`RouteCounts`). */
   readonly counts: SharedArrayBuffer;
+  /** The memory of the thread's `Heartbeat`. */
+  readonly heartbeat: SharedArrayBuffer;
 }
 
 export type ToDataThread =
@@ -29,6 +33,8 @@ export type FromDataThread =
   | { readonly type: "listen-failed"; readonly message: string }
   /** The data listener answers from this revision on. */
   | { readonly type: "applied"; readonly revision: number }
+  /** Connections closed on accept because `limits.maxConnections` were open, since the last report. */
+  | { readonly type: "dropped"; readonly connections: number }
   /** Answering a request threw (a bug); it was answered 500. */
   | { readonly type: "failed"; readonly message: string; readonly stack: string | undefined }
   | { readonly type: "closed" };

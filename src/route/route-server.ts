@@ -6,6 +6,7 @@ import {
   routeAnswerer,
 } from "../answers/route-answer.ts";
 import type { RouteView } from "../snapshot/types.ts";
+import { type ListenerLimits, LOOPBACK_LIMITS, serverOptions } from "./listener-limits.ts";
 import { isRoutePath } from "./route-path.ts";
 
 export interface RouteServerOptions {
@@ -16,6 +17,8 @@ export interface RouteServerOptions {
   readonly counted?: (outcome: RouteOutcome) => void;
   /** Answering threw (a bug): the request got a 500; the owner reports it. */
   readonly failed?: (error: Error) => void;
+  /** Default: the loopback defaults (no idle timeout). */
+  readonly limits?: ListenerLimits;
 }
 
 const NOT_FOUND = Object.freeze({ "x-mirror-reason": "not-found", "content-length": "0" });
@@ -43,9 +46,11 @@ export function createRouteServer(options: RouteServerOptions): Server {
     response.writeHead(a.status, withoutLength(request, a.headers));
     response.end();
   };
+  const limits = options.limits ?? LOOPBACK_LIMITS;
   // requireHostHeader: without it, Node answers an HTTP/1.1 request lacking Host with a bare 400
   // of its own; the route answers it with `x-mirror-reason: bad-host` like every other.
-  const server = createServer({ requireHostHeader: false }, (request, response) => {
+  const settings = { requireHostHeader: false, ...serverOptions(limits) };
+  const server = createServer(settings, (request, response) => {
     try {
       handle(request, response);
     } catch (e) {
@@ -54,10 +59,10 @@ export function createRouteServer(options: RouteServerOptions): Server {
       response.end();
     }
   });
-  // No idle timeout on kept-alive connections (ADR 26): the co-located data plane owns its pool,
-  // and a socket timeout costs a timer refresh on every read and write of every request.
-  server.keepAliveTimeout = 0;
-  server.requestTimeout = 0;
+  // On loopback no idle timeout on kept-alive connections (ADR 26): the co-located data plane owns
+  // its pool, and a socket timeout costs a timer refresh on every read and write of every request.
+  // No socket timeout either way: the idle timeout, when set, is the only one.
+  server.maxConnections = limits.maxConnections;
   server.setTimeout(0);
   return server;
 }

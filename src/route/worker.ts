@@ -4,15 +4,20 @@
 // answers from its view of the served Snapshot, which the main thread keeps current. Its bundle
 // holds no Fastify, pino, zod or client-node.
 
+import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type MessagePort, parentPort } from "node:worker_threads";
 import { keepTickRecord } from "../runtime/tick-record.ts";
 import { STARTUP_COLLECTION_DELAY_MS, v8FullCollection } from "../runtime/v8-collection.ts";
 import type { RouteView } from "../snapshot/types.ts";
+import { HEARTBEAT_INTERVAL_MS, Heartbeat } from "./heartbeat.ts";
 import type { DataThreadSettings, FromDataThread, ToDataThread } from "./messages.ts";
 import { RouteCounts } from "./route-counts.ts";
 import { createRouteServer } from "./route-server.ts";
 import { applyViewUpdate, type Routes, readRoutes } from "./view-update.ts";
+
+/** Connections dropped at the cap are reported at most this often. */
+const DROP_REPORT_MS = 10_000;
 
 /** Runs the data listener for the main thread at the other end of `port`. */
 function runDataThread(port: MessagePort, settings: DataThreadSettings): void {
@@ -26,7 +31,13 @@ function runDataThread(port: MessagePort, settings: DataThreadSettings): void {
     retryAfter: settings.retryAfter,
     counted: (outcome) => counts.add(outcome),
     failed: (e) => send({ type: "failed", message: e.message, stack: e.stack }),
+    limits: settings.limits,
   });
+  const heartbeat = new Heartbeat(settings.heartbeat);
+  heartbeat.beat();
+  const beats = setInterval(() => heartbeat.beat(), HEARTBEAT_INTERVAL_MS);
+  beats.unref();
+  reportDrops(server, send);
 
   port.on("message", (message: ToDataThread) => {
     switch (message.type) {
@@ -49,6 +60,7 @@ function runDataThread(port: MessagePort, settings: DataThreadSettings): void {
         return;
       }
       case "close": {
+        clearInterval(beats);
         const cut = setTimeout(() => server.closeAllConnections(), message.drainMs);
         server.close(() => {
           clearTimeout(cut);
@@ -60,12 +72,37 @@ function runDataThread(port: MessagePort, settings: DataThreadSettings): void {
     }
   });
 
-  server.once("error", (e) => {
+  const listenFailed = (e: Error): void => {
     send({ type: "listen-failed", message: e.message });
     port.close();
-  });
+  };
+  server.once("error", listenFailed);
   server.listen(settings.listen.port, settings.listen.host, () => {
+    server.off("error", listenFailed);
+    // Any later error of the listening socket (EMFILE on accept, say) leaves a listener that
+    // may answer from a view nobody updates any more: it ends the thread, which ends the process.
+    server.on("error", (e) => {
+      throw new Error(`data listener error: ${e.message}`, { cause: e });
+    });
     send({ type: "listening", port: (server.address() as AddressInfo).port });
+  });
+}
+
+/** Reports connections dropped at the cap: the first at once, then a count every few seconds. */
+function reportDrops(server: Server, send: (message: FromDataThread) => void): void {
+  let dropped = 0;
+  let window: NodeJS.Timeout | null = null;
+  const report = (): void => {
+    window = null;
+    if (dropped === 0) return;
+    send({ type: "dropped", connections: dropped });
+    dropped = 0;
+    window = setTimeout(report, DROP_REPORT_MS);
+    window.unref();
+  };
+  server.on("drop", () => {
+    dropped++;
+    if (window === null) report();
   });
 }
 

@@ -25,4 +25,15 @@ export interface SidecarConfig {
   /** Undefined: no state file (a file needs a key). */
   readonly stateKeyFile: string | undefined;
   readonly stateMaxAgeSeconds: number;
+  /** Whether `listen` may be an address other than loopback. */
+  readonly allowNonLoopbackListen: boolean;
+  /** The data listener's cap on open connections. */
+  readonly maxConnections: number;
+  readonly listenHeadersTimeoutSeconds: number;
+  /** Undefined: the default for `listen`'s host (none on loopback). */
+  readonly listenIdleTimeoutSeconds: number | undefined;
+  /** How long `serve` keeps answering after SIGTERM before it closes the listeners. */
+  readonly shutdownGraceSeconds: number;
+  /** Whether App Secrets may be watched in every namespace without a label selector. */
+  readonly allowClusterWideSecrets: boolean;
 }

@@ -14,6 +14,7 @@ import { createMetrics } from "../ops/metrics.ts";
 import { createOpsServer } from "../ops/ops-server.ts";
 import { err, ok, type Result } from "../result.ts";
 import { startDataThread } from "../route/data-thread.ts";
+import { dataListenerLimits } from "../route/listener-limits.ts";
 import { routeTableFor } from "../snapshot/build.ts";
 import { SnapshotHolder } from "../snapshot/holder.ts";
 import type { Address, SidecarConfig } from "./config.ts";
@@ -31,6 +32,8 @@ export interface Sidecar {
   serving(revision: number): Promise<void>;
   /** Resolves, with why, if the data listener's thread ends by itself: a bug, fatal. */
   readonly failed: Promise<string>;
+  /** From now on /readyz answers 503; routing and /healthz answer until `close`. */
+  beginShutdown(): void;
   /** Stops accepting, lets in-flight requests finish (at most `drainMs`), stops the watches. */
   close(): Promise<void>;
 }
@@ -88,6 +91,12 @@ export async function startSidecar(
   // Started first: its thread boots on another core while the first lists are under way.
   const thread = startDataThread({
     listen: config.listen,
+    limits: dataListenerLimits({
+      host: config.listen.host,
+      maxConnections: config.maxConnections,
+      headersTimeoutSeconds: config.listenHeadersTimeoutSeconds,
+      idleTimeoutSeconds: config.listenIdleTimeoutSeconds,
+    }),
     retryAfter: DEFAULT_RETRY_AFTER,
     counts: metrics.routeCounts,
     logger: log,
@@ -151,12 +160,15 @@ export async function startSidecar(
     });
   }
 
+  let shuttingDown = false;
   const { server: ops, closeStatusApi } = createOpsServer({
     holder,
     metrics,
     retryAfter: DEFAULT_RETRY_AFTER,
     logger: log,
     ready: () => thread.servedRevision() > 0,
+    answering: () => thread.answering(),
+    stopping: () => shuttingDown,
   });
   const drainMs = options.drainMs ?? DRAIN_MS;
   const listening = await thread.listening;
@@ -194,6 +206,9 @@ export async function startSidecar(
     ops: opsAddress,
     serving: (revision) => thread.serving(revision),
     failed: thread.ended,
+    beginShutdown: () => {
+      shuttingDown = true;
+    },
     close,
   });
 }

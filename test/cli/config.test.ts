@@ -2,15 +2,17 @@ import { describe, expect, it } from "vitest";
 import { FLAG_NAMES, parseServeConfig, serveHelp } from "../../src/cli/config.ts";
 
 describe("parseServeConfig", () => {
-  it("gives the documented defaults", () => {
-    expect(parseServeConfig([], { POD_NAMESPACE: "edge" })).toEqual({
+  it("gives the documented defaults, given an App Secret scope", () => {
+    expect(
+      parseServeConfig(["--secret-namespaces", "tenant-a"], { POD_NAMESPACE: "edge" }),
+    ).toEqual({
       ok: true,
       value: {
         kubeconfig: undefined,
         registryNamespace: "edge",
         registryName: "replica-registry",
         registryKey: "registry.json",
-        secretNamespaces: [],
+        secretNamespaces: ["tenant-a"],
         secretSelector: undefined,
         listen: { host: "127.0.0.1", port: 8080 },
         opsListen: { host: "0.0.0.0", port: 9090 },
@@ -19,7 +21,81 @@ describe("parseServeConfig", () => {
         stateFile: undefined,
         stateKeyFile: undefined,
         stateMaxAgeSeconds: 86_400,
+        allowNonLoopbackListen: false,
+        maxConnections: 1024,
+        listenHeadersTimeoutSeconds: 10,
+        listenIdleTimeoutSeconds: undefined,
+        shutdownGraceSeconds: 5,
+        allowClusterWideSecrets: false,
       },
+    });
+  });
+
+  it("refuses to watch App Secrets cluster-wide without a selector unless told it may", () => {
+    const scope = (argv: string[], env: Record<string, string> = {}) => {
+      const parsed = parseServeConfig(argv, env);
+      return parsed.ok ? "starts" : parsed.error;
+    };
+    expect([
+      scope([]),
+      scope(["--secret-selector", "replica-mirror.example/app=true"]),
+      scope(["--secret-namespaces", "a"]),
+      scope(["--allow-cluster-wide-secrets", "true"]),
+      scope([], { REPLICA_MIRROR_ALLOW_CLUSTER_WIDE_SECRETS: "true" }),
+      scope(["--allow-cluster-wide-secrets", "false"]),
+    ]).toEqual([
+      "--secret-namespaces: empty, and no --secret-selector: the sidecar would read every Secret in the cluster; name the App Secrets' namespaces, label them and pass --secret-selector, or pass --allow-cluster-wide-secrets true",
+      "starts",
+      "starts",
+      "starts",
+      "starts",
+      expect.stringMatching(/^--secret-namespaces: empty/),
+    ]);
+  });
+
+  it("listens for the data plane on loopback only, unless told it may listen elsewhere", () => {
+    const listen = (address: string, ...more: string[]) => {
+      const parsed = parseServeConfig(
+        ["--secret-namespaces=a", `--listen=${address}`, ...more],
+        {},
+      );
+      return parsed.ok ? parsed.value.listen : parsed.error;
+    };
+    expect([
+      listen("127.0.0.1:1"),
+      listen("127.8.0.1:1"),
+      listen("[::1]:1"),
+      listen("localhost:1"),
+      listen("0.0.0.0:8080"),
+      listen("[::]:8080"),
+      listen("10.0.0.7:8080", "--allow-non-loopback-listen", "true"),
+    ]).toEqual([
+      { host: "127.0.0.1", port: 1 },
+      { host: "127.8.0.1", port: 1 },
+      { host: "::1", port: 1 },
+      { host: "localhost", port: 1 },
+      "--listen: 0.0.0.0 is not a loopback address, and the data listener tells anyone who reaches it App names and upstreams; pass --allow-non-loopback-listen true to listen there anyway",
+      expect.stringMatching(/^--listen: :: is not a loopback address/),
+      { host: "10.0.0.7", port: 8080 },
+    ]);
+  });
+
+  it("takes the data listener's limits and the shutdown grace from their flags", () => {
+    const parsed = parseServeConfig(
+      [
+        "--allow-cluster-wide-secrets=true",
+        "--max-connections=64",
+        "--listen-headers-timeout=2",
+        "--listen-idle-timeout=0",
+        "--shutdown-grace=0",
+      ],
+      {},
+    );
+    expect(parsed.ok && parsed.value).toMatchObject({
+      maxConnections: 64,
+      listenHeadersTimeoutSeconds: 2,
+      listenIdleTimeoutSeconds: 0,
+      shutdownGraceSeconds: 0,
     });
   });
 
@@ -64,6 +140,25 @@ describe("parseServeConfig", () => {
       {},
       "--secret-namespaces: must be a DNS-1123 label (lower-case letters, digits, '-')",
     ],
+    [
+      ["--listen", ":8080"],
+      {},
+      "--listen: expected HOST:PORT with a host (127.0.0.1 for loopback, 0.0.0.0 for every interface), got ':8080'",
+    ],
+    [
+      ["--ops-listen", ":9090"],
+      {},
+      "--ops-listen: expected HOST:PORT with a host (127.0.0.1 for loopback, 0.0.0.0 for every interface), got ':9090'",
+    ],
+    [
+      ["--allow-non-loopback-listen", "yes"],
+      {},
+      "--allow-non-loopback-listen: must be true or false",
+    ],
+    [["--max-connections", "0"], {}, "--max-connections: must be at least 1"],
+    [["--listen-headers-timeout", "0"], {}, "--listen-headers-timeout: must be at least 1"],
+    [["--listen-idle-timeout", "-1"], {}, "--listen-idle-timeout: must be at least 0"],
+    [["--shutdown-grace", "1.5"], {}, "--shutdown-grace: must be a whole number"],
     [["--nope", "1"], {}, "--nope: unknown flag (see --help)"],
     [["--registry-name"], {}, "--registry-name: needs a value"],
     [["stray"], {}, "unexpected argument 'stray'"],

@@ -46,6 +46,10 @@ const serveArgs = () => [
   "127.0.0.1:0",
   "--ops-listen",
   "127.0.0.1:0",
+  "--allow-cluster-wide-secrets",
+  "true",
+  "--shutdown-grace",
+  "0",
 ];
 
 /** The listeners of a `serve` command, once it logged them and /readyz answers 200. */
@@ -150,6 +154,17 @@ describe("replica-mirror serve as a process", () => {
     });
   });
 
+  it("exits 2 with the reason when asked to read every Secret of the cluster unasked", async () => {
+    const r = run(process.execPath, ["src/cli/main.ts", "serve", "--listen", "127.0.0.1:0"]);
+    const exit = await r.exit;
+    expect({ code: exit.code, lines: linesOf(r) }).toEqual({
+      code: 2,
+      lines: [
+        "replica-mirror: --secret-namespaces: empty, and no --secret-selector: the sidecar would read every Secret in the cluster; name the App Secrets' namespaces, label them and pass --secret-selector, or pass --allow-cluster-wide-secrets true",
+      ],
+    });
+  });
+
   it("exits 1 with a clear log line when no kubeconfig can be found", async () => {
     const r = run(process.execPath, [
       "src/cli/main.ts",
@@ -160,6 +175,8 @@ describe("replica-mirror serve as a process", () => {
       "127.0.0.1:0",
       "--ops-listen",
       "127.0.0.1:0",
+      "--allow-cluster-wide-secrets",
+      "true",
     ]);
     const exit = await r.exit;
     expect(exit.code).toBe(1);

@@ -14,6 +14,7 @@ interface Container {
 interface PodSpec {
   serviceAccountName?: string;
   automountServiceAccountToken?: boolean;
+  initContainers?: Container[];
   containers: Container[];
   volumes?: { name: string; [key: string]: unknown }[];
   [key: string]: unknown;
@@ -42,9 +43,9 @@ function podOf(objects: Rendered[], name: string): PodSpec {
 /** The sidecar container exactly as the component's one definition gives it. */
 const componentSidecar = (
   parse(readFileSync("manifests/components/replica-mirror/sidecar.yaml", "utf8")) as {
-    value: Container;
-  }[]
-)[0]!.value;
+    spec: { template: { spec: PodSpec } };
+  }
+).spec.template.spec.initContainers![0]!;
 
 const input = parse(readFileSync(`${EXAMPLE}/deployment.yaml`, "utf8")) as {
   spec: { template: { spec: PodSpec } };
@@ -53,19 +54,27 @@ const input = parse(readFileSync(`${EXAMPLE}/deployment.yaml`, "utf8")) as {
 describe("manifests/components/replica-mirror on a Deployment that is not ours", () => {
   const objects = render(EXAMPLE);
   const pod = podOf(objects, "haproxy");
-  const [haproxy, sidecar] = pod.containers;
+  const [haproxy] = pod.containers;
+  const [sidecar] = pod.initContainers ?? [];
 
-  it("leaves the data plane's container and volumes as they were, and appends the sidecar", () => {
-    expect(pod.containers.map((c) => c.name)).toEqual(["haproxy", "replica-mirror"]);
+  it("leaves the data plane's container and volumes as they were, and adds the sidecar as a native sidecar", () => {
+    expect(pod.containers.map((c) => c.name)).toEqual(["haproxy"]);
+    expect((pod.initContainers ?? []).map((c) => [c.name, c.restartPolicy])).toEqual([
+      ["replica-mirror", "Always"],
+    ]);
     expect(haproxy).toEqual(input.spec.template.spec.containers[0]);
     expect(pod.volumes).toEqual(expect.arrayContaining(input.spec.template.spec.volumes ?? []));
     expect(pod.securityContext).toEqual(input.spec.template.spec.securityContext);
   });
 
-  it("adds the component's sidecar, with the operator's own flag patched in after it", () => {
+  it("adds the component's sidecar, with the operator's own flags patched in after it", () => {
     expect(sidecar).toEqual({
       ...componentSidecar,
-      args: [...(componentSidecar.args ?? []), "--registry-namespace=edge"],
+      args: [
+        ...(componentSidecar.args ?? []),
+        "--registry-namespace=edge",
+        "--secret-namespaces=tenant-a,tenant-b",
+      ],
     });
   });
 
@@ -88,7 +97,9 @@ describe("manifests/components/replica-mirror on a Deployment that is not ours",
     expect(pod.automountServiceAccountToken).toBe(false);
     expect(pod.serviceAccountName).toBe("replica-mirror");
     expect(
-      pod.containers.map((c) => (c.volumeMounts ?? []).some((m) => m.mountPath === TOKEN_PATH)),
+      [...pod.containers, ...(pod.initContainers ?? [])].map((c) =>
+        (c.volumeMounts ?? []).some((m) => m.mountPath === TOKEN_PATH),
+      ),
     ).toEqual([false, true]);
     const token = sidecar?.volumeMounts?.find((m) => m.mountPath === TOKEN_PATH)?.name;
     expect(pod.volumes?.find((v) => v.name === token)).toHaveProperty("projected");
@@ -143,7 +154,7 @@ function podMonitor(): {
 describe("manifests/base", () => {
   it("adds its sidecar with the same component: one definition of the container", () => {
     const pod = podOf(render("manifests/base"), "edge");
-    expect(pod.containers.map((c) => c.name)).toEqual(["nginx", "replica-mirror"]);
-    expect(pod.containers[1]).toEqual(componentSidecar);
+    expect(pod.containers.map((c) => c.name)).toEqual(["nginx"]);
+    expect(pod.initContainers).toEqual([componentSidecar]);
   });
 });

@@ -6,8 +6,12 @@ import { afterEach, describe, expect, it } from "vitest";
 import { DEFAULT_RETRY_AFTER } from "../../src/answers/route-answer.ts";
 import { createMetrics } from "../../src/ops/metrics.ts";
 import { createOpsServer, type OpsServer } from "../../src/ops/ops-server.ts";
+import { startDataThread } from "../../src/route/data-thread.ts";
 import { SnapshotHolder } from "../../src/snapshot/holder.ts";
+import { hookedDataWorker } from "../support/hooked-data-worker.ts";
 import { get } from "../support/http.ts";
+import { memoryLogger } from "../support/log-sink.ts";
+import { waitUntil } from "../support/wait.ts";
 import { snapshotOf } from "../support/world.ts";
 
 const open: OpsServer[] = [];
@@ -18,10 +22,12 @@ afterEach(async () => {
   }
 });
 
-async function ops() {
+async function ops(
+  more: Pick<Parameters<typeof createOpsServer>[0], "answering" | "stopping"> = {},
+) {
   const holder = new SnapshotHolder();
   const metrics = createMetrics();
-  const app = createOpsServer({ holder, metrics, retryAfter: DEFAULT_RETRY_AFTER });
+  const app = createOpsServer({ holder, metrics, retryAfter: DEFAULT_RETRY_AFTER, ...more });
   open.push(app);
   await new Promise<void>((resolve) => app.server.listen(0, "127.0.0.1", resolve));
   return { holder, metrics, app, port: (app.server.address() as AddressInfo).port };
@@ -51,6 +57,64 @@ describe("the ops listener", () => {
     // Losing the API server publishes nothing new: the last Snapshot is still served.
     expect(await request(app, "/readyz")).toEqual({ status: 200, type: text, body: "ok" });
   });
+
+  it("is unready once shutdown begins, and healthy still", async () => {
+    let stopping = false;
+    const app = await ops({ stopping: () => stopping });
+    app.holder.swap(snapshotOf(null, {}, 1));
+    const before = await request(app, "/readyz");
+    stopping = true;
+    expect([before, await request(app, "/readyz"), await request(app, "/healthz")]).toEqual([
+      { status: 200, type: text, body: "ok" },
+      { status: 503, type: text, body: "shutting down" },
+      { status: 200, type: text, body: "ok" },
+    ]);
+  });
+
+  it("turns /healthz 503 while the data thread's event loop is blocked, and 200 once it turns again", async () => {
+    const { worker, freeze } = hookedDataWorker();
+    const metrics = createMetrics();
+    const thread = startDataThread({
+      listen: { host: "127.0.0.1", port: 0 },
+      retryAfter: DEFAULT_RETRY_AFTER,
+      counts: metrics.routeCounts,
+      logger: memoryLogger("warn").logger,
+      worker,
+      heartbeatStaleMs: 1_500,
+    });
+    try {
+      expect((await thread.listening).ok).toBe(true);
+      const app = await ops({ answering: () => thread.answering() });
+      const healthz = () => request(app, "/healthz");
+      const before = await healthz();
+      const frozenAt = performance.now();
+      freeze(6_000);
+      const stalled = await waitUntil(
+        async () => {
+          const r = await healthz();
+          return r.status === 503 && r;
+        },
+        {
+          timeoutMs: 5_000,
+          intervalMs: 100,
+          what: "/healthz to answer 503",
+        },
+      );
+      const stalledAfterMs = performance.now() - frozenAt;
+      await waitUntil(async () => (await healthz()).status === 200, {
+        timeoutMs: 10_000,
+        intervalMs: 100,
+        what: "/healthz to answer 200 again",
+      });
+      expect({ before, stalled, inTime: stalledAfterMs < 4_000 }).toEqual({
+        before: { status: 200, type: text, body: "ok" },
+        stalled: { status: 503, type: text, body: "data listener not answering" },
+        inTime: true,
+      });
+    } finally {
+      await thread.close(0);
+    }
+  }, 30_000);
 
   it("answers HEAD probes like GET, without a body", async () => {
     const app = await ops();

@@ -159,6 +159,11 @@ export async function startSidecarProcess(o: SidecarProcessOptions): Promise<Sid
     String(o.watchTimeoutSeconds ?? 5),
     "--log-level",
     o.logLevel ?? "info",
+    "--allow-cluster-wide-secrets",
+    "true",
+    // `stop` closes at once unless a test asks for the grace (extraArgs win).
+    "--shutdown-grace",
+    "0",
     ...(o.extraArgs ?? []),
   ];
   const env: Record<string, string> = {};

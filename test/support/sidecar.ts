@@ -54,6 +54,9 @@ function testConfig(kubeconfigPath: string, flags: readonly string[] = []): Side
       "127.0.0.1:0",
       "--watch-timeout",
       "2",
+      // Most tests watch App Secrets cluster-wide, as envtest's world is small.
+      "--allow-cluster-wide-secrets",
+      "true",
       ...flags,
     ],
     {},
