@@ -156,13 +156,9 @@ export class RegistryTracker {
 
   /** What to serve now, given the events so far and the Registry served last. */
   serve(): TrackedRegistry {
-    const unserved = this.#unserved;
+    const unserved = this.#unserved.length > 0 ? this.#unserved : [this.#current];
     this.#unserved = [];
-    const served = this.#served;
-    const current = keepRefused(
-      this.#serveOne(this.#current, () => this.#fallback(unserved, served)),
-      served,
-    );
+    const current = this.#inService(unserved, unserved.length - 1, this.#served);
     const value = this.#current.present ? this.#current.value : undefined;
     const refused = current.status.error !== null;
     const newlyRefused = refused && (value === undefined || value !== this.#lastRefused);
@@ -171,31 +167,35 @@ export class RegistryTracker {
     return { ...current, newlyRefused };
   }
 
-  /** The newest good Registry among values delivered before the current one, else `served`. */
-  #fallback(unserved: readonly RegistrySecret[], served: Registry | null): Registry | null {
-    for (let i = unserved.length - 2; i >= 0; i--) {
-      const older = unserved[i]!;
-      if (!older.present) return null;
-      const tried = this.#serveOne(older, () => null);
-      if (tried.status.error === null) return tried.registry;
-    }
-    return served;
+  /**
+   * What serving `values[i]` puts in service, `before` having been in service before
+   * `values[0]`: a value refused whole leaves the one before it; a value with refused App
+   * entries keeps the version of each that was in service before it. Older values are parsed
+   * only when the newer one needs them, and each distinct value once.
+   */
+  #inService(
+    values: readonly RegistrySecret[],
+    i: number,
+    before: Registry | null,
+  ): ServedRegistry {
+    const earlier = (): Registry | null =>
+      i === 0 ? before : this.#inService(values, i - 1, before).registry;
+    const value = values[i]!;
+    const served = this.#parse(value);
+    if (served.status.error !== null) return { registry: earlier(), status: served.status };
+    if (served.status.refusedApps.length === 0) return served;
+    return keepRefused(served, earlier());
   }
 
-  #serveOne(secret: RegistrySecret, lastGood: () => Registry | null): ServedRegistry {
+  #parse(secret: RegistrySecret): ServedRegistry {
     if (secret.present && secret.value !== undefined && secret.value === this.#parsed?.value) {
       const { registry, status } = this.#parsed.served;
       return { registry, status: { ...status, resourceVersion: secret.resourceVersion } };
     }
-    // Parse first: the fallback, which may parse older values, is needed only on a refusal.
     const served = serveRegistry(secret, null, this.#options);
-    if (served.status.error === null) {
-      if (secret.present && secret.value !== undefined) {
-        this.#parsed = { value: secret.value, served };
-      }
-      return served;
-    }
-    return { registry: lastGood(), status: served.status };
+    if (served.status.error === null && secret.present && secret.value !== undefined)
+      this.#parsed = { value: secret.value, served };
+    return served;
   }
 }
 

@@ -16,7 +16,7 @@ import {
   registryDoc,
   writeRegistryData,
 } from "../support/world.ts";
-import { type AppDef, History } from "./model.ts";
+import { type AppDef, History, type RegistryValue } from "./model.ts";
 import type { BadRegistry, Op } from "./ops.ts";
 
 /** The API server of one run and the model's record of what was written to it. */
@@ -106,7 +106,7 @@ export class Cluster {
       }
       case "registry-bad": {
         const rv = writeRegistryData(api, badRegistryData(op.variant, op.apps));
-        h.setRegistry({ kind: "bad", variant: op.variant }, rv);
+        h.setRegistry(badRegistryValue(op.variant, op.apps), rv);
         return;
       }
       case "registry-delete":
@@ -183,7 +183,24 @@ function goodRegistryData(
   return { [REGISTRY_KEY]: gzip ? new Uint8Array(gzipSync(json)) : json };
 }
 
-/** The Registry Secret's data for a value the contract says to refuse (the last good one stays). */
+/** A refused value as the model sees it: refused whole, or one App entry refused alone. */
+function badRegistryValue(variant: BadRegistry, apps: readonly AppDef[]): RegistryValue {
+  const base = apps.length > 0 ? [...apps] : [FALLBACK];
+  const first = base[0]!;
+  switch (variant) {
+    case "duplicate-name":
+      return { kind: "partial", variant, apps: base, refused: first.name };
+    case "port":
+    case "wrong-type":
+    case "no-hostnames":
+    case "bad-secret-key":
+      return { kind: "partial", variant, apps: base.slice(1), refused: first.name };
+    default:
+      return { kind: "bad", variant };
+  }
+}
+
+/** The Registry Secret's data for a value the contract refuses, whole or in one App entry. */
 function badRegistryData(
   variant: BadRegistry,
   apps: readonly AppDef[],

@@ -24,11 +24,22 @@ export interface AppDef {
   readonly extras: boolean;
 }
 
-/** What the Registry Secret holds. `bad`: malformed value or key missing, as the generator made it. */
+/**
+ * What the Registry Secret holds. `bad`: refused whole (malformed, key missing), as the generator
+ * made it. `partial`: a document with one invalid App entry, which alone is refused: `apps` are
+ * the valid entries, and `refused` the name whose version in service before stays (when no valid
+ * entry has it).
+ */
 export type RegistryValue =
   | { readonly kind: "absent" }
   | { readonly kind: "good"; readonly apps: readonly AppDef[] }
-  | { readonly kind: "bad"; readonly variant: string };
+  | { readonly kind: "bad"; readonly variant: string }
+  | {
+      readonly kind: "partial";
+      readonly variant: string;
+      readonly apps: readonly AppDef[];
+      readonly refused: string;
+    };
 
 /** An App Secret as the cluster holds it (UTF-8 values) with the resourceVersion of its last write. */
 export interface SecretState {
@@ -284,6 +295,13 @@ export class History {
         served: previous?.served ?? [],
         lastGoodIndex: previous?.lastGoodIndex ?? index,
       };
+    }
+    if (registry.kind === "partial") {
+      const valid = servedApps(registry.apps);
+      const kept = valid.some((a) => a.name === registry.refused)
+        ? []
+        : (previous?.served ?? []).filter((a) => a.name === registry.refused);
+      return { registry, registryRv, secrets, served: [...valid, ...kept], lastGoodIndex: index };
     }
     const served = registry.kind === "good" ? servedApps(registry.apps) : [];
     return { registry, registryRv, secrets, served, lastGoodIndex: index };

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { type Envtest, startEnvtest } from "@replica-mirror/envtest";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { get, metricValue, untilReady } from "../support/http.ts";
 import { type SidecarProcess, startSidecarProcess } from "../support/process.ts";
 import { waitUntil } from "../support/wait.ts";
@@ -128,7 +128,11 @@ describe("a replica restarted during an API-server outage", () => {
     expect(await answers(second)).toEqual(before);
     expect(await snapshot(second)).toMatchObject({ source: "state-file" });
     expect(down).toBe(true);
-    // While it is down, the cluster moves on: a Secret changes and the Registry gains an App.
+    // While it is down, the cluster moves on: a Secret changes and the Registry gains an App
+    // (the next tests start from the first world again).
+    onTestFinished(() => {
+      writeRegistry(envtest, apps);
+    });
     writeSecret(envtest, APP_NS, "app-0-credentials", { token: token(0, "rotated") });
     writeRegistry(envtest, [
       ...apps,
@@ -142,7 +146,9 @@ describe("a replica restarted during an API-server outage", () => {
         const s = await snapshot(second);
         return late.status === 200 && s.source === "api-server" ? true : undefined;
       },
-      { timeoutMs: 20_000, what: "the replica to converge on the API server's data" },
+      // The production restart policy: a backoff grown through the outage, then a relist after
+      // 410 spread over up to 15 s.
+      { timeoutMs: 60_000, what: "the replica to converge on the API server's data" },
     );
     const app0 = JSON.parse((await get(second.opsPort, "/v1/apps/app-0")).body) as {
       secretResourceVersion: string;
@@ -150,9 +156,7 @@ describe("a replica restarted during an API-server outage", () => {
     expect(app0.secretResourceVersion).toBe(
       envtest.get(APP_NS, "app-0-credentials")?.metadata.resourceVersion,
     );
-    // The next tests start from the first world.
-    writeRegistry(envtest, apps);
-  }, 60_000);
+  }, 120_000);
 
   it("lists nothing when it restarts within the API server's watch window", async () => {
     await syncedThenKilled();
