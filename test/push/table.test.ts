@@ -4,8 +4,8 @@ import { DEFAULT_RETRY_AFTER, routeAnswerer } from "../../src/http/route-answer.
 import { routingTable } from "../../src/push/table.ts";
 import { tableAnswer } from "../../src/push/table-lookup.ts";
 import { upstreamTarget } from "../../src/push/upstream-target.ts";
-import { requestHost, snapshotOfWorld, zeroHopWorld } from "../support/zero-hop-arbitraries.ts";
 import { snapshotOf } from "../support/world.ts";
+import { requestHost, snapshotOfWorld, zeroHopWorld } from "../support/zero-hop-arbitraries.ts";
 
 const UPSTREAMS = [
   "http://10.0.0.1:8080",
