@@ -5,7 +5,7 @@
 
 import { err, ok, type Result } from "../result.ts";
 import { mapLines, parseHeldRevision, payloads, REVISION_KEY } from "./haproxy-map.ts";
-import { type RuntimeAddress, runtimeCommand } from "./haproxy-runtime.ts";
+import { openRuntimeSession, type RuntimeAddress, type RuntimeSession } from "./haproxy-runtime.ts";
 import type { RoutingTable } from "./table.ts";
 import type { PushFailure, PushTarget } from "./target.ts";
 
@@ -21,40 +21,55 @@ export interface HaproxyTargetOptions {
   readonly payloadBytes?: number;
 }
 
-const NEW_VERSION = /^New version created: (\d+)\s*$/;
+const NEW_VERSION = /^New version created: (\d+)$/;
 
 /** A PushTarget for HAProxy 2.6+ over its runtime API, with the zero-hop haproxy.cfg. */
 export function haproxyTarget(options: HaproxyTargetOptions): PushTarget {
   const { socket, map } = options;
   const timeoutMs = options.timeoutMs ?? 2_000;
   const payloadBytes = options.payloadBytes ?? 12_000;
-  const send = (command: string) => runtimeCommand(socket, command, timeoutMs);
+  /** Runs `use` over one session, closed afterwards whatever happens. */
+  async function session<T>(
+    use: (s: RuntimeSession) => Promise<Result<T, PushFailure>>,
+  ): Promise<Result<T, PushFailure>> {
+    const opened = await openRuntimeSession(socket, timeoutMs);
+    if (!opened.ok) return opened;
+    try {
+      return await use(opened.value);
+    } finally {
+      opened.value.close();
+    }
+  }
 
   return {
     name: options.name ?? "haproxy",
-    async push(table: RoutingTable): Promise<Result<void, PushFailure>> {
-      const prepared = await send(`prepare map ${map}`);
-      if (!prepared.ok) return prepared;
-      const version = NEW_VERSION.exec(prepared.value.trim())?.[1];
-      if (version === undefined) return rejected(`prepare map ${map}`, prepared.value);
-      for (const payload of payloads(mapLines(table), payloadBytes)) {
-        const added = await send(`add map @${version} ${map} <<\n${payload}\n`);
+    push: (table: RoutingTable) =>
+      session(async (s): Promise<Result<void, PushFailure>> => {
+        const prepared = await s.command(`prepare map ${map}`);
+        if (!prepared.ok) return prepared;
+        const version = NEW_VERSION.exec(prepared.value)?.[1];
+        if (version === undefined) return rejected(`prepare map ${map}`, prepared.value);
+        const adds = payloads(mapLines(table), payloadBytes).map(
+          (payload) => `add map @${version} ${map} <<\n${payload}\n`,
+        );
+        const added = await s.pipeline(adds);
         if (!added.ok) return added;
-        if (added.value.trim() !== "") return rejected(`add map @${version} ${map}`, added.value);
-      }
-      const committed = await send(`commit map @${version} ${map}`);
-      if (!committed.ok) return committed;
-      if (committed.value.trim() !== "")
-        return rejected(`commit map @${version} ${map}`, committed.value);
-      return ok(undefined);
-    },
-    async held(): Promise<Result<number | null, PushFailure>> {
-      const answer = await send(`get map ${map} ${REVISION_KEY}`);
-      if (!answer.ok) return answer;
-      const revision = parseHeldRevision(answer.value);
-      if (revision === undefined) return rejected(`get map ${map}`, answer.value);
-      return ok(revision);
-    },
+        const refusal = added.value.find((answer) => answer !== "");
+        if (refusal !== undefined) return rejected(`add map @${version} ${map}`, refusal);
+        const committed = await s.command(`commit map @${version} ${map}`);
+        if (!committed.ok) return committed;
+        if (committed.value !== "")
+          return rejected(`commit map @${version} ${map}`, committed.value);
+        return ok(undefined);
+      }),
+    held: () =>
+      session(async (s): Promise<Result<number | null, PushFailure>> => {
+        const answer = await s.command(`get map ${map} ${REVISION_KEY}`);
+        if (!answer.ok) return answer;
+        const revision = parseHeldRevision(answer.value);
+        if (revision === undefined) return rejected(`get map ${map}`, answer.value);
+        return ok(revision);
+      }),
   };
 }
 
