@@ -33,6 +33,11 @@ export interface ZeroHopSpec {
   readonly binary: Tool;
   start(binary: string, dir: string): Promise<ZeroHopProxy>;
   readonly answers: RefusedAnswers;
+  /**
+   * The answer of the proxy's own HTTP parser to a Host it refuses before any configuration
+   * runs (the same in hop mode), or null when it lets the configuration answer.
+   */
+  readonly parserRefuses?: (host: string) => ZeroHopAnswer | null;
   /** Property runs: each is one push and up to 15 requests. */
   readonly runs?: number;
 }
@@ -91,6 +96,8 @@ export function describeZeroHop(spec: ZeroHopSpec): void {
     function expected(snapshot: Snapshot | null, host: string, path = "/orders/42"): ZeroHopAnswer {
       // The proxy's HTTP parser drops the spaces around a header value, as Node's does.
       const value = host.replace(/^[ \t]+|[ \t]+$/g, "");
+      const refused = spec.parserRefuses?.(value) ?? null;
+      if (refused !== null) return refused;
       return expectedAnswer(
         answer(snapshot, ["Host", value]),
         { host: value, path },

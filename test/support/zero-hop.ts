@@ -7,6 +7,7 @@ import { copyFile, readFile, writeFile } from "node:fs/promises";
 import http from "node:http";
 import { join } from "node:path";
 import type { RouteAnswer } from "../../src/http/route-answer.ts";
+import { caddyTarget } from "../../src/push/caddy-target.ts";
 import { haproxyTarget } from "../../src/push/haproxy-target.ts";
 import type { PushTarget } from "../../src/push/target.ts";
 import { type DataPlaneProcess, freePort, sha256, startDataPlane } from "./data-plane.ts";
@@ -21,7 +22,6 @@ export interface ZeroHopEchoed {
   readonly host: string | null;
   /** Every `x-mirror-*` header that arrived, by lower-case name. */
   readonly mirror: Readonly<Record<string, string>>;
-  readonly forwardedHost: string | null;
   readonly bodyBytes: number;
   readonly bodySha256: string;
 }
@@ -51,7 +51,6 @@ export async function startEchoUpstreams(count: number): Promise<EchoUpstreams> 
             path: req.url ?? "",
             host: req.headers.host ?? null,
             mirror,
-            forwardedHost: (req.headers["x-forwarded-host"] as string | undefined) ?? null,
             bodyBytes: body.length,
             bodySha256: sha256(body),
           };
@@ -186,7 +185,6 @@ export function expectedAnswer(
         "x-mirror-revision": headers["x-mirror-revision"]!,
         "x-mirror-upstream": upstream,
       },
-      forwardedHost: null,
       bodyBytes: 0,
       bodySha256: sha256(new Uint8Array()),
     },
@@ -231,4 +229,50 @@ export async function startZeroHopHaproxy(binary: string, dir: string): Promise<
     log: () => plane.log(),
     stop: () => plane.stop(),
   };
+}
+
+const CADDY_CONFIG = "manifests/data-planes/caddy/zero-hop/caddy.json";
+
+/** Caddy with the shipped zero-hop caddy.json: its listener and admin API on free ports. */
+export async function startZeroHopCaddy(binary: string, dir: string): Promise<ZeroHopProxy> {
+  const port = await freePort();
+  const admin = await freePort();
+  const conf = (await readFile(CADDY_CONFIG, "utf8"))
+    .replace('":8000"', `"127.0.0.1:${port}"`)
+    .replace('"127.0.0.1:2019"', `"127.0.0.1:${admin}"`);
+  const path = join(dir, "caddy.json");
+  await writeFile(path, conf);
+  // Caddy keeps state under $HOME and the XDG directories: the scratch directory, not root's.
+  const env = { HOME: dir, XDG_DATA_HOME: dir, XDG_CONFIG_HOME: dir };
+  const start = () => startDataPlane(binary, ["run", "--config", path], port, env);
+  let plane: DataPlaneProcess = await start();
+  return {
+    port,
+    target: caddyTarget({ admin: `http://127.0.0.1:${admin}` }),
+    async restart() {
+      await plane.stop();
+      plane = await start();
+    },
+    log: () => plane.log(),
+    stop: () => plane.stop(),
+  };
+}
+
+/** Caddy's answers, as its hop configuration passes the sidecar's on: no body. */
+export const CADDY_ANSWERS: RefusedAnswers = {
+  secretUnavailable: refused(503, "secret-unavailable", "5", ""),
+  notSynced: refused(503, "not-synced", "1", ""),
+  unknownHost: refused(404, "unknown-host", null, ""),
+  badHost: refused(400, "bad-host", null, ""),
+  noHttpUpstream: refused(502, null, null, "app has no http upstream"),
+};
+
+// The bytes Go's HTTP server accepts in a Host (golang.org/x/net/http/httpguts ValidHostHeader).
+const GO_HOST = /^[0-9A-Za-z!$%&'()*+,\-.:;=[\]_~]*$/;
+
+/** Go's net/http answer to a Host with a byte it refuses, before Caddy's routes run. */
+export function goRefusesHost(host: string): ZeroHopAnswer | null {
+  return GO_HOST.test(host)
+    ? null
+    : refused(400, null, null, "400 Bad Request: malformed Host header");
 }
