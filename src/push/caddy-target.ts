@@ -4,6 +4,7 @@
 // holds the not-synced object, which has no revision.
 
 import { err, ok, type Result } from "../result.ts";
+import { adminCall, adminRefused } from "./admin-http.ts";
 import {
   caddyTable,
   DEFAULT_GROUP_SIZE,
@@ -34,21 +35,23 @@ export function caddyTarget(options: CaddyTargetOptions): PushTarget {
     name: options.name ?? "caddy",
     async push(table: RoutingTable): Promise<Result<void, PushFailure>> {
       const body = JSON.stringify(caddyTable(table, groupSize));
-      const answer = await call(`${admin}/id/${TABLE_ID}`, pushTimeoutMs, {
+      const answer = await adminCall(`${admin}/id/${TABLE_ID}`, pushTimeoutMs, {
         method: "PATCH",
         headers: { "content-type": "application/json" },
         body,
       });
       if (!answer.ok) return answer;
-      if (answer.value.status !== 200) return refused("PATCH", answer.value);
+      if (answer.value.status !== 200) return adminRefused("PATCH", answer.value);
       return ok(undefined);
     },
     async held(): Promise<Result<number | null, PushFailure>> {
-      const answer = await call(`${admin}/id/${REVISION_ID}`, checkTimeoutMs, { method: "GET" });
+      const answer = await adminCall(`${admin}/id/${REVISION_ID}`, checkTimeoutMs, {
+        method: "GET",
+      });
       if (!answer.ok) return answer;
       // The configuration file's not-synced object has no revision handler: nothing pushed.
       if (answer.value.status === 404) return ok(null);
-      if (answer.value.status !== 200) return refused("GET", answer.value);
+      if (answer.value.status !== 200) return adminRefused("GET", answer.value);
       let parsed: unknown;
       try {
         parsed = JSON.parse(answer.value.text);
@@ -62,40 +65,4 @@ export function caddyTarget(options: CaddyTargetOptions): PushTarget {
       return ok(revision);
     },
   };
-}
-
-interface Answer {
-  readonly status: number;
-  readonly text: string;
-}
-
-/** One admin API request: its status and body, or why there is none. Never rejects. */
-async function call(
-  url: string,
-  timeoutMs: number,
-  init: RequestInit,
-): Promise<Result<Answer, PushFailure>> {
-  try {
-    const response = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
-    return ok({ status: response.status, text: await response.text() });
-  } catch (e) {
-    const error = e as Error & { cause?: { code?: string } };
-    if (error.name === "TimeoutError") {
-      return err({
-        reason: "timeout",
-        message: `${init.method} ${url}: no answer in ${timeoutMs} ms`,
-      });
-    }
-    const code = error.cause?.code;
-    const reason = code === "ECONNREFUSED" ? "unreachable" : "protocol";
-    return err({ reason, message: `${init.method} ${url}: ${code ?? error.message}` });
-  }
-}
-
-/** Caddy's refusal: its status and the start of its error message. */
-function refused(method: string, answer: Answer): Result<never, PushFailure> {
-  return err({
-    reason: "rejected",
-    message: `${method}: ${answer.status} ${answer.text.slice(0, 300)}`,
-  });
 }

@@ -175,14 +175,10 @@ export function describeZeroHop(spec: ZeroHopSpec): void {
           "",
         ];
         const got = await Promise.all(hosts.map((host) => through({ host })));
-        expect(got).toEqual([
-          spec.answers.secretUnavailable,
-          spec.answers.unknownHost,
-          spec.answers.unknownHost,
-          spec.answers.badHost,
-          spec.answers.badHost,
-          spec.answers.badHost,
-        ]);
+        const { secretUnavailable, unknownHost, badHost } = spec.answers;
+        const answers = [secretUnavailable, unknownHost, unknownHost, badHost, badHost, badHost];
+        // An empty Host is refused by some proxies' own HTTP parsers, as in hop mode.
+        expect(got).toEqual(answers.map((a, i) => spec.parserRefuses?.(hosts[i]!) ?? a));
       });
 
       it("routes by the request's own Host: X-Forwarded-Host chooses nothing", async () => {

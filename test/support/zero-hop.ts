@@ -3,12 +3,14 @@
 // configuration adapted to a scratch directory and free ports, with the PushTarget that drives
 // it. Everything listens on 127.0.0.1.
 
-import { copyFile, readFile, writeFile } from "node:fs/promises";
+import { readFileSync } from "node:fs";
+import { chmod, copyFile, readFile, writeFile } from "node:fs/promises";
 import http from "node:http";
 import { join } from "node:path";
 import type { RouteAnswer } from "../../src/http/route-answer.ts";
 import { caddyTarget } from "../../src/push/caddy-target.ts";
 import { haproxyTarget } from "../../src/push/haproxy-target.ts";
+import { nginxTarget } from "../../src/push/nginx-target.ts";
 import type { PushTarget } from "../../src/push/target.ts";
 import { type DataPlaneProcess, freePort, sha256, startDataPlane } from "./data-plane.ts";
 import { header, RawConnection } from "./raw-http.ts";
@@ -275,4 +277,63 @@ export function goRefusesHost(host: string): ZeroHopAnswer | null {
   return GO_HOST.test(host)
     ? null
     : refused(400, null, null, "400 Bad Request: malformed Host header");
+}
+
+const NGINX_DIR = "manifests/data-planes/nginx/zero-hop";
+
+/** nginx with the Lua module and the shipped zero-hop nginx.conf, its paths in `dir`. */
+export async function startZeroHopNginx(binary: string, dir: string): Promise<ZeroHopProxy> {
+  const port = await freePort();
+  const push = await freePort();
+  await copyFile(join(NGINX_DIR, "replica-mirror.lua"), join(dir, "replica-mirror.lua"));
+  // The shipped configuration with this test's ports and paths: no cluster DNS resolver here,
+  // and the upstreams are IP addresses.
+  const conf = (await readFile(join(NGINX_DIR, "nginx.conf"), "utf8"))
+    .replaceAll("/tmp/", `${dir}/`)
+    .replace("/etc/nginx/replica-mirror/", `${dir}/`)
+    .replace(/^\s*resolver .*$/m, "")
+    // The test's stderr is a socket, which nginx cannot open as /dev/stderr.
+    .replace("error_log /dev/stderr warn;", `error_log ${dir}/error.log warn;`)
+    .replace("listen 127.0.0.1:8001;", `listen 127.0.0.1:${push};`)
+    .replace("listen 8000;", `listen 127.0.0.1:${port};`);
+  await writeFile(join(dir, "nginx.conf"), conf);
+  // Run as root (CI), nginx's workers are `nobody`: they must read the Lua file and the body
+  // temp directory.
+  await chmod(dir, 0o755);
+  const start = () =>
+    startDataPlane(binary, ["-p", dir, "-c", join(dir, "nginx.conf"), "-g", "daemon off;"], port);
+  let plane: DataPlaneProcess = await start();
+  return {
+    port,
+    target: nginxTarget({ endpoint: `http://127.0.0.1:${push}` }),
+    async restart() {
+      await plane.stop();
+      plane = await start();
+    },
+    log: () => `${plane.log()}${readFileSync(join(dir, "error.log"), "utf8")}`,
+    stop: () => plane.stop(),
+  };
+}
+
+/** The nginx configurations' answers: each reason its status and a text line. */
+export const NGINX_ANSWERS: RefusedAnswers = {
+  secretUnavailable: refused(503, "secret-unavailable", "5", "credentials not available yet\n"),
+  notSynced: refused(503, "not-synced", "1", "routing table not synced yet\n"),
+  unknownHost: refused(404, "unknown-host", null, "unknown host\n"),
+  badHost: refused(400, "bad-host", null, "bad host\n"),
+  noHttpUpstream: refused(502, null, null, "app has no http upstream\n"),
+};
+
+const NGINX_400 =
+  "<html>\r\n<head><title>400 Bad Request</title></head>\r\n<body>\r\n<center><h1>400 Bad Request</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n";
+
+/**
+ * nginx's own answer to a Host it refuses while reading the request (ngx_http_validate_host):
+ * an empty name, "..", a path separator, a control byte or a space.
+ */
+export function nginxRefusesHost(host: string): ZeroHopAnswer | null {
+  const name = host.startsWith("[") ? host : host.replace(/:.*$/, "").replace(/\.$/, "");
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: nginx refuses control bytes
+  const refusedByte = /\.\.|[/\x00-\x20\x7f]/.test(host);
+  return refusedByte || name === "" ? refused(400, null, null, NGINX_400) : null;
 }
