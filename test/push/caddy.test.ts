@@ -1,5 +1,6 @@
 import { findTool } from "../support/tools.ts";
-import { CADDY_ANSWERS, goRefusesHost, startZeroHopCaddy } from "../support/zero-hop.ts";
+import { CADDY_ANSWERS } from "../support/zero-hop.ts";
+import { goRefusesHost, startZeroHopCaddy } from "../support/zero-hop-proxies.ts";
 import { describeZeroHop } from "./zero-hop-suite.ts";
 
 describeZeroHop({

@@ -6,7 +6,8 @@ import { haproxyTarget } from "../../src/push/haproxy-target.ts";
 import { routingTable } from "../../src/push/table.ts";
 import { findTool } from "../support/tools.ts";
 import { snapshotOf } from "../support/world.ts";
-import { ask, startZeroHopHaproxy, TEXT_ANSWERS, type ZeroHopProxy } from "../support/zero-hop.ts";
+import { ask, TEXT_ANSWERS } from "../support/zero-hop.ts";
+import { startZeroHopHaproxy, type ZeroHopProxy } from "../support/zero-hop-proxies.ts";
 import { describeZeroHop } from "./zero-hop-suite.ts";
 
 const haproxy = findTool("haproxy", ["/usr/sbin/haproxy", "/usr/local/sbin/haproxy"], ["-v"]);

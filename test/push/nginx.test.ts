@@ -1,5 +1,6 @@
 import { findTool } from "../support/tools.ts";
-import { NGINX_ANSWERS, nginxRefusesHost, startZeroHopNginx } from "../support/zero-hop.ts";
+import { NGINX_ANSWERS } from "../support/zero-hop.ts";
+import { nginxRefusesHost, startZeroHopNginx } from "../support/zero-hop-proxies.ts";
 import { describeZeroHop } from "./zero-hop-suite.ts";
 
 describeZeroHop({

@@ -22,10 +22,10 @@ import {
   type RefusedAnswers,
   startEchoUpstreams,
   type ZeroHopAnswer,
-  type ZeroHopProxy,
   type ZeroHopRequest,
 } from "../support/zero-hop.ts";
 import { requestHost, snapshotOfWorld, zeroHopWorld } from "../support/zero-hop-arbitraries.ts";
+import type { ZeroHopProxy } from "../support/zero-hop-proxies.ts";
 
 export interface ZeroHopSpec {
   /** For the suite's title. */
