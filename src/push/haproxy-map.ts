@@ -25,14 +25,13 @@ export function mapLines(table: RoutingTable): string[] {
 /**
  * An entry's value, `|`-separated, as the configuration's backend reads it by field: the kind
  * (I: routed to an IPv4 literal, D: routed to a DNS name, N: routed but no http upstream, S: the
- * Secret is not here), the App, the revision, then host, port and `x-mirror-upstream` (last, as
- * it may hold a `|`). Header values are visible ASCII, so a value has no space or line break.
+ * Secret is not here), the App, the revision, then host and port. No space, no line break.
  */
 function entryValue(entry: TableEntry, revision: string): string {
   if (entry.kind === "secret-unavailable") return `S|${entry.app}`;
   const { target } = entry;
   if (target === null) return `N|${entry.app}|${revision}`;
-  return `${target.literal ? "I" : "D"}|${entry.app}|${revision}|${target.host}|${target.port}|${entry.upstream}`;
+  return `${target.literal ? "I" : "D"}|${entry.app}|${revision}|${target.host}|${target.port}`;
 }
 
 /**

@@ -27,9 +27,9 @@ describe("the HAProxy map of a table", () => {
     expect(mapLines(routingTable(snapshot))).toEqual([
       "off.example.com S|off",
       "none.example.com N|none|12",
-      "ip.example.com I|ip|12|10.0.0.1|81|http://10.0.0.1:81",
-      "dns.example.com D|dns|12|dns.svc|80|http://dns.svc/",
-      "ip.example.com/W I|ip|12|10.0.0.1|81|http://10.0.0.1:81",
+      "ip.example.com I|ip|12|10.0.0.1|81",
+      "dns.example.com D|dns|12|dns.svc|80",
+      "ip.example.com/W I|ip|12|10.0.0.1|81",
       "REVISION 12",
     ]);
   });

@@ -16,8 +16,9 @@ describeZeroHop({
   name: "HAProxy runtime-API map",
   binary: haproxy,
   start: startZeroHopHaproxy,
-  // The hop configuration's answers (manifests/data-planes/haproxy/haproxy.cfg).
+  // The hop configuration's answers and headers (manifests/data-planes/haproxy/haproxy.cfg).
   answers: TEXT_ANSWERS,
+  upstreamHeaders: ["x-mirror-app", "x-mirror-revision"],
 });
 
 describe.skipIf(haproxy.path === undefined)("the HAProxy push target", () => {

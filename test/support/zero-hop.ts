@@ -141,6 +141,9 @@ export const TEXT_ANSWERS: RefusedAnswers = {
   noHttpUpstream: refused(502, null, null, "app has no http upstream"),
 };
 
+/** The headers of a routed answer: all of them reach the upstream unless a proxy says otherwise. */
+export const ALL_MIRROR_HEADERS = ["x-mirror-app", "x-mirror-revision", "x-mirror-upstream"];
+
 /**
  * What the client should see through a zero-hop proxy, given the answer `/v1/route` gives for
  * the request's Host: a routed request reaches the upstream whose URL begins the App's upstream
@@ -151,6 +154,7 @@ export function expectedAnswer(
   request: { readonly host: string; readonly path: string },
   urls: readonly string[],
   answers: RefusedAnswers,
+  upstreamHeaders: readonly string[] = ALL_MIRROR_HEADERS,
 ): ZeroHopAnswer {
   switch (answer.outcome) {
     case "secret-unavailable":
@@ -178,11 +182,7 @@ export function expectedAnswer(
       method: "GET",
       path: request.path,
       host: request.host,
-      mirror: {
-        "x-mirror-app": headers["x-mirror-app"]!,
-        "x-mirror-revision": headers["x-mirror-revision"]!,
-        "x-mirror-upstream": upstream,
-      },
+      mirror: Object.fromEntries(upstreamHeaders.map((name) => [name, headers[name]!])),
       bodyBytes: 0,
       bodySha256: sha256(new Uint8Array()),
     },
