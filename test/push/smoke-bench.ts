@@ -5,22 +5,16 @@
 // until the proxy answers from it. Run: node test/push/smoke-bench.ts [haproxy|caddy|nginx]...
 // (SMOKE_ROUNDS, SMOKE_SECONDS, SMOKE_PUSHES change the defaults of 3, 3 and 12).
 
-import { type ChildProcess, spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
-import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startLoadGenerator, writeHostsFile } from "../../bench/load.ts";
 import { quantile } from "../../bench/measure.ts";
-import { cpuMicros } from "../../bench/proc-stats.ts";
 import { alternate, medianRatio } from "../../bench/rounds.ts";
-import type { ServerProcess } from "../../bench/server-process.ts";
 import { systemClock } from "../../src/kube/clock.ts";
 import { startPusher } from "../../src/push/pusher.ts";
 import { routingTable } from "../../src/push/table.ts";
 import type { Snapshot } from "../../src/snapshot/types.ts";
-import { freePort } from "../support/data-plane.ts";
 import { waitUntil } from "../support/wait.ts";
 import { type AppInput, snapshotOf } from "../support/world.ts";
 import {
@@ -29,17 +23,20 @@ import {
   nginxLaunch,
   type ProxyLaunch,
 } from "../support/zero-hop-proxies.ts";
+import {
+  answering,
+  baselineOf,
+  closeAgent,
+  quiet,
+  spawned,
+  startUpstream,
+  status,
+} from "./smoke-processes.ts";
 
 const APPS = 10_000;
 const ROUNDS = Number(process.env.SMOKE_ROUNDS ?? 3);
 const SECONDS = Number(process.env.SMOKE_SECONDS ?? 3);
 const PUSHES = Number(process.env.SMOKE_PUSHES ?? 12);
-// HAProxy's shipped configurations log every request to stdout; left out of both sides by default,
-// as the cost measured is the routing's (SMOKE_LOGS=1 keeps them).
-const LOGS = process.env.SMOKE_LOGS === "1";
-const quiet = (conf: string) =>
-  LOGS ? conf : conf.replace(/^\s*(log stdout .*|log global|option httplog)$/gm, "");
-
 /** The bench Registry of `n` Apps, every App ready and routed to `upstream`, plus `extra`. */
 function snapshotFor(
   n: number,
@@ -58,148 +55,6 @@ function snapshotFor(
     secrets[`${name}-credentials`] = { token: "t" };
   }
   return snapshotOf(apps, secrets, revision);
-}
-
-/** A spawned process, measured from /proc: its CPU and its children's (nginx's workers). */
-function spawned(
-  name: string,
-  command: string,
-  args: readonly string[],
-  env: Record<string, string>,
-  port: number,
-): ServerProcess {
-  const child: ChildProcess = spawn(command, args, {
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, ...env },
-  });
-  const out: string[] = [];
-  child.stdout?.on("data", (d: Buffer) => out.push(d.toString()));
-  child.stderr?.on("data", (d: Buffer) => out.push(d.toString()));
-  const pid = child.pid!;
-  const tree = (p: number): number[] => {
-    const kids = readdirSync(`/proc/${p}/task`).flatMap((t) =>
-      readFileSync(`/proc/${p}/task/${t}/children`, "utf8")
-        .trim()
-        .split(/\s+/)
-        .filter(Boolean)
-        .map(Number),
-    );
-    return [p, ...kids.flatMap(tree)];
-  };
-  return {
-    name,
-    pid,
-    dataPort: port,
-    opsPort: port,
-    spawnedAt: performance.now(),
-    rss: () => 0,
-    cpuMicros: () => tree(pid).reduce((sum, p) => sum + cpuMicros(p), 0),
-    output: () => out.join(""),
-    stop: async () => {
-      if (child.exitCode !== null) return;
-      const gone = new Promise((r) => child.once("exit", r));
-      child.kill("SIGTERM");
-      await gone;
-    },
-  };
-}
-
-const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-
-/** One request for `host` on a kept-alive connection: its status. */
-function status(port: number, host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = http.get(
-      { host: "127.0.0.1", port, path: "/", headers: { host }, agent },
-      (res) => {
-        res.resume();
-        res.on("end", () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on("error", reject);
-  });
-}
-
-async function answering(port: number): Promise<void> {
-  await waitUntil(() => status(port, "app-1.example.com").then(() => true), {
-    timeoutMs: 20_000,
-    what: `port ${port}`,
-  });
-}
-
-interface Baseline {
-  readonly command: string;
-  readonly args: readonly string[];
-  readonly env: Record<string, string>;
-  readonly port: number;
-}
-
-/** The same proxy with one static route to `upstream` (host:port) and nothing else. */
-async function baselineOf(
-  proxy: string,
-  binary: string,
-  dir: string,
-  upstream: string,
-): Promise<Baseline> {
-  const port = await freePort();
-  if (proxy === "haproxy") {
-    const shipped = await readFile("manifests/data-planes/haproxy/zero-hop/haproxy.cfg", "utf8");
-    const head = quiet(shipped.slice(0, shipped.indexOf("resolvers cluster-dns"))).replace(
-      /^\s*stats socket .*$/m,
-      "",
-    );
-    const conf = `${head}frontend edge\n  bind 127.0.0.1:${port}\n  default_backend static\n\nbackend static\n  server upstream ${upstream}\n`;
-    await writeFile(join(dir, "static.cfg"), conf);
-    return { command: binary, args: ["-db", "-f", join(dir, "static.cfg")], env: {}, port };
-  }
-  if (proxy === "caddy") {
-    const admin = await freePort();
-    const conf = {
-      admin: { listen: `127.0.0.1:${admin}` },
-      apps: {
-        http: {
-          servers: {
-            edge: {
-              listen: [`127.0.0.1:${port}`],
-              automatic_https: { disable: true },
-              routes: [{ handle: [{ handler: "reverse_proxy", upstreams: [{ dial: upstream }] }] }],
-            },
-          },
-        },
-      },
-    };
-    await writeFile(join(dir, "static.json"), JSON.stringify(conf));
-    return {
-      command: binary,
-      args: ["run", "--config", join(dir, "static.json")],
-      env: { HOME: dir, XDG_DATA_HOME: dir, XDG_CONFIG_HOME: dir },
-      port,
-    };
-  }
-  const conf = `worker_processes 1;\npid ${dir}/static.pid;\nerror_log ${dir}/static-error.log warn;\nevents { worker_connections 1024; }\nhttp {\n  access_log off;\n  client_body_temp_path ${dir}/b; proxy_temp_path ${dir}/p; fastcgi_temp_path ${dir}/f; uwsgi_temp_path ${dir}/u; scgi_temp_path ${dir}/s;\n  upstream static { server ${upstream}; keepalive 64; }\n  server {\n    listen 127.0.0.1:${port};\n    proxy_http_version 1.1;\n    proxy_set_header Connection "";\n    proxy_set_header Host $http_host;\n    location / { proxy_pass http://static; }\n  }\n}\n`;
-  await writeFile(join(dir, "static.conf"), conf);
-  return {
-    command: binary,
-    args: ["-p", dir, "-c", join(dir, "static.conf"), "-g", "daemon off;"],
-    env: {},
-    port,
-  };
-}
-
-/** nginx answering every request with 200 from memory: the upstream every proxy routes to. */
-async function startUpstream(dir: string): Promise<{ address: string; process: ServerProcess }> {
-  const port = await freePort();
-  const conf = `worker_processes 1;\npid ${dir}/up.pid;\nerror_log ${dir}/up-error.log warn;\nevents { worker_connections 4096; }\nhttp {\n  access_log off;\n  keepalive_requests 1000000;\n  client_body_temp_path ${dir}/ub; proxy_temp_path ${dir}/up; fastcgi_temp_path ${dir}/uf; uwsgi_temp_path ${dir}/uu; scgi_temp_path ${dir}/us;\n  server { listen 127.0.0.1:${port}; location / { return 200 "ok\\n"; } }\n}\n`;
-  await writeFile(join(dir, "upstream.conf"), conf);
-  const p = spawned(
-    "upstream",
-    "/usr/sbin/nginx",
-    ["-p", dir, "-c", join(dir, "upstream.conf"), "-g", "daemon off;"],
-    {},
-    port,
-  );
-  await answering(port);
-  return { address: `127.0.0.1:${port}`, process: p };
 }
 
 const BINARIES: Record<string, string> = {
@@ -304,4 +159,4 @@ async function measure(proxy: string): Promise<void> {
 
 for (const proxy of process.argv.slice(2).length > 0 ? process.argv.slice(2) : ["haproxy", "caddy"])
   await measure(proxy);
-agent.destroy();
+closeAgent();

@@ -9,6 +9,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_RETRY_AFTER, routeAnswerer } from "../../src/http/route-answer.ts";
 import { systemClock } from "../../src/kube/clock.ts";
+import { silentPushObserver } from "../../src/push/observer.ts";
 import { type Pusher, startPusher } from "../../src/push/pusher.ts";
 import type { Snapshot } from "../../src/snapshot/types.ts";
 import { sha256 } from "../support/data-plane.ts";
@@ -26,6 +27,7 @@ import {
 } from "../support/zero-hop.ts";
 import { requestHost, snapshotOfWorld, zeroHopWorld } from "../support/zero-hop-arbitraries.ts";
 import type { ZeroHopProxy } from "../support/zero-hop-proxies.ts";
+import { BODY, contractWorld, READY, secretsFor } from "./zero-hop-world.ts";
 
 export interface ZeroHopSpec {
   /** For the suite's title. */
@@ -43,27 +45,6 @@ export interface ZeroHopSpec {
   /** Property runs: each is one push and up to 15 requests. */
   readonly runs?: number;
 }
-
-// Larger than every proxy's in-memory body buffer, and not text.
-const BODY = Uint8Array.from({ length: 100_000 }, (_, i) => (i * 31 + 7) % 256);
-
-/** The contract's world: wildcards at two depths, a conflict, a missing Secret, no upstream. */
-function contractWorld(urls: readonly string[]): AppInput[] {
-  return [
-    { name: "alpha", hostnames: ["both.example.com"], upstream: urls[0]! },
-    { name: "bare", hostnames: ["bare.example.com"] },
-    { name: "beta", hostnames: ["both.example.com", "beta.example.com"], upstream: urls[1]! },
-    { name: "blog", hostnames: ["blog.example.com"], upstream: urls[0]! },
-    { name: "deep", hostnames: ["*.a.example.com"], upstream: urls[1]! },
-    { name: "last", hostnames: ["*.z"], upstream: urls[0]! },
-    { name: "shop", hostnames: ["shop.example.com", "*.shop.example.com"], upstream: urls[0]! },
-    { name: "wide", hostnames: ["*.example.com"], upstream: `${urls[1]!}/` },
-  ];
-}
-
-const READY = ["alpha", "bare", "beta", "deep", "last", "shop", "wide"];
-const secretsFor = (names: readonly string[]) =>
-  Object.fromEntries(names.map((n) => [`${n}-credentials`, { token: "t" }]));
 
 /** Runs the zero-hop contract through `spec`'s proxy; skipped, saying why, when it is not installed. */
 export function describeZeroHop(spec: ZeroHopSpec): void {
@@ -116,7 +97,7 @@ export function describeZeroHop(spec: ZeroHopSpec): void {
       pusher = startPusher({
         target: proxy.target,
         clock: systemClock,
-        observer: { pushed: () => {}, failed: () => {}, lost: () => {}, held: () => {} },
+        observer: silentPushObserver,
       });
     }, 30_000);
 
