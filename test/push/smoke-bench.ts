@@ -125,6 +125,43 @@ async function measure(proxy: string): Promise<void> {
   console.log(
     `  ratio (median of rounds): throughput ${medianRatio(z, a, (r) => r.rps).toFixed(3)}x, CPU per request ${medianRatio(z, a, (r) => r.cpuPerRequestUs).toFixed(3)}x`,
   );
+  // The wildcard walk's cost: exact hosts only against wildcard hosts only (one label above a
+  // three-label suffix), alternating, on the zero-hop proxy alone.
+  const exactFile = join(dir, "exact.txt");
+  const wildFile = join(dir, "wild.txt");
+  await writeFile(
+    exactFile,
+    `${Array.from({ length: 2000 }, (_, i) => `app-${(i * 7919) % APPS}.example.com`).join("\n")}\n`,
+  );
+  await writeFile(
+    wildFile,
+    `${Array.from({ length: 2000 }, (_, i) => `w${i}.app-${((i * 7919) % (APPS / 10)) * 10}.example.com`).join("\n")}\n`,
+  );
+  const perRequest = async (file: string): Promise<number> => {
+    const cpu0 = zeroHop.cpuMicros();
+    const r = await load.run({
+      port: launch.port,
+      path: "/",
+      seconds: SECONDS,
+      connections: 32,
+      hostsFile: file,
+    });
+    if (r.failures > 0) throw new Error(`${proxy}: ${r.failures} failures`);
+    return (zeroHop.cpuMicros() - cpu0) / r.requests;
+  };
+  const exact: number[] = [];
+  const wild: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    exact.push(await perRequest(exactFile));
+    wild.push(await perRequest(wildFile));
+  }
+  const us = (xs: number[]) => xs.map((x) => x.toFixed(1)).join(" ");
+  console.log(
+    `  zero-hop CPU µs/req, exact hosts ${us(exact)}; wildcard hosts ${us(wild)}; median ratio ${quantile(
+      wild.map((w, i) => w / exact[i]!),
+      0.5,
+    ).toFixed(3)}x`,
+  );
   await load.close();
   await alone.stop();
 
