@@ -52,10 +52,15 @@ local function valid(lowered)
   return true
 end
 
-local function split(value)
-  local fields = {}
-  for field in (value .. "|"):gmatch("([^|]*)|") do fields[#fields + 1] = field end
-  return fields
+-- The fields of an entry, without building a table: kind, app, revision, host, port, upstream.
+local function fields(value)
+  local a = value:find("|", 1, true)
+  local b = a and value:find("|", a + 1, true)
+  local c = b and value:find("|", b + 1, true)
+  local d = c and value:find("|", c + 1, true)
+  local e = d and value:find("|", d + 1, true)
+  return value:sub(1, 1), a and value:sub(a + 1, (b or 0) - 1), b and value:sub(b + 1, (c or 0) - 1),
+    c and value:sub(c + 1, d - 1), d and value:sub(d + 1, (e or 0) - 1), e and value:sub(e + 1)
 end
 
 -- access_by_lua: answers a refusal, or leaves $mirror_* set for proxy_pass.
@@ -82,24 +87,31 @@ function M.route()
     end
     if value == nil then return answer(404, "unknown-host", nil, "unknown host") end
   end
-  local f = split(value)
-  if f[1] == "S" then
+  local kind, app, revision, host, port, upstream = fields(value)
+  if kind == "S" then
     return answer(503, "secret-unavailable", "5", "credentials not available yet")
   end
-  if f[1] == "N" then return answer(502, nil, nil, "app has no http upstream") end
-  ngx.var.mirror_app = f[2]
-  ngx.var.mirror_revision = f[3]
-  ngx.var.mirror_host = f[4]
-  ngx.var.mirror_port = f[5]
-  ngx.var.mirror_upstream = table.concat(f, "|", 6)
+  if kind == "N" then return answer(502, nil, nil, "app has no http upstream") end
+  ngx.var.mirror_app = app
+  ngx.var.mirror_revision = revision
+  ngx.var.mirror_upstream = upstream
   -- An IPv4 literal goes through the kept-alive upstream pool; a name needs the resolver.
-  if f[1] == "D" then return ngx.exec("@replica_mirror_by_name") end
+  if kind == "D" then
+    ngx.var.mirror_host = host
+    ngx.var.mirror_port = port
+    return ngx.exec("@replica_mirror_by_name")
+  end
+  local ctx = ngx.ctx
+  ctx.mirror_host = host
+  ctx.mirror_port = tonumber(port)
 end
+
+local balancer = require "ngx.balancer"
 
 -- balancer_by_lua of the pool: the peer access_by_lua chose.
 function M.balance()
-  local balancer = require "ngx.balancer"
-  local ok, err = balancer.set_current_peer(ngx.var.mirror_host, tonumber(ngx.var.mirror_port))
+  local ctx = ngx.ctx
+  local ok, err = balancer.set_current_peer(ctx.mirror_host, ctx.mirror_port)
   if not ok then
     ngx.log(ngx.ERR, "replica-mirror: ", err)
     return ngx.exit(502)
