@@ -34,6 +34,8 @@ export function spawned(
   child.stdout?.on("data", (d: Buffer) => out.push(d.toString()));
   child.stderr?.on("data", (d: Buffer) => out.push(d.toString()));
   const pid = child.pid!;
+  // A failed run must leave no proxy behind.
+  process.once("exit", () => child.kill("SIGKILL"));
   const tree = (p: number): number[] => {
     const kids = readdirSync(`/proc/${p}/task`).flatMap((t) =>
       readFileSync(`/proc/${p}/task/${t}/children`, "utf8")
