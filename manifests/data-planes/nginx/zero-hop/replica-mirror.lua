@@ -1,0 +1,179 @@
+-- replica-mirror's zero-hop mode for nginx with Debian's libnginx-mod-http-lua: the sidecar PUTs
+-- its routing table to /replica-mirror/table on the push listener once per Snapshot; every
+-- request is answered from the shared dict `replica_mirror` (see nginx.conf).
+--
+-- The table, one entry a line (src/push/nginx-table.ts writes it):
+--   revision <n>           first line
+--   = <hostname> <value>   an exact hostname
+--   * <suffix> <value>     the wildcard *.<suffix>
+-- Values, fields separated by '|': I|app|revision|ipv4|port|upstream, D|app|revision|name|port|
+-- upstream (routed to an IPv4 literal or a DNS name), N|app|revision (no http://host[:port]
+-- upstream), S|app (the App's Secret is not here).
+--
+-- Each push fills a new generation of keys ("<gen>=host", "<gen>*suffix") and then switches
+-- "current" to it with one set: a request reads "current" once, so it sees one whole table. The
+-- generation before the previous one is deleted then (the previous one may still be read by a
+-- request that read "current" just before the switch).
+
+local dict = ngx.shared.replica_mirror
+local M = {}
+
+local function answer(status, reason, retry_after, text)
+  ngx.status = status
+  ngx.header["Content-Type"] = "text/plain"
+  if reason then ngx.header["X-Mirror-Reason"] = reason end
+  if retry_after then ngx.header["Retry-After"] = retry_after end
+  ngx.print(text .. "\n")
+  return ngx.exit(status)
+end
+
+-- The table's key: lower-cased, a port of 1 to 5 digits and then one trailing dot stripped.
+local function key_of(lowered)
+  local name, port = lowered:match("^(.*):(%d+)$")
+  if name and #port <= 5 then lowered = name end
+  if lowered:sub(-1) == "." then lowered = lowered:sub(1, -2) end
+  return lowered
+end
+
+-- What /v1/route accepts: [a-z0-9_-] labels of 1 to 63 characters, at most 253 in all, one
+-- optional trailing dot, an optional port of 1 to 5 digits.
+local function valid(lowered)
+  local name = lowered
+  local colon = name:find(":", 1, true)
+  if colon then
+    if not name:sub(colon + 1):match("^%d%d?%d?%d?%d?$") then return false end
+    name = name:sub(1, colon - 1)
+  end
+  if name:sub(-1) == "." then name = name:sub(1, -2) end
+  if #name == 0 or #name > 253 then return false end
+  for label in (name .. "."):gmatch("([^.]*)%.") do
+    if #label == 0 or #label > 63 or label:find("[^a-z0-9_-]") then return false end
+  end
+  return true
+end
+
+-- The fields of an entry, without building a table: kind, app, revision, host, port, upstream.
+local function fields(value)
+  local a = value:find("|", 1, true)
+  local b = a and value:find("|", a + 1, true)
+  local c = b and value:find("|", b + 1, true)
+  local d = c and value:find("|", c + 1, true)
+  local e = d and value:find("|", d + 1, true)
+  return value:sub(1, 1), a and value:sub(a + 1, (b or 0) - 1), b and value:sub(b + 1, (c or 0) - 1),
+    c and value:sub(c + 1, d - 1), d and value:sub(d + 1, (e or 0) - 1), e and value:sub(e + 1)
+end
+
+-- access_by_lua: answers a refusal, or leaves $mirror_* set for proxy_pass.
+function M.route()
+  -- A client's own X-Mirror-* headers must never reach the upstream.
+  for name in pairs(ngx.req.get_headers(100, true)) do
+    if name:lower():sub(1, 9) == "x-mirror-" then ngx.req.clear_header(name) end
+  end
+  local current = dict:get("current")
+  if current == nil then
+    return answer(503, "not-synced", "1", "routing table not synced yet")
+  end
+  local gen = current:match("^(%d+)")
+  local lowered = (ngx.var.http_host or ""):lower()
+  local key = key_of(lowered)
+  local value = dict:get(gen .. "=" .. key)
+  if value == nil then
+    if not valid(lowered) then return answer(400, "bad-host", nil, "bad host") end
+    -- Wildcards, the longest suffix first.
+    local dot = key:find(".", 1, true)
+    while dot and value == nil do
+      value = dict:get(gen .. "*" .. key:sub(dot + 1))
+      dot = key:find(".", dot + 1, true)
+    end
+    if value == nil then return answer(404, "unknown-host", nil, "unknown host") end
+  end
+  local kind, app, revision, host, port, upstream = fields(value)
+  if kind == "S" then
+    return answer(503, "secret-unavailable", "5", "credentials not available yet")
+  end
+  if kind == "N" then return answer(502, nil, nil, "app has no http upstream") end
+  ngx.var.mirror_app = app
+  ngx.var.mirror_revision = revision
+  ngx.var.mirror_upstream = upstream
+  -- An IPv4 literal goes through the kept-alive upstream pool; a name needs the resolver.
+  if kind == "D" then
+    ngx.var.mirror_host = host
+    ngx.var.mirror_port = port
+    return ngx.exec("@replica_mirror_by_name")
+  end
+  local ctx = ngx.ctx
+  ctx.mirror_host = host
+  ctx.mirror_port = tonumber(port)
+end
+
+local balancer = require "ngx.balancer"
+
+-- balancer_by_lua of the pool: the peer access_by_lua chose.
+function M.balance()
+  local ctx = ngx.ctx
+  local ok, err = balancer.set_current_peer(ctx.mirror_host, ctx.mirror_port)
+  if not ok then
+    ngx.log(ngx.ERR, "replica-mirror: ", err)
+    return ngx.exit(502)
+  end
+end
+
+local function body_of_request()
+  ngx.req.read_body()
+  local body = ngx.req.get_body_data()
+  if body then return body end
+  local path = ngx.req.get_body_file()
+  if not path then return "" end
+  local file = io.open(path, "rb")
+  if not file then return nil end
+  body = file:read("*a")
+  file:close()
+  return body
+end
+
+local function drop(gen)
+  local keys = dict:get(gen .. "#keys")
+  if keys == nil then return end
+  for key in keys:gmatch("[^\n]+") do dict:delete(key) end
+  dict:delete(gen .. "#keys")
+end
+
+-- PUT /replica-mirror/table: the whole table, which replaces the one held.
+function M.load()
+  if ngx.req.get_method() ~= "PUT" then return ngx.exit(405) end
+  local body = body_of_request()
+  local revision = body and body:match("^revision (%d+)\n")
+  if not revision then
+    ngx.status = 400
+    ngx.say("the table must start with a revision line")
+    return ngx.exit(400)
+  end
+  local gen = dict:incr("generation", 1, 0)
+  local keys = {}
+  for kind, key, value in body:gmatch("\n([=*]) (%S+) ([^\n]*)") do
+    local full = gen .. kind .. key
+    local ok, err = dict:safe_set(full, value)
+    if not ok then
+      for _, k in ipairs(keys) do dict:delete(k) end
+      ngx.status = 507
+      ngx.say("the shared dict is full: ", err)
+      return ngx.exit(507)
+    end
+    keys[#keys + 1] = full
+  end
+  dict:safe_set(gen .. "#keys", table.concat(keys, "\n"))
+  dict:set("current", gen .. " " .. revision)
+  drop(gen - 2)
+  ngx.status = 204
+  return ngx.exit(204)
+end
+
+-- GET /replica-mirror/revision: the revision of the table held, or 404 before the first push.
+function M.revision()
+  local current = dict:get("current")
+  if current == nil then return ngx.exit(404) end
+  ngx.print(current:match(" (%d+)$"))
+  return ngx.exit(200)
+end
+
+return M

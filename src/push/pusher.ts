@@ -1,0 +1,154 @@
+// One proxy's pusher: keeps the proxy's zero-hop table equal to the newest published Snapshot.
+// Buffered-one, like the mirror's coalescer: one operation at a time; Snapshots published while a
+// push runs leave exactly one follow-up, which takes the newest. A version check after every push
+// and on a timer notices a proxy that restarted or lost its table, and pushes again.
+
+import type { Clock } from "../kube/clock.ts";
+import type { RouteView } from "../snapshot/types.ts";
+import type { PushObserver } from "./observer.ts";
+import { type RoutingTable, routingTable } from "./table.ts";
+import type { PushFailure, PushTarget } from "./target.ts";
+
+export interface PusherOptions {
+  readonly target: PushTarget;
+  readonly clock: Clock;
+  readonly observer: PushObserver;
+  /** Between version checks; also how soon a failed push is tried again. */
+  readonly checkIntervalMs?: number;
+}
+
+export interface Pusher {
+  /** The newest Snapshot (or data-thread view): pushed as soon as no push is running. */
+  publish(view: RouteView): void;
+  /** The revision the proxy answers from as last seen; null before the first push lands. */
+  held(): number | null;
+  /** Stops the timer and waits for a running push or check; nothing is pushed afterwards. */
+  close(): Promise<void>;
+}
+
+/** 250 ms: a restarted proxy answers not-synced for at most this long plus one push. */
+export const DEFAULT_CHECK_INTERVAL_MS = 250;
+
+// Every pusher of a replica pushes the same Snapshots: the table is computed once per Snapshot.
+const tables = new WeakMap<RouteView, RoutingTable>();
+
+function tableOf(view: RouteView): RoutingTable {
+  let table = tables.get(view);
+  if (table === undefined) {
+    table = routingTable(view);
+    tables.set(view, table);
+  }
+  return table;
+}
+
+/**
+ * Starts pushing to `target`. Nothing is pushed before the first `publish`; from then on the
+ * proxy holds the newest published view's table, give or take one push, and a proxy that lost
+ * it gets it again within a check interval plus one push. Failures are reported and retried at
+ * the next check, never in a tight loop.
+ */
+export function startPusher(options: PusherOptions): Pusher {
+  const { target, clock, observer } = options;
+  const interval = options.checkIntervalMs ?? DEFAULT_CHECK_INTERVAL_MS;
+  let latest: RouteView | null = null;
+  // The view whose table the proxy was last confirmed to hold.
+  let inProxy: RouteView | null = null;
+  let heldRevision: number | null = null;
+  // A push failed: wait for the next tick rather than retrying at once.
+  let blocked = false;
+  let checkDue = false;
+  let running: Promise<void> | null = null;
+  let closed = false;
+  let cancelTimer = clock.setTimer(interval, tick);
+
+  function tick(): void {
+    if (closed) return;
+    checkDue = true;
+    blocked = false;
+    cancelTimer = clock.setTimer(interval, tick);
+    kick();
+  }
+
+  function kick(): void {
+    if (running !== null || closed) return;
+    running = work().finally(() => {
+      running = null;
+    });
+  }
+
+  async function work(): Promise<void> {
+    while (!closed) {
+      if (latest !== null && latest !== inProxy && !blocked) {
+        // A push ends with a check of its own: it stands for the check that is due.
+        checkDue = false;
+        await pushNewest(latest);
+      } else if (checkDue) {
+        checkDue = false;
+        await check();
+      } else return;
+    }
+  }
+
+  async function pushNewest(view: RouteView): Promise<void> {
+    const started = clock.now();
+    const pushed = await target.push(tableOf(view));
+    if (!pushed.ok) return fail("push", pushed.error, started);
+    // The check after every push: the proxy confirms the commit, and a restart that raced the
+    // push shows here rather than at the next tick.
+    const held = await target.held();
+    if (!held.ok) return fail("push", held.error, started);
+    if (held.value !== view.revision) {
+      see(held.value);
+      const message = `the proxy holds ${held.value ?? "no table"} right after revision ${view.revision} was pushed`;
+      return fail("push", { reason: "rejected", message }, started);
+    }
+    inProxy = view;
+    see(view.revision);
+    observer.pushed({
+      target: target.name,
+      revision: view.revision,
+      durationMs: clock.now() - started,
+    });
+  }
+
+  async function check(): Promise<void> {
+    const started = clock.now();
+    const held = await target.held();
+    if (!held.ok) return fail("check", held.error, started);
+    see(held.value);
+    if (inProxy !== null && held.value !== inProxy.revision) {
+      observer.lost({ target: target.name, expected: inProxy.revision, held: held.value });
+      inProxy = null;
+    }
+  }
+
+  function fail(operation: "push" | "check", failure: PushFailure, started: number): void {
+    if (operation === "push") blocked = true;
+    observer.failed({
+      target: target.name,
+      operation,
+      ...failure,
+      durationMs: clock.now() - started,
+    });
+  }
+
+  function see(revision: number | null): void {
+    if (revision === heldRevision) return;
+    heldRevision = revision;
+    observer.held({ target: target.name, revision });
+  }
+
+  return {
+    publish(view) {
+      if (closed) return;
+      latest = view;
+      kick();
+    },
+    held: () => heldRevision,
+    async close() {
+      closed = true;
+      cancelTimer();
+      await running;
+    },
+  };
+}

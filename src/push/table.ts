@@ -1,0 +1,67 @@
+// The routing table a proxy holds in zero-hop mode: every hostname and wildcard suffix of one
+// Snapshot with the answer `/v1/route` gives for it, computed once per Snapshot. Conflicts were
+// settled when the Snapshot was built; the table only copies the winners.
+
+import { headerValue } from "../http/header-value.ts";
+import { appAt } from "../snapshot/app-table.ts";
+import type { RouteApp, RouteView } from "../snapshot/types.ts";
+import { type UpstreamTarget, upstreamTarget } from "./upstream-target.ts";
+
+/** A ready App: the proxy forwards to its upstream with `x-mirror-app` and `x-mirror-revision`. */
+export interface RoutedEntry {
+  readonly kind: "routed";
+  readonly app: string;
+  /** `x-mirror-upstream` as `/v1/route` sends it (a valid header value), or null when unset. */
+  readonly upstream: string | null;
+  /** Where the proxy connects; null when `upstream` is not `http://host[:port]`. */
+  readonly target: UpstreamTarget | null;
+}
+
+/** An App whose Secret this replica does not see: 503 `secret-unavailable`. */
+export interface UnavailableEntry {
+  readonly kind: "secret-unavailable";
+  readonly app: string;
+}
+
+export type TableEntry = RoutedEntry | UnavailableEntry;
+
+/** One Snapshot's routing table; every routed answer carries `revision`. */
+export interface RoutingTable {
+  readonly revision: number;
+  /** Exact hostname → its App's entry. */
+  readonly exact: ReadonlyMap<string, TableEntry>;
+  /** Wildcard suffix (`shop.example.com` for `*.shop.example.com`) → its App's entry. */
+  readonly wildcard: ReadonlyMap<string, TableEntry>;
+}
+
+/**
+ * The table of a Snapshot (or of the data thread's view of one): one entry per App, shared by
+ * all its hostnames, so the table is as large as the Snapshot's hostname index and no larger.
+ * Pure and deterministic: the same view gives an equal table, in the same key order.
+ */
+export function routingTable(view: RouteView): RoutingTable {
+  const entries = new Map<number, TableEntry>();
+  const entryAt = (slot: number): TableEntry => {
+    let entry = entries.get(slot);
+    if (entry === undefined) {
+      entry = entryOf(appAt(view.apps, slot)!);
+      entries.set(slot, entry);
+    }
+    return entry;
+  };
+  const exact = new Map<string, TableEntry>();
+  for (const [host, slot] of view.routes.exact) exact.set(host, entryAt(slot));
+  const wildcard = new Map<string, TableEntry>();
+  for (const [suffix, slot] of view.routes.wildcard) wildcard.set(suffix, entryAt(slot));
+  return { revision: view.revision, exact, wildcard };
+}
+
+function entryOf(app: RouteApp): TableEntry {
+  if (!app.ready) return { kind: "secret-unavailable", app: app.name };
+  return {
+    kind: "routed",
+    app: app.name,
+    upstream: app.upstream === null ? null : headerValue(app.upstream),
+    target: upstreamTarget(app.upstream),
+  };
+}

@@ -1,0 +1,32 @@
+// What the pusher knows of a proxy: a name, a way to replace the table it holds, and a way to ask
+// which revision it holds. Each proxy's client (HAProxy, Caddy, nginx) is one of these.
+
+import type { Result } from "../result.ts";
+import type { RoutingTable } from "./table.ts";
+
+/** Why a push or a version check did not succeed. */
+export type PushFailureReason =
+  /** Nothing listens where the proxy's runtime interface should be (refused, no socket). */
+  | "unreachable"
+  /** No complete answer in time. */
+  | "timeout"
+  /** The proxy answered, and refused the table or the request. */
+  | "rejected"
+  /** The proxy answered something this client does not understand. */
+  | "protocol";
+
+export interface PushFailure {
+  readonly reason: PushFailureReason;
+  /** For logs: what failed, never table contents beyond a hostname. */
+  readonly message: string;
+}
+
+/** One proxy's runtime interface, as the pusher drives it. Calls never overlap. */
+export interface PushTarget {
+  /** For metrics and logs: `haproxy`, `caddy`, `nginx`, or whatever the operator names it. */
+  readonly name: string;
+  /** Replaces the proxy's whole table atomically: after success it answers from `table` only. */
+  push(table: RoutingTable): Promise<Result<void, PushFailure>>;
+  /** The revision of the table the proxy answers from; null when it holds none (not synced). */
+  held(): Promise<Result<number | null, PushFailure>>;
+}

@@ -1,0 +1,226 @@
+import { describe, expect, it } from "vitest";
+import type { PushObserver } from "../../src/push/observer.ts";
+import { startPusher } from "../../src/push/pusher.ts";
+import type { RoutingTable } from "../../src/push/table.ts";
+import type { PushFailure, PushTarget } from "../../src/push/target.ts";
+import { err, ok, type Result } from "../../src/result.ts";
+import type { Snapshot } from "../../src/snapshot/types.ts";
+import { FakeClock, settle } from "../support/fake-clock.ts";
+import { snapshotOf } from "../support/world.ts";
+
+const INTERVAL = 250;
+
+/** A proxy in memory: the table it holds, pushes that can be held open, faults on demand. */
+class FakeProxy implements PushTarget {
+  readonly name = "fake";
+  table: RoutingTable | null = null;
+  /** Revisions of the pushes begun, in order. */
+  readonly pushes: number[] = [];
+  checks = 0;
+  inFlight = 0;
+  maxInFlight = 0;
+  down = false;
+  /** When set, pushes wait for `release()`. */
+  gated = false;
+  #release: (() => void)[] = [];
+
+  async push(table: RoutingTable): Promise<Result<void, PushFailure>> {
+    this.pushes.push(table.revision);
+    this.inFlight++;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    try {
+      if (this.gated) await new Promise<void>((r) => this.#release.push(r));
+      if (this.down) return err({ reason: "unreachable", message: "connect ECONNREFUSED" });
+      this.table = table;
+      return ok(undefined);
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  async held(): Promise<Result<number | null, PushFailure>> {
+    this.checks++;
+    if (this.down) return err({ reason: "unreachable", message: "connect ECONNREFUSED" });
+    return ok(this.table?.revision ?? null);
+  }
+
+  release(): void {
+    for (const r of this.#release.splice(0)) r();
+  }
+}
+
+/** Every observer call, as `kind:detail` strings. */
+function recorder(): { events: string[]; observer: PushObserver } {
+  const events: string[] = [];
+  return {
+    events,
+    observer: {
+      pushed: (e) => events.push(`pushed:${e.revision}`),
+      failed: (e) => events.push(`failed:${e.operation}:${e.reason}`),
+      lost: (e) => events.push(`lost:${e.expected}->${e.held}`),
+      held: (e) => events.push(`held:${e.revision}`),
+    },
+  };
+}
+
+const snapshot = (revision: number): Snapshot =>
+  snapshotOf([{ name: "shop", hostnames: [`r${revision}.example.com`] }], {}, revision);
+
+function setup() {
+  const clock = new FakeClock();
+  const proxy = new FakeProxy();
+  const { events, observer } = recorder();
+  const pusher = startPusher({ target: proxy, clock, observer, checkIntervalMs: INTERVAL });
+  return { clock, proxy, events, pusher };
+}
+
+describe("the pusher", () => {
+  it("pushes nothing before the first Snapshot, then pushes it and reports what the proxy holds", async () => {
+    const { clock, proxy, events, pusher } = setup();
+    await clock.advance(INTERVAL);
+    expect({ pushes: proxy.pushes, held: pusher.held(), events }).toEqual({
+      pushes: [],
+      held: null,
+      events: [],
+    });
+    pusher.publish(snapshot(1));
+    await settle();
+    expect({
+      pushes: proxy.pushes,
+      held: pusher.held(),
+      table: proxy.table?.revision,
+      events,
+    }).toEqual({
+      pushes: [1],
+      held: 1,
+      table: 1,
+      events: ["held:1", "pushed:1"],
+    });
+    await pusher.close();
+  });
+
+  it("leaves one follow-up for Snapshots published during a push, taking the newest; pushes never overlap", async () => {
+    const { proxy, events, pusher } = setup();
+    proxy.gated = true;
+    pusher.publish(snapshot(1));
+    await settle();
+    pusher.publish(snapshot(2));
+    pusher.publish(snapshot(3));
+    pusher.publish(snapshot(4));
+    proxy.release();
+    await settle();
+    proxy.release();
+    await settle();
+    expect({
+      pushes: proxy.pushes,
+      maxInFlight: proxy.maxInFlight,
+      held: pusher.held(),
+      events,
+    }).toEqual({
+      pushes: [1, 4],
+      maxInFlight: 1,
+      held: 4,
+      events: ["held:1", "pushed:1", "held:4", "pushed:4"],
+    });
+    await pusher.close();
+  });
+
+  it("notices at the next check that the proxy lost its table, and pushes it again", async () => {
+    const { clock, proxy, events, pusher } = setup();
+    pusher.publish(snapshot(5));
+    await settle();
+    proxy.table = null; // the proxy restarted with its empty map
+    await clock.advance(INTERVAL);
+    expect({ pushes: proxy.pushes, held: pusher.held(), events }).toEqual({
+      pushes: [5, 5],
+      held: 5,
+      events: ["held:5", "pushed:5", "held:null", "lost:5->null", "held:5", "pushed:5"],
+    });
+    await pusher.close();
+  });
+
+  it("checks on every tick without pushing while the proxy holds the table", async () => {
+    const { clock, proxy, pusher } = setup();
+    pusher.publish(snapshot(1));
+    await settle();
+    const checksAfterPush = proxy.checks;
+    await clock.advance(INTERVAL * 4);
+    expect({ pushes: proxy.pushes, checks: proxy.checks - checksAfterPush }).toEqual({
+      pushes: [1],
+      checks: 4,
+    });
+    await pusher.close();
+  });
+
+  it("retries a failed push at the next tick, not at once, until the proxy is back", async () => {
+    const { clock, proxy, events, pusher } = setup();
+    proxy.down = true;
+    pusher.publish(snapshot(2));
+    await settle();
+    expect(proxy.pushes).toEqual([2]);
+    await clock.advance(INTERVAL);
+    expect(proxy.pushes).toEqual([2, 2]);
+    proxy.down = false;
+    await clock.advance(INTERVAL);
+    expect({ pushes: proxy.pushes, held: pusher.held(), events }).toEqual({
+      pushes: [2, 2, 2],
+      held: 2,
+      events: ["failed:push:unreachable", "failed:push:unreachable", "held:2", "pushed:2"],
+    });
+    await pusher.close();
+  });
+
+  it("counts a push the proxy does not confirm as failed, and tries again at the next tick", async () => {
+    const { clock, proxy, events, pusher } = setup();
+    const held = proxy.held.bind(proxy);
+    let lie = true;
+    proxy.held = async () => (lie ? ok(null) : held());
+    pusher.publish(snapshot(3));
+    await settle();
+    lie = false;
+    await clock.advance(INTERVAL);
+    expect({ pushes: proxy.pushes, events }).toEqual({
+      pushes: [3, 3],
+      events: ["failed:push:rejected", "held:3", "pushed:3"],
+    });
+    await pusher.close();
+  });
+
+  it("reports a failed check and keeps the table until a check shows the proxy lost it", async () => {
+    const { clock, proxy, events, pusher } = setup();
+    pusher.publish(snapshot(1));
+    await settle();
+    proxy.down = true;
+    await clock.advance(INTERVAL);
+    expect(proxy.pushes).toEqual([1]);
+    proxy.down = false;
+    proxy.table = null;
+    await clock.advance(INTERVAL);
+    expect({ pushes: proxy.pushes, events }).toEqual({
+      pushes: [1, 1],
+      events: [
+        "held:1",
+        "pushed:1",
+        "failed:check:unreachable",
+        "held:null",
+        "lost:1->null",
+        "held:1",
+        "pushed:1",
+      ],
+    });
+    await pusher.close();
+  });
+
+  it("waits for a running push on close, then pushes nothing and leaves no timer", async () => {
+    const { clock, proxy, pusher } = setup();
+    proxy.gated = true;
+    pusher.publish(snapshot(1));
+    await settle();
+    const closing = pusher.close();
+    pusher.publish(snapshot(2));
+    proxy.release();
+    await closing;
+    await clock.advance(INTERVAL * 2);
+    expect({ pushes: proxy.pushes, timers: clock.pending() }).toEqual({ pushes: [1], timers: [] });
+  });
+});

@@ -1,0 +1,114 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { DEFAULT_RETRY_AFTER, routeAnswerer } from "../../src/http/route-answer.ts";
+import { routingTable } from "../../src/push/table.ts";
+import { tableAnswer } from "../../src/push/table-lookup.ts";
+import { upstreamTarget } from "../../src/push/upstream-target.ts";
+import { snapshotOf } from "../support/world.ts";
+import { requestHost, snapshotOfWorld, zeroHopWorld } from "../support/zero-hop-arbitraries.ts";
+
+const UPSTREAMS = [
+  "http://10.0.0.1:8080",
+  "http://shop.svc:80/",
+  "https://tls.example",
+  "a b\u00e9",
+];
+
+describe("the zero-hop routing table", () => {
+  it("holds every hostname and wildcard suffix with its App's answer, conflicts settled", () => {
+    const snapshot = snapshotOf(
+      [
+        { name: "blog", hostnames: ["blog.example.com"], upstream: "http://blog.svc" },
+        {
+          name: "shop",
+          hostnames: ["shop.example.com", "*.example.com"],
+          upstream: "http://10.1.2.3:81",
+        },
+        { name: "zeta", hostnames: ["shop.example.com", "*.a.example.com"] },
+      ],
+      { "shop-credentials": { token: "t" }, "zeta-credentials": { token: "z" } },
+      7,
+    );
+    const shop = {
+      kind: "routed",
+      app: "shop",
+      upstream: "http://10.1.2.3:81",
+      target: { host: "10.1.2.3", port: 81, literal: true },
+    };
+    const zeta = { kind: "routed", app: "zeta", upstream: null, target: null };
+    expect(routingTable(snapshot)).toEqual({
+      revision: 7,
+      exact: new Map<string, unknown>([
+        ["blog.example.com", { kind: "secret-unavailable", app: "blog" }],
+        ["shop.example.com", shop],
+      ]),
+      wildcard: new Map<string, unknown>([
+        ["example.com", shop],
+        ["a.example.com", zeta],
+      ]),
+    });
+  });
+
+  it("answers every host as /v1/route answers its Host, for random Registries", () => {
+    const answer = routeAnswerer(DEFAULT_RETRY_AFTER);
+    fc.assert(
+      fc.property(
+        zeroHopWorld(UPSTREAMS),
+        fc.array(requestHost, { maxLength: 30 }),
+        (world, hosts) => {
+          const snapshot = snapshotOfWorld(world, 3);
+          const table = routingTable(snapshot);
+          for (const host of hosts) {
+            const { outcome, status, headers } = answer(snapshot, ["Host", host]);
+            expect({ host, ...tableAnswer(table, host) }).toEqual({
+              host,
+              outcome,
+              status,
+              headers,
+            });
+          }
+        },
+      ),
+      { numRuns: 1_000 },
+    );
+  });
+
+  it("answers not-synced before a table, and bad-host for a request without one Host", () => {
+    const answer = routeAnswerer(DEFAULT_RETRY_AFTER);
+    const table = routingTable(snapshotOf([{ name: "a", hostnames: ["a.example"] }]));
+    expect(tableAnswer(null, "a.example")).toEqual(answer(null, ["Host", "a.example"]));
+    expect(tableAnswer(table, null)).toEqual(answer(snapshotOf([]), []));
+  });
+});
+
+describe("upstreamTarget", () => {
+  it("reads http://host[:port] and nothing else", () => {
+    expect(
+      [
+        "http://shop.tenant-a.svc.cluster.local:8080",
+        "http://10.0.0.7",
+        "http://10.0.0.7:65535/",
+        "http://300.0.0.7:1",
+        "http://h:0",
+        "http://h:65536",
+        "https://h",
+        "http://h/path",
+        "http://user@h",
+        "http://[::1]:80",
+        null,
+      ].map(upstreamTarget),
+    ).toEqual([
+      { host: "shop.tenant-a.svc.cluster.local", port: 8080, literal: false },
+      { host: "10.0.0.7", port: 80, literal: true },
+      { host: "10.0.0.7", port: 65535, literal: true },
+      { host: "300.0.0.7", port: 1, literal: false },
+      null,
+      null,
+      null,
+      null,
+      null,
+      null,
+      null,
+    ]);
+  });
+});

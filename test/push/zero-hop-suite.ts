@@ -1,0 +1,308 @@
+// The routing contract through a real proxy in zero-hop mode: the proxy answers from the table a
+// pusher put into it, and must answer exactly as `/v1/route` would have. One suite, run by each
+// proxy's test file with its own way of starting the proxy and its answers.
+
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_RETRY_AFTER, routeAnswerer } from "../../src/http/route-answer.ts";
+import { systemClock } from "../../src/kube/clock.ts";
+import { silentPushObserver } from "../../src/push/observer.ts";
+import { type Pusher, startPusher } from "../../src/push/pusher.ts";
+import type { Snapshot } from "../../src/snapshot/types.ts";
+import { sha256 } from "../support/data-plane.ts";
+import type { Tool } from "../support/tools.ts";
+import { waitUntil } from "../support/wait.ts";
+import { type AppInput, snapshotOf } from "../support/world.ts";
+import {
+  ask,
+  type EchoUpstreams,
+  expectedAnswer,
+  type RefusedAnswers,
+  startEchoUpstreams,
+  type ZeroHopAnswer,
+  type ZeroHopRequest,
+} from "../support/zero-hop.ts";
+import { requestHost, snapshotOfWorld, zeroHopWorld } from "../support/zero-hop-arbitraries.ts";
+import type { ZeroHopProxy } from "../support/zero-hop-proxies.ts";
+import { BODY, contractWorld, READY, secretsFor } from "./zero-hop-world.ts";
+
+export interface ZeroHopSpec {
+  /** For the suite's title. */
+  readonly name: string;
+  readonly binary: Tool;
+  start(binary: string, dir: string): Promise<ZeroHopProxy>;
+  readonly answers: RefusedAnswers;
+  /**
+   * The answer of the proxy's own HTTP parser to a Host it refuses before any configuration
+   * runs (the same in hop mode), or null when it lets the configuration answer.
+   */
+  readonly parserRefuses?: (host: string) => ZeroHopAnswer | null;
+  /** The `x-mirror-*` headers of a routed answer the proxy sends its upstream; all by default. */
+  readonly upstreamHeaders?: readonly string[];
+  /** Property runs: each is one push and up to 15 requests. */
+  readonly runs?: number;
+}
+
+/** Runs the zero-hop contract through `spec`'s proxy; skipped, saying why, when it is not installed. */
+export function describeZeroHop(spec: ZeroHopSpec): void {
+  const title = `${spec.name} in zero-hop mode`;
+  const binary = spec.binary.path;
+  if (binary === undefined) {
+    describe(title, () => {
+      it.skip(`runs the zero-hop contract (${spec.binary.missing})`, () => {});
+    });
+    return;
+  }
+
+  describe(title, () => {
+    let dir: string;
+    let upstreams: EchoUpstreams;
+    let proxy: ZeroHopProxy;
+    let pusher: Pusher;
+    let revision = 0;
+    const answer = routeAnswerer(DEFAULT_RETRY_AFTER);
+    const through = (request: ZeroHopRequest) => ask(proxy.port, request);
+
+    /** Publishes a Snapshot and waits until the proxy holds it. */
+    async function pushed(snapshot: Snapshot): Promise<void> {
+      pusher.publish(snapshot);
+      await waitUntil(() => pusher.held() === snapshot.revision, {
+        timeoutMs: 10_000,
+        what: `${spec.name} to hold revision ${snapshot.revision}\n${proxy.log()}`,
+      });
+    }
+
+    /** What the client must see for `host`, from `/v1/route`'s answer over `snapshot`. */
+    function expected(snapshot: Snapshot | null, host: string, path = "/orders/42"): ZeroHopAnswer {
+      // The proxy's HTTP parser drops the spaces around a header value, as Node's does.
+      const value = host.replace(/^[ \t]+|[ \t]+$/g, "");
+      const refused = spec.parserRefuses?.(value) ?? null;
+      if (refused !== null) return refused;
+      return expectedAnswer(
+        answer(snapshot, ["Host", value]),
+        { host: value, path },
+        upstreams.urls,
+        spec.answers,
+        spec.upstreamHeaders,
+      );
+    }
+
+    beforeAll(async () => {
+      dir = await mkdtemp(join(tmpdir(), "replica-mirror-zero-hop-"));
+      upstreams = await startEchoUpstreams(2);
+      proxy = await spec.start(binary, dir);
+      pusher = startPusher({
+        target: proxy.target,
+        clock: systemClock,
+        observer: silentPushObserver,
+      });
+    }, 30_000);
+
+    afterAll(async () => {
+      await pusher?.close();
+      await proxy?.stop();
+      await upstreams?.close();
+      if (dir) await rm(dir, { recursive: true, force: true });
+    });
+
+    it("answers not-synced before the first push", async () => {
+      expect(await through({ host: "shop.example.com" })).toEqual(spec.answers.notSynced);
+    });
+
+    describe("with the contract's table pushed", () => {
+      let snapshot: Snapshot;
+      beforeAll(async () => {
+        revision++;
+        snapshot = snapshotOf(contractWorld(upstreams.urls), secretsFor(READY), revision);
+        await pushed(snapshot);
+      }, 30_000);
+
+      it("proxies a ready App's request to its upstream with the App's headers, not the client's", async () => {
+        const forged = {
+          "x-mirror-app": "forged",
+          "x-mirror-upstream": "http://127.0.0.1:9",
+          "x-mirror-revision": "999",
+          "X-Mirror-Other": "forged",
+        };
+        const got = await through({ host: "shop.example.com", headers: forged });
+        expect(got).toEqual(expected(snapshot, "shop.example.com"));
+      });
+
+      it("passes a POST body through to the upstream untouched", async () => {
+        const got = await through({
+          host: "shop.example.com",
+          method: "POST",
+          path: "/upload",
+          body: BODY,
+        });
+        expect({ status: got.status, echoed: got.echoed }).toEqual({
+          status: 200,
+          echoed: {
+            ...expected(snapshot, "shop.example.com", "/upload").echoed!,
+            method: "POST",
+            bodyBytes: BODY.length,
+            bodySha256: sha256(BODY),
+          },
+        });
+      });
+
+      it("answers secret-unavailable, unknown-host and bad-host as the contract says", async () => {
+        const hosts = [
+          "blog.example.com",
+          "nope.example.org",
+          "example.com",
+          "[::1]",
+          "shop.example.com:x",
+          "",
+        ];
+        const got = await Promise.all(hosts.map((host) => through({ host })));
+        const { secretUnavailable, unknownHost, badHost } = spec.answers;
+        const answers = [secretUnavailable, unknownHost, unknownHost, badHost, badHost, badHost];
+        // An empty Host is refused by some proxies' own HTTP parsers, as in hop mode.
+        expect(got).toEqual(answers.map((a, i) => spec.parserRefuses?.(hosts[i]!) ?? a));
+      });
+
+      it("routes by the request's own Host: X-Forwarded-Host chooses nothing", async () => {
+        const got = await through({
+          host: "nope.example.org",
+          headers: { "x-forwarded-host": "shop.example.com" },
+        });
+        expect(got).toEqual(spec.answers.unknownHost);
+      });
+
+      it("matches wildcards at any depth, the longest suffix first, never the bare suffix", async () => {
+        const hosts = [
+          "x.shop.example.com",
+          "a.b.c.shop.example.com",
+          "y.example.com",
+          "x.a.example.com",
+          "a.example.com",
+          "z.y.x.a.example.com",
+        ];
+        const got = await Promise.all(hosts.map((host) => through({ host })));
+        expect(got.map((a) => a.echoed?.mirror["x-mirror-app"] ?? a.reason)).toEqual([
+          "shop",
+          "shop",
+          "wide",
+          "deep",
+          "wide",
+          "deep",
+        ]);
+        expect(got).toEqual(hosts.map((h) => expected(snapshot, h)));
+      });
+
+      it("matches a wildcard under the most labels a name can have, and refuses a longer name", async () => {
+        // 127 labels in 253 characters: the last step of a label-by-label walk.
+        const hosts = [`${"a.".repeat(126)}z`, `${"a.".repeat(126)}z.`, `${"a.".repeat(127)}z`];
+        const got = await Promise.all(hosts.map((host) => through({ host })));
+        expect(got.map((a) => a.echoed?.mirror["x-mirror-app"] ?? a.reason)).toEqual([
+          "last",
+          "last",
+          "bad-host",
+        ]);
+        expect(got).toEqual(hosts.map((h) => expected(snapshot, h)));
+      });
+
+      it("ignores case, one trailing dot and a port, and passes the Host on as the client sent it", async () => {
+        const hosts = [
+          "SHOP.Example.COM",
+          "shop.example.com.",
+          "shop.example.com:8080",
+          "X.Shop.Example.Com.:80",
+        ];
+        const got = await Promise.all(hosts.map((host) => through({ host })));
+        expect(got).toEqual(hosts.map((h) => expected(snapshot, h)));
+      });
+
+      it("serves a conflicting hostname from the App whose name sorts first", async () => {
+        const got = await through({ host: "both.example.com" });
+        expect(got.echoed?.mirror["x-mirror-app"]).toBe("alpha");
+        expect(got).toEqual(expected(snapshot, "both.example.com"));
+      });
+
+      it("refuses to route an App whose upstream is not http://host[:port]", async () => {
+        expect(await through({ host: "bare.example.com" })).toEqual(spec.answers.noHttpUpstream);
+      });
+    });
+
+    describe("with a new Snapshot pushed", () => {
+      let snapshot: Snapshot;
+      beforeAll(async () => {
+        revision++;
+        const apps: AppInput[] = [
+          { name: "blog", hostnames: ["blog.example.com"], upstream: upstreams.urls[0]! },
+          {
+            name: "news",
+            hostnames: ["news.example.com", "*.news.example.com"],
+            upstream: upstreams.urls[1]!,
+          },
+        ];
+        snapshot = snapshotOf(apps, secretsFor(["blog", "news"]), revision);
+        await pushed(snapshot);
+      }, 30_000);
+
+      it("answers from the new table only: nothing of the old one is left", async () => {
+        const hosts = [
+          "shop.example.com",
+          "x.a.example.com",
+          "y.example.com",
+          "blog.example.com",
+          "news.example.com",
+          "w.news.example.com",
+        ];
+        const got = await Promise.all(hosts.map((host) => through({ host })));
+        expect(got).toEqual(hosts.map((h) => expected(snapshot, h)));
+        expect(got.map((a) => a.status)).toEqual([404, 404, 404, 200, 200, 200]);
+      });
+
+      it("gets its table back within a second of a restart", async () => {
+        await proxy.restart();
+        const restarted = Date.now();
+        const got = await waitUntil(
+          async () => {
+            const a = await through({ host: "news.example.com" });
+            return a.status === 200 && a;
+          },
+          {
+            timeoutMs: 5_000,
+            intervalMs: 10,
+            what: `${spec.name} to route again after its restart`,
+          },
+        );
+        const elapsed = Date.now() - restarted;
+        expect({ answer: got, withinASecond: elapsed < 1_000 }).toEqual({
+          answer: expected(snapshot, "news.example.com"),
+          withinASecond: true,
+        });
+      }, 30_000);
+    });
+
+    it("answers every host as /v1/route answers it, for random Registries", async () => {
+      const choices = [
+        upstreams.urls[0]!,
+        `${upstreams.urls[1]!}/`,
+        `${upstreams.urls[0]!}/path`,
+        "https://127.0.0.1:1",
+      ];
+      await fc.assert(
+        fc.asyncProperty(
+          zeroHopWorld(choices),
+          fc.array(requestHost, { minLength: 1, maxLength: 15 }),
+          async (world, hosts) => {
+            revision++;
+            const snapshot = snapshotOfWorld(world, revision);
+            await pushed(snapshot);
+            const got = await Promise.all(hosts.map((host) => through({ host })));
+            expect(hosts.map((host, i) => ({ host, ...got[i]! }))).toEqual(
+              hosts.map((host) => ({ host, ...expected(snapshot, host) })),
+            );
+          },
+        ),
+        { numRuns: spec.runs ?? 40 },
+      );
+    }, 120_000);
+  });
+}

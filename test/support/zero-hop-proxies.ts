@@ -1,0 +1,181 @@
+// Each proxy's shipped zero-hop configuration adapted to a scratch directory and free ports on
+// 127.0.0.1, with the PushTarget of its runtime interface; the command that runs it, for the
+// tests (startZeroHop) and for a measurement that spawns it itself; and what each proxy's own
+// HTTP parser refuses before its configuration runs.
+
+import { readFileSync } from "node:fs";
+import { chmod, copyFile, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { caddyTarget } from "../../src/push/caddy-target.ts";
+import { haproxyTarget } from "../../src/push/haproxy-target.ts";
+import { nginxTarget } from "../../src/push/nginx-target.ts";
+import type { PushTarget } from "../../src/push/target.ts";
+import { type DataPlaneProcess, freePort, startDataPlane } from "./data-plane.ts";
+import { refused, type ZeroHopAnswer } from "./zero-hop.ts";
+
+/** How to run one configured proxy. */
+export interface ProxyLaunch {
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+  /** Where clients connect. */
+  readonly port: number;
+  readonly target: PushTarget;
+  /** Before every start: what a fresh proxy finds on disk (HAProxy's empty map). */
+  prepare(): Promise<void>;
+  /** Its error log, when it writes one to a file. */
+  log(): string;
+}
+
+/** A proxy in zero-hop mode and the PushTarget of its runtime interface. */
+export interface ZeroHopProxy {
+  readonly port: number;
+  readonly target: PushTarget;
+  /** Stops the proxy and starts it again with its configuration: an empty table. */
+  restart(): Promise<void>;
+  log(): string;
+  stop(): Promise<void>;
+}
+
+/** Starts a launch and waits until it answers HTTP. */
+export async function startZeroHop(launch: ProxyLaunch): Promise<ZeroHopProxy> {
+  const start = async () => {
+    await launch.prepare();
+    return startDataPlane(launch.command, launch.args, launch.port, { ...launch.env });
+  };
+  let plane: DataPlaneProcess = await start();
+  return {
+    port: launch.port,
+    target: launch.target,
+    async restart() {
+      await plane.stop();
+      plane = await start();
+    },
+    log: () => `${plane.log()}${launch.log()}`,
+    stop: () => plane.stop(),
+  };
+}
+
+const HAPROXY_DIR = "manifests/data-planes/haproxy/zero-hop";
+
+/** HAProxy with the shipped zero-hop haproxy.cfg: its socket, map and port in `dir`. */
+export async function haproxyLaunch(binary: string, dir: string): Promise<ProxyLaunch> {
+  const port = await freePort();
+  const socket = join(dir, "admin.sock");
+  const map = join(dir, "replica-mirror.map");
+  const conf = (await readFile(join(HAPROXY_DIR, "haproxy.cfg"), "utf8"))
+    .replace("/var/run/haproxy/admin.sock", socket)
+    .replaceAll("/usr/local/etc/haproxy/replica-mirror.map", map)
+    .replace("bind :8000", `bind 127.0.0.1:${port}`);
+  await writeFile(join(dir, "haproxy.cfg"), conf);
+  return {
+    command: binary,
+    args: ["-db", "-f", join(dir, "haproxy.cfg")],
+    env: {},
+    port,
+    target: haproxyTarget({ socket: { path: socket }, map }),
+    // The shipped map is empty: a (re)started HAProxy holds no table.
+    prepare: () => copyFile(join(HAPROXY_DIR, "replica-mirror.map"), map),
+    log: () => "",
+  };
+}
+
+/** HAProxy with the shipped zero-hop haproxy.cfg, started. */
+export async function startZeroHopHaproxy(binary: string, dir: string): Promise<ZeroHopProxy> {
+  return startZeroHop(await haproxyLaunch(binary, dir));
+}
+
+const CADDY_CONFIG = "manifests/data-planes/caddy/zero-hop/caddy.json";
+
+/** Caddy with the shipped zero-hop caddy.json: its listener and admin API on free ports. */
+export async function caddyLaunch(binary: string, dir: string): Promise<ProxyLaunch> {
+  const port = await freePort();
+  const admin = await freePort();
+  const conf = (await readFile(CADDY_CONFIG, "utf8"))
+    .replace('":8000"', `"127.0.0.1:${port}"`)
+    .replace('"127.0.0.1:2019"', `"127.0.0.1:${admin}"`);
+  const path = join(dir, "caddy.json");
+  await writeFile(path, conf);
+  return {
+    command: binary,
+    args: ["run", "--config", path],
+    // Caddy keeps state under $HOME and the XDG directories: the scratch directory, not root's.
+    env: { HOME: dir, XDG_DATA_HOME: dir, XDG_CONFIG_HOME: dir },
+    port,
+    target: caddyTarget({ admin: `http://127.0.0.1:${admin}` }),
+    prepare: async () => {},
+    log: () => "",
+  };
+}
+
+/** Caddy with the shipped zero-hop caddy.json, started. */
+export async function startZeroHopCaddy(binary: string, dir: string): Promise<ZeroHopProxy> {
+  return startZeroHop(await caddyLaunch(binary, dir));
+}
+
+const NGINX_DIR = "manifests/data-planes/nginx/zero-hop";
+
+/** nginx with the Lua module and the shipped zero-hop nginx.conf, its paths in `dir`. */
+export async function nginxLaunch(binary: string, dir: string): Promise<ProxyLaunch> {
+  const port = await freePort();
+  const push = await freePort();
+  await copyFile(join(NGINX_DIR, "replica-mirror.lua"), join(dir, "replica-mirror.lua"));
+  // The shipped configuration with this test's ports and paths: no cluster DNS resolver here,
+  // and the upstreams are IP addresses.
+  const conf = (await readFile(join(NGINX_DIR, "nginx.conf"), "utf8"))
+    .replaceAll("/tmp/", `${dir}/`)
+    .replace("/etc/nginx/replica-mirror/", `${dir}/`)
+    .replace(/^\s*resolver .*$/m, "")
+    // The test's stderr is a socket, which nginx cannot open as /dev/stderr.
+    .replace("error_log /dev/stderr warn;", `error_log ${dir}/error.log warn;`)
+    .replace("listen 127.0.0.1:8001;", `listen 127.0.0.1:${push};`)
+    .replace("listen 8000;", `listen 127.0.0.1:${port};`);
+  await writeFile(join(dir, "nginx.conf"), conf);
+  // Run as root (CI), nginx's workers are `nobody`: they must read the Lua file and the body
+  // temp directory.
+  await chmod(dir, 0o755);
+  return {
+    command: binary,
+    args: ["-p", dir, "-c", join(dir, "nginx.conf"), "-g", "daemon off;"],
+    env: {},
+    port,
+    target: nginxTarget({ endpoint: `http://127.0.0.1:${push}` }),
+    prepare: async () => {},
+    log: () => {
+      try {
+        return readFileSync(join(dir, "error.log"), "utf8");
+      } catch {
+        return "";
+      }
+    },
+  };
+}
+
+/** nginx with the shipped zero-hop nginx.conf, started. */
+export async function startZeroHopNginx(binary: string, dir: string): Promise<ZeroHopProxy> {
+  return startZeroHop(await nginxLaunch(binary, dir));
+}
+
+// The bytes Go's HTTP server accepts in a Host (golang.org/x/net/http/httpguts ValidHostHeader).
+const GO_HOST = /^[0-9A-Za-z!$%&'()*+,\-.:;=[\]_~]*$/;
+
+/** Go's net/http answer to a Host with a byte it refuses, before Caddy's routes run. */
+export function goRefusesHost(host: string): ZeroHopAnswer | null {
+  return GO_HOST.test(host)
+    ? null
+    : refused(400, null, null, "400 Bad Request: malformed Host header");
+}
+
+const NGINX_400 =
+  "<html>\r\n<head><title>400 Bad Request</title></head>\r\n<body>\r\n<center><h1>400 Bad Request</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n";
+
+/**
+ * nginx's own answer to a Host it refuses while reading the request (ngx_http_validate_host):
+ * an empty name, "..", a path separator, a control byte or a space.
+ */
+export function nginxRefusesHost(host: string): ZeroHopAnswer | null {
+  const name = host.startsWith("[") ? host : host.replace(/:.*$/, "").replace(/\.$/, "");
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: nginx refuses control bytes
+  const refusedByte = /\.\.|[/\x00-\x20\x7f]/.test(host);
+  return refusedByte || name === "" ? refused(400, null, null, NGINX_400) : null;
+}
