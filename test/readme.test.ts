@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { envName, FLAG_DOCS, FLAG_NAMES } from "../src/cli/config.ts";
+import { envName } from "../src/cli/config.ts";
+import { FLAG_DOCS, FLAG_NAMES } from "../src/cli/flag-docs.ts";
 import { createMetrics } from "../src/ops/metrics.ts";
 
 const readme = readFileSync("README.md", "utf8");

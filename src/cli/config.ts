@@ -1,10 +1,11 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import * as z from "zod";
+import { DEFAULT_HAPROXY_MAP } from "../push/haproxy-target.ts";
 import { dnsLabel, dnsSubdomain, named, secretKey } from "../registry/schema.ts";
 import { err, ok, type Result } from "../result.ts";
 import { DATA_LISTENER_DEFAULTS, isLoopbackHost } from "../route/listener-limits.ts";
-import type { SidecarConfig } from "../sidecar/config.ts";
+import type { PushTargetConfig, SidecarConfig } from "../sidecar/config.ts";
 
 // The host is required: an empty one (`:8080`) reads as "every interface" to some and as
 // "localhost" to others, so it is refused rather than guessed.
@@ -84,114 +85,18 @@ const serveFlags = z.object({
   "listen-idle-timeout": seconds(3600).optional(),
   "shutdown-grace": seconds(3600).default(5),
   "allow-cluster-wide-secrets": bool.default(false),
+  "push-haproxy": z.string().min(1, "must not be empty").optional(),
+  "push-haproxy-map": z.string().min(1, "must not be empty").default(DEFAULT_HAPROXY_MAP),
+  "push-caddy": z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).optional(),
+  "push-nginx": z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).optional(),
 });
 
-type FlagName = keyof typeof serveFlags.shape;
-
-/** How `--help` and the README describe each flag; a flag without an entry does not compile. */
-export const FLAG_DOCS: Readonly<
-  Record<FlagName, { value: string; help: string; shownDefault: string }>
-> = {
-  kubeconfig: {
-    value: "PATH",
-    help: "kubeconfig file",
-    shownDefault: "in-cluster config in a pod, else $KUBECONFIG, else ~/.kube/config",
-  },
-  "registry-namespace": {
-    value: "NS",
-    help: "namespace of the Registry Secret",
-    shownDefault:
-      "the pod's own namespace ($POD_NAMESPACE, else the service account's), else default",
-  },
-  "registry-name": {
-    value: "NAME",
-    help: "name of the Registry Secret",
-    shownDefault: "replica-registry",
-  },
-  "registry-key": {
-    value: "KEY",
-    help: "key of the Registry Secret holding the document",
-    shownDefault: "registry.json",
-  },
-  "secret-namespaces": {
-    value: "a,b",
-    help: "watch App Secrets in these namespaces only, one watch each (Role-only RBAC)",
-    shownDefault: "empty: one cluster-wide watch",
-  },
-  "secret-selector": { value: "SEL", help: "label selector for App Secrets", shownDefault: "none" },
-  listen: {
-    value: "HOST:PORT",
-    help: "routing and lookup API (keep it on loopback)",
-    shownDefault: "127.0.0.1:8080",
-  },
-  "ops-listen": {
-    value: "HOST:PORT",
-    help: "/healthz, /readyz and /metrics only",
-    shownDefault: "0.0.0.0:9090",
-  },
-  "watch-timeout": {
-    value: "SECONDS",
-    help: "server-side timeout of each watch (randomised up to 2x); a watch silent for longer plus a grace is reopened",
-    shownDefault: "300",
-  },
-  "log-level": {
-    value: "LEVEL",
-    help: "trace, debug, info, warn, error or fatal (debug and trace log every status API request)",
-    shownDefault: "info",
-  },
-  "state-file": {
-    value: "PATH",
-    help: "where the last-good state is kept, encrypted, for a warm start (needs --state-key-file)",
-    shownDefault: "none: every start lists",
-  },
-  "state-key-file": {
-    value: "PATH",
-    help: "the state file's AES-256 key: 32 bytes, or 64 hex characters, or base64 (a mounted Secret)",
-    shownDefault: "none: the state file is off",
-  },
-  "state-max-age": {
-    value: "SECONDS",
-    help: "the oldest state file a start serves from",
-    shownDefault: "86400 (a day)",
-  },
-  "allow-non-loopback-listen": {
-    value: "BOOL",
-    help: "let --listen take an address other than loopback (a warning is logged): anyone who reaches it reads App names and upstreams",
-    shownDefault: "false",
-  },
-  "max-connections": {
-    value: "N",
-    help: "connections the data listener holds open at once; more are closed as they are accepted",
-    shownDefault: String(DATA_LISTENER_DEFAULTS.maxConnections),
-  },
-  "listen-headers-timeout": {
-    value: "SECONDS",
-    help: "a data-listener connection whose request headers are not complete this long after it began is closed with 408",
-    shownDefault: String(DATA_LISTENER_DEFAULTS.headersTimeoutSeconds),
-  },
-  "listen-idle-timeout": {
-    value: "SECONDS",
-    help: "a kept-alive data-listener connection idle this long is closed; 0: never",
-    shownDefault: `0 on loopback (ADR 26), else ${DATA_LISTENER_DEFAULTS.idleTimeoutSeconds}`,
-  },
-  "shutdown-grace": {
-    value: "SECONDS",
-    help: "after SIGTERM, keep routing (/readyz answers 503) this long before closing the listeners",
-    shownDefault: "5",
-  },
-  "allow-cluster-wide-secrets": {
-    value: "BOOL",
-    help: "let the sidecar watch App Secrets in every namespace with no --secret-selector",
-    shownDefault: "false: without --secret-namespaces or --secret-selector, serve refuses to start",
-  },
-};
-
-/** Every flag name, in `--help` order. */
-export const FLAG_NAMES = Object.keys(FLAG_DOCS) as FlagName[];
+/** A flag of `serve`, without its dashes. */
+export type FlagName = keyof typeof serveFlags.shape;
 
 /** Every flag takes a value; zod, not the argument parser, decides what the value may be. */
 const FLAG_OPTIONS = Object.fromEntries(
-  FLAG_NAMES.map((name) => [name, { type: "string" } as const]),
+  Object.keys(serveFlags.shape).map((name) => [name, { type: "string" } as const]),
 );
 
 /** REPLICA_MIRROR_WATCH_TIMEOUT for watch-timeout. */
@@ -220,7 +125,7 @@ export function parseServeConfig(
 ): Result<SidecarConfig, string> {
   const raw: Partial<Record<FlagName, string>> = {};
   const from: Partial<Record<FlagName, string>> = {};
-  for (const name of FLAG_NAMES) {
+  for (const name of Object.keys(serveFlags.shape) as FlagName[]) {
     const value = env[envName(name)];
     if (value !== undefined) {
       raw[name] = value;
@@ -283,25 +188,22 @@ export function parseServeConfig(
     listenIdleTimeoutSeconds: f["listen-idle-timeout"],
     shutdownGraceSeconds: f["shutdown-grace"],
     allowClusterWideSecrets: f["allow-cluster-wide-secrets"],
+    push: pushTargets(f),
   });
 }
 
-const isFlag = (name: string): name is FlagName => Object.hasOwn(FLAG_DOCS, name);
+const isFlag = (name: string): name is FlagName => Object.hasOwn(serveFlags.shape, name);
 
-/** The `--help` text of `serve`: every flag, its variable and its default. */
-export function serveHelp(): string {
-  const lines = [
-    "Usage: replica-mirror serve [flags]",
-    "",
-    "Flags (each also settable as an environment variable):",
-  ];
-  for (const name of FLAG_NAMES) {
-    const d = FLAG_DOCS[name];
-    lines.push(
-      `  --${name} ${d.value}`,
-      `      ${d.help}`,
-      `      env ${envName(name)}; default: ${d.shownDefault}`,
-    );
+/** The proxies `--push-*` names, in a fixed order. */
+function pushTargets(f: z.infer<typeof serveFlags>): SidecarConfig["push"] {
+  const targets: PushTargetConfig[] = [];
+  const haproxy = f["push-haproxy"];
+  if (haproxy !== undefined) {
+    const tcp = /^([^/:]+):(\d+)$/.exec(haproxy);
+    const socket = tcp === null ? { path: haproxy } : { host: tcp[1]!, port: Number(tcp[2]) };
+    targets.push({ kind: "haproxy", socket, map: f["push-haproxy-map"] });
   }
-  return lines.join("\n");
+  if (f["push-caddy"] !== undefined) targets.push({ kind: "caddy", admin: f["push-caddy"] });
+  if (f["push-nginx"] !== undefined) targets.push({ kind: "nginx", endpoint: f["push-nginx"] });
+  return targets;
 }

@@ -1,7 +1,8 @@
 import type { Worker } from "node:worker_threads";
 import packageJson from "../../package.json" with { type: "json" };
 import { commandOf } from "./command.ts";
-import { parseServeConfig, serveHelp } from "./config.ts";
+import { parseServeConfig } from "./config.ts";
+import { serveHelp } from "./flag-docs.ts";
 import { runServe } from "./serve.ts";
 import { runValidate } from "./validate.ts";
 

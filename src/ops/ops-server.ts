@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import type { RetryAfterSeconds } from "../answers/route-answer.ts";
 import type { SnapshotHolder } from "../snapshot/holder.ts";
 import type { Metrics } from "./metrics.ts";
+import type { StatusAppOptions } from "./status-app.ts";
 
 interface OpsServerOptions {
   readonly holder: SnapshotHolder;
@@ -20,6 +21,8 @@ interface OpsServerOptions {
   readonly retryAfter: RetryAfterSeconds;
   /** Where failures are logged, and the status API's request log at debug; default: nowhere. */
   readonly logger?: Logger | false;
+  /** Zero-hop: each proxy and the revision it answers from; default: none. */
+  readonly proxies?: StatusAppOptions["proxies"];
 }
 
 /** The ops listener, and the status API it may have loaded. */
@@ -60,7 +63,12 @@ export function createOpsServer(options: OpsServerOptions): OpsServer {
   let statusApp: Promise<FastifyInstance> | null = null;
   const loadStatusApp = (): Promise<FastifyInstance> => {
     statusApp ??= import("./status-app.ts").then(async ({ createStatusApp }) => {
-      const app = createStatusApp({ holder, logger: log, retryAfter: options.retryAfter });
+      const app = createStatusApp({
+        holder,
+        logger: log,
+        retryAfter: options.retryAfter,
+        ...(options.proxies === undefined ? {} : { proxies: options.proxies }),
+      });
       await app.ready();
       return app;
     });

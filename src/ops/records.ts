@@ -44,6 +44,14 @@ export interface SnapshotRecord {
   readonly source: "api-server" | "state-file" | null;
   /** ISO 8601: when the state file the Snapshot came from was written; null otherwise. */
   readonly stateSavedAt: string | null;
+  /** Zero-hop: each proxy the sidecar keeps the table of, and the revision it answers from. */
+  readonly proxies: readonly ProxyRecord[];
+}
+
+/** A proxy in zero-hop mode: its name, and the revision it answers from (null: none yet). */
+export interface ProxyRecord {
+  readonly target: string;
+  readonly revision: number | null;
 }
 
 /** The App without its Secret bytes. */
@@ -80,7 +88,10 @@ export function hostRecord(
 }
 
 /** The Snapshot's summary; `synced` is always true for a published Snapshot. */
-export function snapshotRecord(snapshot: Snapshot): SnapshotRecord {
+export function snapshotRecord(
+  snapshot: Snapshot,
+  proxies: readonly ProxyRecord[] = [],
+): SnapshotRecord {
   return {
     revision: snapshot.revision,
     synced: true,
@@ -106,6 +117,7 @@ export function snapshotRecord(snapshot: Snapshot): SnapshotRecord {
       snapshot.source.kind === "state-file"
         ? new Date(snapshot.source.savedAt).toISOString()
         : null,
+    proxies,
   };
 }
 
@@ -121,4 +133,5 @@ export const NOT_SYNCED_SNAPSHOT: SnapshotRecord = Object.freeze({
   conflicts: Object.freeze([]),
   source: null,
   stateSavedAt: null,
+  proxies: Object.freeze([]),
 });

@@ -87,6 +87,7 @@ export const snapshotRecordSchema = {
     "conflicts",
     "source",
     "stateSavedAt",
+    "proxies",
   ],
   additionalProperties: false,
   properties: {
@@ -123,6 +124,15 @@ export const snapshotRecordSchema = {
     },
     source: { type: ["string", "null"], enum: ["api-server", "state-file", null] },
     stateSavedAt: nullableString,
+    proxies: {
+      type: "array",
+      items: {
+        type: "object",
+        required: ["target", "revision"],
+        additionalProperties: false,
+        properties: { target: { type: "string" }, revision: { type: ["integer", "null"] } },
+      },
+    },
     conflicts: {
       type: "array",
       items: {

@@ -7,6 +7,7 @@ import {
   appRecord,
   hostRecord,
   NOT_SYNCED_SNAPSHOT,
+  type ProxyRecord,
   type SnapshotRecord,
   snapshotRecord,
 } from "./records.ts";
@@ -27,6 +28,7 @@ export function registerStatusApi(
   app: FastifyInstance,
   holder: SnapshotHolder,
   retryAfter: RetryAfterSeconds,
+  proxies: () => readonly ProxyRecord[],
 ): void {
   const retry = String(retryAfter.notSynced);
   const notSynced = (reply: FastifyReply) =>
@@ -92,7 +94,7 @@ export function registerStatusApi(
         const body: SnapshotRecord = NOT_SYNCED_SNAPSHOT;
         return reply.code(ERRORS["not-synced"].status).header("retry-after", retry).send(body);
       }
-      return reply.send(snapshotRecord(snapshot));
+      return reply.send(snapshotRecord(snapshot, proxies()));
     },
   );
 }

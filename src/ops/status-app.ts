@@ -9,6 +9,7 @@ import { ERRORS } from "../answers/reasons.ts";
 import type { RetryAfterSeconds } from "../answers/route-answer.ts";
 import type { SnapshotHolder } from "../snapshot/holder.ts";
 import { ignoreBodies } from "./ignore-bodies.ts";
+import type { ProxyRecord } from "./records.ts";
 import { loggingOptions } from "./request-logging.ts";
 import { registerStatusApi } from "./status-api.ts";
 
@@ -17,6 +18,8 @@ export interface StatusAppOptions {
   /** False: no logging. A logger at debug or lower also logs a line per request. */
   readonly logger: Logger | false;
   readonly retryAfter: RetryAfterSeconds;
+  /** Zero-hop: each proxy and the revision it answers from, for `/v1/snapshot`; default: none. */
+  readonly proxies?: () => readonly ProxyRecord[];
 }
 
 // Hostnames are at most 253 characters: a parameter up to this length still reaches its handler,
@@ -37,7 +40,7 @@ export function createStatusApp(options: StatusAppOptions): FastifyInstance {
     frameworkErrors: answerError,
   });
   ignoreBodies(app);
-  registerStatusApi(app, options.holder, options.retryAfter);
+  registerStatusApi(app, options.holder, options.retryAfter, options.proxies ?? (() => []));
   app.setNotFoundHandler((_request, reply) => {
     reply.code(ERRORS["not-found"].status).send({ error: "not-found" });
   });

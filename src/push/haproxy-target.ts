@@ -21,6 +21,9 @@ export interface HaproxyTargetOptions {
   readonly payloadBytes?: number;
 }
 
+/** Where the zero-hop haproxy.cfg (manifests/data-planes/haproxy/zero-hop) reads its map. */
+export const DEFAULT_HAPROXY_MAP = "/usr/local/etc/haproxy/replica-mirror.map";
+
 const NEW_VERSION = /^New version created: (\d+)$/;
 
 /** A PushTarget for HAProxy 2.6+ over its runtime API, with the zero-hop haproxy.cfg. */

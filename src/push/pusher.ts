@@ -3,7 +3,7 @@
 // push runs leave exactly one follow-up, which takes the newest. A version check after every push
 // and on a timer notices a proxy that restarted or lost its table, and pushes again.
 
-import type { Clock } from "../kube/clock.ts";
+import type { Clock } from "../clock.ts";
 import type { RouteView } from "../snapshot/types.ts";
 import type { PushObserver } from "./observer.ts";
 import { type RoutingTable, routingTable } from "./table.ts";

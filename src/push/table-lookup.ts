@@ -2,8 +2,8 @@
 // configuration implements (HAProxy rules, Caddy routes, nginx Lua), written once as a pure
 // function so that a test can hold it to `/v1/route` (test/push/table.test.ts).
 
-import { ERRORS } from "../http/reasons.ts";
-import { DEFAULT_RETRY_AFTER, type RouteAnswer } from "../http/route-answer.ts";
+import { ERRORS } from "../answers/reasons.ts";
+import { DEFAULT_RETRY_AFTER, type RouteAnswer } from "../answers/route-answer.ts";
 import type { RoutingTable, TableEntry } from "./table.ts";
 
 // What the proxy strips before the exact lookup: one trailing dot and a port, both optional.

@@ -2,7 +2,7 @@
 // Snapshot with the answer `/v1/route` gives for it, computed once per Snapshot. Conflicts were
 // settled when the Snapshot was built; the table only copies the winners.
 
-import { headerValue } from "../http/header-value.ts";
+import { headerValue } from "../answers/header-value.ts";
 import { appAt } from "../snapshot/app-table.ts";
 import type { RouteApp, RouteView } from "../snapshot/types.ts";
 import { type UpstreamTarget, upstreamTarget } from "./upstream-target.ts";

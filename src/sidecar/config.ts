@@ -36,4 +36,16 @@ export interface SidecarConfig {
   readonly shutdownGraceSeconds: number;
   /** Whether App Secrets may be watched in every namespace without a label selector. */
   readonly allowClusterWideSecrets: boolean;
+  /** Zero-hop: the proxies whose routing table the sidecar keeps; empty: hop mode only. */
+  readonly push: readonly PushTargetConfig[];
 }
+
+/** A co-located proxy the sidecar keeps the routing table of (zero-hop mode). */
+export type PushTargetConfig =
+  | {
+      readonly kind: "haproxy";
+      readonly socket: { readonly path: string } | { readonly host: string; readonly port: number };
+      readonly map: string;
+    }
+  | { readonly kind: "caddy"; readonly admin: string }
+  | { readonly kind: "nginx"; readonly endpoint: string };

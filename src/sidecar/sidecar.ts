@@ -12,6 +12,7 @@ import { Mirror, type MirrorOptions } from "../mirror/mirror.ts";
 import { type MirrorObserver, observeAll } from "../mirror/observer.ts";
 import { createMetrics } from "../ops/metrics.ts";
 import { createOpsServer } from "../ops/ops-server.ts";
+import { createPushMetrics } from "../ops/push-metrics.ts";
 import { err, ok, type Result } from "../result.ts";
 import { startDataThread } from "../route/data-thread.ts";
 import { dataListenerLimits } from "../route/listener-limits.ts";
@@ -19,6 +20,7 @@ import { routeTableFor } from "../snapshot/build.ts";
 import { SnapshotHolder } from "../snapshot/holder.ts";
 import type { Address, SidecarConfig } from "./config.ts";
 import { openLastGoodState, type StateKeeper, startStateKeeper } from "./last-good-state.ts";
+import { startPushers } from "./push-targets.ts";
 
 /** A running sidecar. */
 export interface Sidecar {
@@ -103,6 +105,11 @@ export async function startSidecar(
     ...(options.dataWorker === undefined ? {} : { worker: options.dataWorker }),
   });
   metrics.dataThreadHeap(() => thread.heap());
+  const pushers = startPushers(config.push, {
+    clock: options.clock ?? systemClock,
+    metrics: createPushMetrics(metrics.registry),
+    log,
+  });
   const opened = await openLastGoodState(config, log, Date.now(), (o) => metrics.state.loaded(o));
   let keeper: StateKeeper | null = null;
   const observers: MirrorObserver[] = [
@@ -114,6 +121,7 @@ export async function startSidecar(
       registryAdopted: (registry) => setImmediate(() => thread.prepare(routeTableFor(registry))),
       published: ({ snapshot }) => {
         thread.publish(snapshot);
+        pushers.publish(snapshot);
         keeper?.published();
       },
       contact: () => keeper?.contact(),
@@ -169,6 +177,7 @@ export async function startSidecar(
     ready: () => thread.servedRevision() > 0,
     answering: () => thread.answering(),
     stopping: () => shuttingDown,
+    proxies: () => pushers.held(),
   });
   const drainMs = options.drainMs ?? DRAIN_MS;
   const listening = await thread.listening;
@@ -177,7 +186,13 @@ export async function startSidecar(
     if (!listening.ok) throw new Error(listening.error);
     opsAddress = await listen(ops, config.opsListen);
   } catch (e) {
-    await Promise.allSettled([thread.close(0), closeServer(ops), keeper?.close(), mirror.stop()]);
+    await Promise.allSettled([
+      thread.close(0),
+      closeServer(ops),
+      keeper?.close(),
+      pushers.close(),
+      mirror.stop(),
+    ]);
     transport.close();
     return err(`cannot listen: ${(e as Error).message}`);
   }
@@ -191,6 +206,7 @@ export async function startSidecar(
       const opsClosed = closeServer(ops).then(closeStatusApi);
       // The state is written once more before the watches stop: it is as current as it gets.
       await keeper?.close();
+      await pushers.close();
       await Promise.allSettled([thread.close(drainMs), opsClosed, mirror.stop()]);
       clearTimeout(cut);
       transport.close();

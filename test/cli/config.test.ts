@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { FLAG_NAMES, parseServeConfig, serveHelp } from "../../src/cli/config.ts";
+import { parseServeConfig } from "../../src/cli/config.ts";
+import { FLAG_NAMES, serveHelp } from "../../src/cli/flag-docs.ts";
 
 describe("parseServeConfig", () => {
   it("gives the documented defaults, given an App Secret scope", () => {

@@ -67,6 +67,92 @@ interface DataPlaneSpec {
 // Larger than every data plane's in-memory body buffer, and not text.
 const BODY = Uint8Array.from({ length: 100_000 }, (_, i) => (i * 31 + 7) % 256);
 
+/** What both modes' suites share: the data plane's port, the world, and the answers. */
+interface ContractContext {
+  ask(request: Parameters<typeof through>[1]): Promise<ClientAnswer>;
+  world(): RoutingWorld;
+  readonly answers: ClientAnswers;
+}
+
+/** The answers every data plane gives the same way whether it hops to the sidecar or not. */
+function contractCases(c: ContractContext): void {
+  it("proxies a ready App's request to its upstream with the App's headers, not the client's", async () => {
+    const answer = await c.ask({
+      host: HOSTS.ready,
+      headers: { "x-mirror-app": "forged", "x-mirror-upstream": "http://127.0.0.1:9" },
+    });
+    expect({ status: answer.status, reason: answer.reason, echoed: echoedOf(answer) }).toEqual({
+      status: 200,
+      reason: null,
+      echoed: echo("GET", "/orders/42", new Uint8Array()),
+    });
+  });
+
+  it("passes a POST body through to the upstream untouched", async () => {
+    const answer = await c.ask({ host: HOSTS.ready, method: "POST", path: "/upload", body: BODY });
+    expect({ status: answer.status, echoed: echoedOf(answer) }).toEqual({
+      status: 200,
+      echoed: echo("POST", "/upload", BODY),
+    });
+  });
+
+  it("routes a host under a wildcard to its App", async () => {
+    const answer = await c.ask({ host: HOSTS.wildcard, path: "/" });
+    expect({ status: answer.status, echoed: echoedOf(answer) }).toMatchObject({
+      status: 200,
+      echoed: { app: "edge", host: HOSTS.wildcard },
+    });
+  });
+
+  it("answers secret-unavailable for an App whose Secret is absent", async () => {
+    expect(await c.ask({ host: HOSTS.secretMissing })).toEqual(c.answers.secretUnavailable);
+  });
+
+  it("answers unknown-host for a host no App has", async () => {
+    expect(await c.ask({ host: HOSTS.unknown })).toEqual(c.answers.unknownHost);
+  });
+
+  it("answers unknown-host when the client names a served host only in X-Forwarded-Host", async () => {
+    const forged = { host: HOSTS.unknown, headers: { "x-forwarded-host": HOSTS.ready } };
+    expect(await c.ask(forged)).toEqual(c.answers.unknownHost);
+  });
+
+  it("answers bad-host for a host the sidecar refuses", async () => {
+    expect(await c.ask({ host: HOSTS.bad })).toEqual(c.answers.badHost);
+  });
+
+  it("follows the Secret: once it is created the App is served", async () => {
+    expect((await c.ask({ host: HOSTS.later })).status).toBe(503);
+    c.world().createLaterSecret();
+    const answer = await waitUntil(
+      async () => {
+        const a = await c.ask({ host: HOSTS.later, path: "/" });
+        return a.status === 200 && a;
+      },
+      { timeoutMs: 5_000, intervalMs: 20, what: "news.example.com to be served" },
+    );
+    expect(echoedOf(answer)).toMatchObject({ app: "news" });
+  });
+
+  it("keeps routing from the last good Registry when the new one is refused", async () => {
+    c.world().writeRefusedRegistry();
+    // Long enough for the sidecar to see it, and a proxy to get a table if it got one.
+    await new Promise((r) => setTimeout(r, 500));
+    try {
+      expect(echoedOf(await c.ask({ host: HOSTS.ready }))).toMatchObject({ app: "shop" });
+    } finally {
+      c.world().restoreRegistry();
+    }
+  });
+
+  it("keeps routing while the API server is gone", async () => {
+    const back = c.world().apiServerGone(1_500);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(echoedOf(await c.ask({ host: HOSTS.ready }))).toMatchObject({ app: "shop" });
+    await back;
+  });
+}
+
 /** Runs the contract through `spec`'s data plane; skipped, saying why, when it is not installed. */
 export function describeDataPlane(spec: DataPlaneSpec): void {
   const title = `${spec.name} in front of the sidecar and envtest`;
@@ -88,7 +174,6 @@ export function describeDataPlane(spec: DataPlaneSpec): void {
     let plane: DataPlaneProcess;
     let port: number;
     let dir: string;
-    const ask = (request: Parameters<typeof through>[1]) => through(port, request);
 
     beforeAll(async () => {
       dir = await mkdtemp(join(tmpdir(), "replica-mirror-e2e-"));
@@ -103,59 +188,7 @@ export function describeDataPlane(spec: DataPlaneSpec): void {
       if (dir) await rm(dir, { recursive: true, force: true });
     });
 
-    it("proxies a ready App's request to its upstream with the App's headers, not the client's", async () => {
-      const answer = await ask({
-        host: HOSTS.ready,
-        headers: { "x-mirror-app": "forged", "x-mirror-upstream": "http://127.0.0.1:9" },
-      });
-      expect({
-        status: answer.status,
-        reason: answer.reason,
-        echoed: echoedOf(answer),
-      }).toEqual({
-        status: 200,
-        reason: null,
-        echoed: echo("GET", "/orders/42", new Uint8Array()),
-      });
-    });
-
-    it("passes a POST body through to the upstream untouched", async () => {
-      const answer = await ask({ host: HOSTS.ready, method: "POST", path: "/upload", body: BODY });
-      expect({ status: answer.status, echoed: echoedOf(answer) }).toEqual({
-        status: 200,
-        echoed: echo("POST", "/upload", BODY),
-      });
-    });
-
-    it("answers secret-unavailable for an App whose Secret is absent", async () => {
-      expect(await ask({ host: HOSTS.secretMissing })).toEqual(spec.answers.secretUnavailable);
-    });
-
-    it("answers unknown-host for a host no App has", async () => {
-      expect(await ask({ host: HOSTS.unknown })).toEqual(spec.answers.unknownHost);
-    });
-
-    it("answers unknown-host when the client names a served host only in X-Forwarded-Host", async () => {
-      const forged = { host: HOSTS.unknown, headers: { "x-forwarded-host": HOSTS.ready } };
-      expect(await ask(forged)).toEqual(spec.answers.unknownHost);
-    });
-
-    it("answers bad-host for a host the sidecar refuses", async () => {
-      expect(await ask({ host: HOSTS.bad })).toEqual(spec.answers.badHost);
-    });
-
-    it("follows the Secret: once it is created the App is served", async () => {
-      expect((await ask({ host: HOSTS.later })).status).toBe(503);
-      world.createLaterSecret();
-      const answer = await waitUntil(
-        async () => {
-          const a = await ask({ host: HOSTS.later, path: "/" });
-          return a.status === 200 && a;
-        },
-        { timeoutMs: 5_000, intervalMs: 20, what: "news.example.com to be served" },
-      );
-      expect(echoedOf(answer)).toMatchObject({ app: "news" });
-    });
+    contractCases({ ask: (r) => through(port, r), world: () => world, answers: spec.answers });
 
     // The two suites below replace the sidecar under the running data plane; they run after the
     // tests above, in order.
@@ -163,7 +196,7 @@ export function describeDataPlane(spec: DataPlaneSpec): void {
       beforeAll(() => world.replaceWithUnsynced(), 30_000);
 
       it("answers not-synced", async () => {
-        expect(await ask({ host: HOSTS.ready })).toEqual(spec.answers.notSynced);
+        expect(await through(port, { host: HOSTS.ready })).toEqual(spec.answers.notSynced);
       });
     });
 
@@ -171,10 +204,94 @@ export function describeDataPlane(spec: DataPlaneSpec): void {
       beforeAll(() => world.stopSidecar(), 30_000);
 
       it("answers a 5xx that says the sidecar is unreachable, never a 2xx", async () => {
-        const answer = await ask({ host: HOSTS.ready });
+        const answer = await through(port, { host: HOSTS.ready });
         expect(answer).toEqual(spec.answers.sidecarDown);
         expect(answer.status).toBeGreaterThanOrEqual(500);
       });
+    });
+  });
+}
+
+/** A proxy in zero-hop mode, as a suite starts it. */
+export interface ZeroHopPlane {
+  readonly port: number;
+  /** The `--push-*` flags that point a sidecar at it. */
+  readonly sidecarFlags: readonly string[];
+  /** Stops it and starts it again: it holds no table then. */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+interface ZeroHopPlaneSpec {
+  readonly name: string;
+  readonly binary: Tool;
+  start(binary: string, dir: string): Promise<ZeroHopPlane>;
+  readonly answers: Omit<ClientAnswers, "sidecarDown">;
+}
+
+/**
+ * Runs the same contract through `spec`'s proxy in zero-hop mode: the sidecar keeps the proxy's
+ * table (`--push-*`), and the proxy answers every request from it. A proxy that holds no table
+ * answers not-synced; one that lost its sidecar or the API server keeps its table.
+ */
+export function describeZeroHopDataPlane(spec: ZeroHopPlaneSpec): void {
+  const title = `${spec.name} in zero-hop mode, kept by the sidecar against envtest`;
+  const binary = spec.binary.path;
+  if (binary === undefined) {
+    describe(title, () => {
+      it.skip(`runs the routing contract (${spec.binary.missing})`, () => {});
+    });
+    return;
+  }
+
+  describe(title, () => {
+    let world: RoutingWorld;
+    let plane: ZeroHopPlane;
+    let dir: string;
+    let beforeFirstPush: ClientAnswer;
+    const ask = (r: Parameters<typeof through>[1]) => through(plane.port, r);
+
+    beforeAll(async () => {
+      dir = await mkdtemp(join(tmpdir(), "replica-mirror-zero-hop-e2e-"));
+      plane = await spec.start(binary, dir);
+      beforeFirstPush = await ask({ host: HOSTS.ready });
+      world = await startRoutingWorld({ sidecarFlags: plane.sidecarFlags });
+      await waitUntil(async () => (await ask({ host: HOSTS.ready })).status === 200, {
+        timeoutMs: 10_000,
+        what: "the first push",
+      });
+    }, 60_000);
+
+    afterAll(async () => {
+      await world?.close();
+      await plane?.stop();
+      if (dir) await rm(dir, { recursive: true, force: true });
+    });
+
+    it("answers not-synced before the sidecar's first push", () => {
+      expect(beforeFirstPush).toEqual(spec.answers.notSynced);
+    });
+
+    contractCases({
+      ask,
+      world: () => world,
+      answers: { ...spec.answers, sidecarDown: spec.answers.notSynced },
+    });
+
+    it("gets its table back within a second of a restart", async () => {
+      await plane.restart();
+      const restarted = performance.now();
+      await waitUntil(async () => (await ask({ host: HOSTS.ready })).status === 200, {
+        timeoutMs: 5_000,
+        intervalMs: 20,
+        what: "the table pushed again",
+      });
+      expect(performance.now() - restarted).toBeLessThan(1_000);
+    });
+
+    it("keeps routing from its own table with the sidecar stopped", async () => {
+      await world.stopSidecar();
+      expect(echoedOf(await ask({ host: HOSTS.ready }))).toMatchObject({ app: "shop" });
     });
   });
 }

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { startLoadGenerator, writeHostsFile } from "../../bench/load.ts";
 import { quantile } from "../../bench/measure.ts";
 import { alternate, medianRatio } from "../../bench/rounds.ts";
-import { systemClock } from "../../src/kube/clock.ts";
+import { systemClock } from "../../src/clock.ts";
 import { startPusher } from "../../src/push/pusher.ts";
 import { routingTable } from "../../src/push/table.ts";
 import type { Snapshot } from "../../src/snapshot/types.ts";

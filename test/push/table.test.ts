@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_RETRY_AFTER, routeAnswerer } from "../../src/http/route-answer.ts";
+import { DEFAULT_RETRY_AFTER, routeAnswerer } from "../../src/answers/route-answer.ts";
 import { routingTable } from "../../src/push/table.ts";
 import { tableAnswer } from "../../src/push/table-lookup.ts";
 import { upstreamTarget } from "../../src/push/upstream-target.ts";

@@ -15,7 +15,7 @@ import type { Envtest } from "@replica-mirror/envtest";
 import { startTestSidecar, type TestSidecar } from "./sidecar.ts";
 import { findTool, type Tool } from "./tools.ts";
 import { waitUntil } from "./wait.ts";
-import { APP_NS, envtestFor, writeRegistry, writeSecret } from "./world.ts";
+import { APP_NS, envtestFor, writeRegistry, writeRegistryValue, writeSecret } from "./world.ts";
 
 /** A port nothing listens on at this moment, on 127.0.0.1. */
 export async function freePort(): Promise<number> {
@@ -80,6 +80,8 @@ export const HOSTS = {
   unknown: "nope.example.com",
   /** An IPv6 literal: a host every data plane forwards and the sidecar refuses. */
   bad: "[::1]",
+  /** Under `*.edge.example.com`, two labels deep: App `edge`. */
+  wildcard: "a.b.edge.example.com",
 } as const;
 
 /** The envtest world, its sidecar on a fixed port, and the Apps' upstream. */
@@ -93,22 +95,46 @@ export interface RoutingWorld {
   replaceWithUnsynced(): Promise<void>;
   /** Stops the sidecar: nothing listens on `sidecarPort` afterwards. */
   stopSidecar(): Promise<void>;
+  /** Writes a Registry value the sidecar refuses whole (the last good one stays in service). */
+  writeRefusedRegistry(): void;
+  /** Writes the world's Registry again. */
+  restoreRegistry(): void;
+  /** The API server goes away for `ms` and comes back; resolves once it is back. */
+  apiServerGone(ms: number): Promise<void>;
   close(): Promise<void>;
 }
 
-/** Starts envtest with the three Apps, their upstream, and a synced sidecar on a free port. */
-export async function startRoutingWorld(): Promise<RoutingWorld> {
+/**
+ * Starts envtest with the world's Apps (`shop` ready, also claimed by `shop-eu`, which loses the
+ * conflict; `blog` without its Secret; `news` whose Secret comes later; `edge` under a wildcard),
+ * their upstream, and a synced sidecar on a free port, given `sidecarFlags`.
+ */
+export async function startRoutingWorld(
+  options: { readonly sidecarFlags?: readonly string[] } = {},
+): Promise<RoutingWorld> {
   const upstream = await startEchoUpstream();
   const envtest = await envtestFor();
   writeSecret(envtest, APP_NS, "shop-credentials", { token: "shop-token" });
-  writeRegistry(envtest, [
+  writeSecret(envtest, APP_NS, "edge-credentials", { token: "edge-token" });
+  const apps = [
     { name: "shop", hostnames: [HOSTS.ready], namespace: APP_NS, upstream: upstream.url },
+    {
+      name: "shop-eu",
+      hostnames: [HOSTS.ready],
+      namespace: APP_NS,
+      secret: "shop-credentials",
+      upstream: "http://127.0.0.1:9",
+    },
     { name: "blog", hostnames: [HOSTS.secretMissing], namespace: APP_NS, upstream: upstream.url },
     { name: "news", hostnames: [HOSTS.later], namespace: APP_NS, upstream: upstream.url },
-  ]);
+    { name: "edge", hostnames: ["*.edge.example.com"], namespace: APP_NS, upstream: upstream.url },
+  ];
+  writeRegistry(envtest, apps);
   const sidecarPort = await freePort();
   const start = () =>
-    startTestSidecar(envtest, { flags: ["--listen", `127.0.0.1:${sidecarPort}`] });
+    startTestSidecar(envtest, {
+      flags: ["--listen", `127.0.0.1:${sidecarPort}`, ...(options.sidecarFlags ?? [])],
+    });
   let sidecar: TestSidecar | null = await start();
   await waitForReadyz(sidecar, 200);
 
@@ -128,6 +154,13 @@ export async function startRoutingWorld(): Promise<RoutingWorld> {
       await waitForReadyz(sidecar, 503);
     },
     stopSidecar,
+    writeRefusedRegistry: () => {
+      writeRegistryValue(envtest, '{"apiVersion":"replica-mirror/v2","apps":[]}');
+    },
+    restoreRegistry: () => {
+      writeRegistry(envtest, apps);
+    },
+    apiServerGone: (ms) => envtest.restart({ downMs: ms }),
     async close() {
       await stopSidecar();
       await envtest.close();

@@ -21,6 +21,8 @@ export interface ProxyLaunch {
   /** Where clients connect. */
   readonly port: number;
   readonly target: PushTarget;
+  /** The `serve` flags that point a sidecar at this proxy's runtime interface. */
+  readonly sidecarFlags: readonly string[];
   /** Before every start: what a fresh proxy finds on disk (HAProxy's empty map). */
   prepare(): Promise<void>;
   /** Its error log, when it writes one to a file. */
@@ -31,6 +33,8 @@ export interface ProxyLaunch {
 export interface ZeroHopProxy {
   readonly port: number;
   readonly target: PushTarget;
+  /** The `serve` flags that point a sidecar at this proxy's runtime interface. */
+  readonly sidecarFlags: readonly string[];
   /** Stops the proxy and starts it again with its configuration: an empty table. */
   restart(): Promise<void>;
   log(): string;
@@ -47,6 +51,7 @@ export async function startZeroHop(launch: ProxyLaunch): Promise<ZeroHopProxy> {
   return {
     port: launch.port,
     target: launch.target,
+    sidecarFlags: launch.sidecarFlags,
     async restart() {
       await plane.stop();
       plane = await start();
@@ -74,6 +79,7 @@ export async function haproxyLaunch(binary: string, dir: string): Promise<ProxyL
     env: {},
     port,
     target: haproxyTarget({ socket: { path: socket }, map }),
+    sidecarFlags: ["--push-haproxy", socket, "--push-haproxy-map", map],
     // The shipped map is empty: a (re)started HAProxy holds no table.
     prepare: () => copyFile(join(HAPROXY_DIR, "replica-mirror.map"), map),
     log: () => "",
@@ -103,6 +109,7 @@ export async function caddyLaunch(binary: string, dir: string): Promise<ProxyLau
     env: { HOME: dir, XDG_DATA_HOME: dir, XDG_CONFIG_HOME: dir },
     port,
     target: caddyTarget({ admin: `http://127.0.0.1:${admin}` }),
+    sidecarFlags: ["--push-caddy", `http://127.0.0.1:${admin}`],
     prepare: async () => {},
     log: () => "",
   };
@@ -140,6 +147,7 @@ export async function nginxLaunch(binary: string, dir: string): Promise<ProxyLau
     env: {},
     port,
     target: nginxTarget({ endpoint: `http://127.0.0.1:${push}` }),
+    sidecarFlags: ["--push-nginx", `http://127.0.0.1:${push}`],
     prepare: async () => {},
     log: () => {
       try {

@@ -3,7 +3,7 @@
 // Everything listens on 127.0.0.1. The proxies themselves: zero-hop-proxies.ts.
 
 import http from "node:http";
-import type { RouteAnswer } from "../../src/http/route-answer.ts";
+import type { RouteAnswer } from "../../src/answers/route-answer.ts";
 import { sha256 } from "./data-plane.ts";
 import { header, RawConnection } from "./raw-http.ts";
 

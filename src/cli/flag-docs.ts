@@ -1,0 +1,144 @@
+// How `serve --help` and the README describe each flag (a test keeps the README's table in step).
+
+import { DEFAULT_HAPROXY_MAP } from "../push/haproxy-target.ts";
+import { DATA_LISTENER_DEFAULTS } from "../route/listener-limits.ts";
+import { envName, type FlagName } from "./config.ts";
+
+/** How `--help` and the README describe each flag; a flag without an entry does not compile. */
+export const FLAG_DOCS: Readonly<
+  Record<FlagName, { value: string; help: string; shownDefault: string }>
+> = {
+  kubeconfig: {
+    value: "PATH",
+    help: "kubeconfig file",
+    shownDefault: "in-cluster config in a pod, else $KUBECONFIG, else ~/.kube/config",
+  },
+  "registry-namespace": {
+    value: "NS",
+    help: "namespace of the Registry Secret",
+    shownDefault:
+      "the pod's own namespace ($POD_NAMESPACE, else the service account's), else default",
+  },
+  "registry-name": {
+    value: "NAME",
+    help: "name of the Registry Secret",
+    shownDefault: "replica-registry",
+  },
+  "registry-key": {
+    value: "KEY",
+    help: "key of the Registry Secret holding the document",
+    shownDefault: "registry.json",
+  },
+  "secret-namespaces": {
+    value: "a,b",
+    help: "watch App Secrets in these namespaces only, one watch each (Role-only RBAC)",
+    shownDefault: "empty: one cluster-wide watch",
+  },
+  "secret-selector": { value: "SEL", help: "label selector for App Secrets", shownDefault: "none" },
+  listen: {
+    value: "HOST:PORT",
+    help: "routing and lookup API (keep it on loopback)",
+    shownDefault: "127.0.0.1:8080",
+  },
+  "ops-listen": {
+    value: "HOST:PORT",
+    help: "/healthz, /readyz and /metrics only",
+    shownDefault: "0.0.0.0:9090",
+  },
+  "watch-timeout": {
+    value: "SECONDS",
+    help: "server-side timeout of each watch (randomised up to 2x); a watch silent for longer plus a grace is reopened",
+    shownDefault: "300",
+  },
+  "log-level": {
+    value: "LEVEL",
+    help: "trace, debug, info, warn, error or fatal (debug and trace log every status API request)",
+    shownDefault: "info",
+  },
+  "state-file": {
+    value: "PATH",
+    help: "where the last-good state is kept, encrypted, for a warm start (needs --state-key-file)",
+    shownDefault: "none: every start lists",
+  },
+  "state-key-file": {
+    value: "PATH",
+    help: "the state file's AES-256 key: 32 bytes, or 64 hex characters, or base64 (a mounted Secret)",
+    shownDefault: "none: the state file is off",
+  },
+  "state-max-age": {
+    value: "SECONDS",
+    help: "the oldest state file a start serves from",
+    shownDefault: "86400 (a day)",
+  },
+  "allow-non-loopback-listen": {
+    value: "BOOL",
+    help: "let --listen take an address other than loopback (a warning is logged): anyone who reaches it reads App names and upstreams",
+    shownDefault: "false",
+  },
+  "max-connections": {
+    value: "N",
+    help: "connections the data listener holds open at once; more are closed as they are accepted",
+    shownDefault: String(DATA_LISTENER_DEFAULTS.maxConnections),
+  },
+  "listen-headers-timeout": {
+    value: "SECONDS",
+    help: "a data-listener connection whose request headers are not complete this long after it began is closed with 408",
+    shownDefault: String(DATA_LISTENER_DEFAULTS.headersTimeoutSeconds),
+  },
+  "listen-idle-timeout": {
+    value: "SECONDS",
+    help: "a kept-alive data-listener connection idle this long is closed; 0: never",
+    shownDefault: `0 on loopback (ADR 26), else ${DATA_LISTENER_DEFAULTS.idleTimeoutSeconds}`,
+  },
+  "shutdown-grace": {
+    value: "SECONDS",
+    help: "after SIGTERM, keep routing (/readyz answers 503) this long before closing the listeners",
+    shownDefault: "5",
+  },
+  "allow-cluster-wide-secrets": {
+    value: "BOOL",
+    help: "let the sidecar watch App Secrets in every namespace with no --secret-selector",
+    shownDefault: "false: without --secret-namespaces or --secret-selector, serve refuses to start",
+  },
+  "push-haproxy": {
+    value: "SOCKET",
+    help: "zero-hop: keep the routing table in HAProxy's map through its runtime API (a socket path, or HOST:PORT)",
+    shownDefault: "none",
+  },
+  "push-haproxy-map": {
+    value: "PATH",
+    help: "the map file as the zero-hop haproxy.cfg names it",
+    shownDefault: DEFAULT_HAPROXY_MAP,
+  },
+  "push-caddy": {
+    value: "URL",
+    help: "zero-hop: keep the routing table in Caddy through its admin API",
+    shownDefault: "none",
+  },
+  "push-nginx": {
+    value: "URL",
+    help: "zero-hop: keep the routing table in nginx's Lua dictionary through its push listener",
+    shownDefault: "none",
+  },
+};
+
+/** Every flag name, in `--help` order. */
+export const FLAG_NAMES = Object.keys(FLAG_DOCS) as FlagName[];
+
+/** The `--help` text of `serve`: every flag, its variable and its default. */
+export function serveHelp(): string {
+  const lines = [
+    "Usage: replica-mirror serve [flags]",
+    "",
+    "Flags (each also settable as an environment variable):",
+  ];
+  for (const name of FLAG_NAMES) {
+    const d = FLAG_DOCS[name];
+    lines.push(
+      `  --${name} ${d.value}`,
+      `      ${d.help}`,
+      `      env ${envName(name)}; default: ${d.shownDefault}`,
+    );
+  }
+  return lines.join("\n");
+}

@@ -1,0 +1,79 @@
+import type { Logger } from "pino";
+import type { Clock } from "../clock.ts";
+import { caddyTarget } from "../push/caddy-target.ts";
+import { haproxyTarget } from "../push/haproxy-target.ts";
+import { nginxTarget } from "../push/nginx-target.ts";
+import type { PushObserver } from "../push/observer.ts";
+import { type Pusher, startPusher } from "../push/pusher.ts";
+import type { PushTarget } from "../push/target.ts";
+import type { Snapshot } from "../snapshot/types.ts";
+import type { PushTargetConfig } from "./config.ts";
+
+/** The zero-hop pushers of one sidecar, one per configured proxy. */
+export interface Pushers {
+  /** A Snapshot was published: every proxy gets its table. */
+  publish(snapshot: Snapshot): void;
+  /** Each proxy by name, with the revision it answers from (null: none yet). */
+  held(): readonly { readonly target: string; readonly revision: number | null }[];
+  close(): Promise<void>;
+}
+
+function targetOf(config: PushTargetConfig): PushTarget {
+  switch (config.kind) {
+    case "haproxy":
+      return haproxyTarget({ socket: config.socket, map: config.map });
+    case "caddy":
+      return caddyTarget({ admin: config.admin });
+    case "nginx":
+      return nginxTarget({ endpoint: config.endpoint });
+  }
+}
+
+/**
+ * Starts a pusher for each proxy of `configs` (README, "Zero-hop mode"); metrics hear every
+ * event, the log the failures and lost tables, at most once per target and reason until a push
+ * lands again.
+ */
+export function startPushers(
+  configs: readonly PushTargetConfig[],
+  o: { readonly clock: Clock; readonly metrics: PushObserver; readonly log: Logger },
+): Pushers {
+  const logged = new Set<string>();
+  const observer: PushObserver = {
+    pushed: (e) => {
+      o.metrics.pushed(e);
+      if (logged.delete(e.target))
+        o.log.info({ target: e.target, revision: e.revision }, "proxy table pushed again");
+    },
+    failed: (e) => {
+      o.metrics.failed(e);
+      if (logged.has(e.target)) return;
+      logged.add(e.target);
+      o.log.warn(
+        { target: e.target, operation: e.operation, reason: e.reason, err: e.message },
+        "proxy table not pushed: trying again",
+      );
+    },
+    lost: (e) => {
+      o.metrics.lost(e);
+      o.log.info(
+        { target: e.target, expected: e.expected, held: e.held },
+        "proxy lost its table: pushing it again",
+      );
+    },
+    held: (e) => o.metrics.held(e),
+  };
+  const pushers: { readonly name: string; readonly pusher: Pusher }[] = configs.map((config) => {
+    const target = targetOf(config);
+    return { name: target.name, pusher: startPusher({ target, clock: o.clock, observer }) };
+  });
+  return {
+    publish: (snapshot) => {
+      for (const { pusher } of pushers) pusher.publish(snapshot);
+    },
+    held: () => pushers.map(({ name, pusher }) => ({ target: name, revision: pusher.held() })),
+    close: async () => {
+      await Promise.all(pushers.map(({ pusher }) => pusher.close()));
+    },
+  };
+}
