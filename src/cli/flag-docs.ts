@@ -37,12 +37,12 @@ export const FLAG_DOCS: Readonly<
   "secret-selector": { value: "SEL", help: "label selector for App Secrets", shownDefault: "none" },
   listen: {
     value: "HOST:PORT",
-    help: "routing and lookup API (keep it on loopback)",
+    help: "the data listener: /v1/route only (keep it on loopback)",
     shownDefault: "127.0.0.1:8080",
   },
   "ops-listen": {
     value: "HOST:PORT",
-    help: "/healthz, /readyz and /metrics only",
+    help: "the ops listener: /healthz, /readyz, /metrics and the lookup and status API",
     shownDefault: "0.0.0.0:9090",
   },
   "watch-timeout": {
@@ -88,7 +88,7 @@ export const FLAG_DOCS: Readonly<
   "listen-idle-timeout": {
     value: "SECONDS",
     help: "a kept-alive data-listener connection idle this long is closed; 0: never",
-    shownDefault: `0 on loopback (ADR 26), else ${DATA_LISTENER_DEFAULTS.idleTimeoutSeconds}`,
+    shownDefault: `0 (never) on loopback, else ${DATA_LISTENER_DEFAULTS.idleTimeoutSeconds}`,
   },
   "shutdown-grace": {
     value: "SECONDS",

@@ -44,7 +44,10 @@ export async function openLastGoodState(
   }
   const key = await readKeyFile(stateKeyFile);
   if (!key.ok) {
-    log.error({ stateKeyFile, err: key.error.message }, "state file off: the key cannot be used");
+    // The key Secret is optional in the manifests: none is a choice, a bad one a mistake.
+    if (key.error.missing === true)
+      log.info({ stateKeyFile }, "state file off: no key (the key Secret is not there)");
+    else log.error({ stateKeyFile, err: key.error.message }, "state file off: the key cannot be used");
     counted("no-key");
     return null;
   }

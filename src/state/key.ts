@@ -16,6 +16,8 @@ const BASE64 = /^[A-Za-z0-9+/]{43}=?$/;
 
 /** Why a key file was refused; the message never quotes the file's content. */
 export interface KeyError {
+  /** True when there is no file at all (an optional key Secret that was not created). */
+  readonly missing?: boolean;
   readonly message: string;
 }
 
@@ -79,7 +81,11 @@ function decodeText(text: string): Buffer | null {
 /** The key in the file at `path` (a mounted Secret's key); a message says what is wrong with it. */
 export async function readKeyFile(path: string): Promise<Result<StateKey, KeyError>> {
   const content = await readFileCapped(path, MAX_KEY_FILE_BYTES);
-  if (!content.ok) return err({ message: `state key file ${content.error.message}` });
+  if (!content.ok)
+    return err({
+      missing: content.error.kind === "missing",
+      message: `state key file ${content.error.message}`,
+    });
   const key = parseKey(content.value);
   return key.ok ? key : err({ message: `state key file ${path} ${key.error.message}` });
 }

@@ -67,6 +67,28 @@ describe("manifests/components/replica-mirror on a Deployment that is not ours",
     expect(pod.securityContext).toEqual(input.spec.template.spec.securityContext);
   });
 
+  it("keeps the state file in node memory, its key optional, both mounted in the sidecar only", () => {
+    const volume = (name: string) => pod.volumes?.find((v) => v.name === name);
+    expect([volume("replica-mirror-state"), volume("replica-mirror-state-key")]).toEqual([
+      { name: "replica-mirror-state", emptyDir: { medium: "Memory", sizeLimit: "32Mi" } },
+      {
+        name: "replica-mirror-state-key",
+        secret: { secretName: "replica-mirror-state-key", optional: true, defaultMode: 0o444 },
+      },
+    ]);
+    const mountsOf = (c: Container | undefined) => (c?.volumeMounts ?? []).map((m) => m.name);
+    expect(mountsOf(haproxy).filter((n) => n.startsWith("replica-mirror"))).toEqual([]);
+    expect(mountsOf(sidecar)).toEqual(
+      expect.arrayContaining(["replica-mirror-state", "replica-mirror-state-key"]),
+    );
+    expect(sidecar?.args).toEqual(
+      expect.arrayContaining([
+        "--state-file=/var/run/replica-mirror/state/last-good",
+        "--state-key-file=/etc/replica-mirror/state-key/key",
+      ]),
+    );
+  });
+
   it("adds the component's sidecar, with the operator's own flags patched in after it", () => {
     expect(sidecar).toEqual({
       ...componentSidecar,

@@ -160,6 +160,7 @@ describe("GET /v1/snapshot", () => {
         conflicts: [{ hostname: "shop.example.com", winner: "shop", losers: ["shop-eu"] }],
         source: "api-server",
         stateSavedAt: null,
+        proxies: [],
       },
     });
   });
