@@ -27,10 +27,6 @@ interface RouteData {
   readonly runs: Record<string, Record<string, { rps: number; cpuPerRequestUs: number }[]>>;
 }
 
-interface V8FlagsData {
-  readonly variants: { flags: string; rssAfterSync: number; rssAfterLoad: number; rps: number }[];
-}
-
 function load<T>(suite: string): SuiteResult<T> | null {
   return loadResult<T>(suite) ?? loadResult<T>(suite, true);
 }
@@ -87,36 +83,6 @@ if (memory !== null) {
     flat(`${BASELINE_LABEL.fastify} ${after}`, sizes, b.fastify.loaded.rss / MiB),
   ];
   await byApps("rss.svg", `Resident memory (RSS), ${source(memory)}`, "MiB", series);
-}
-
-const flags = load<V8FlagsData>("v8-flags");
-if (flags !== null) {
-  const semi = flags.data.variants
-    .map((v) => ({ v, size: Number(/^--max-semi-space-size=(\d+)$/.exec(v.flags)?.[1]) }))
-    .filter((x) => Number.isFinite(x.size));
-  const series: Series[] = [
-    {
-      name: "RSS after sync (MiB)",
-      points: semi.map(({ v, size }) => ({ x: size, y: v.rssAfterSync / MiB })),
-    },
-    {
-      name: "RSS after load (MiB)",
-      points: semi.map(({ v, size }) => ({ x: size, y: v.rssAfterLoad / MiB })),
-    },
-    { name: "req/s ÷ 100", points: semi.map(({ v, size }) => ({ x: size, y: v.rps / 100 })) },
-  ];
-  const title = `--max-semi-space-size at 10k Apps, ${source(flags)}`;
-  await renderChart(
-    lineChart({
-      title,
-      x: "--max-semi-space-size (MiB)",
-      y: "MiB; req/s ÷ 100",
-      series,
-      logX: true,
-    }),
-    `${OUT}v8-semi-space.svg`,
-  );
-  written.push("v8-semi-space.svg");
 }
 
 const route = load<RouteData>("route");

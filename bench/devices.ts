@@ -40,17 +40,6 @@ interface Variant {
 const VARIANTS: readonly Variant[] = [
   { name: SHIPPED, without: "nothing" },
   { name: "no-compile-cache", without: "V8 compile cache", dropEnv: ["NODE_COMPILE_CACHE"] },
-  { name: "no-semi-space", without: "--max-semi-space-size=4", dropFlag: "--max-semi-space-size" },
-  {
-    name: "no-malloc-env",
-    without: "MALLOC_*_THRESHOLD_",
-    dropEnv: ["MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"],
-  },
-  {
-    name: "no-tick-record",
-    without: "nextTick record (ADR 21)",
-    build: { replace: { "src/runtime/tick-record.ts": "bench/variants/no-tick-record.ts" } },
-  },
   {
     name: "no-collection",
     without: "collection after start (ADR 25)",
@@ -63,11 +52,6 @@ const VARIANTS: readonly Variant[] = [
       build: { without: [plugin as keyof typeof BUNDLE_PLUGINS] },
     }),
   ),
-  {
-    name: "eager-status-api",
-    without: "status API loaded on first use (ADR 28)",
-    build: { replace: { "src/ops/ops-server.ts": "bench/variants/eager-ops-server.ts" } },
-  },
   {
     name: "fastify-route",
     without: "plain node:http data listener (Fastify serves the route instead)",

@@ -13,7 +13,6 @@ import { benchRoute } from "./route.ts";
 import { ensureBuilt, shippedCommand, warmCompileCache } from "./shipped.ts";
 import { benchStartup } from "./startup.ts";
 import type { Suite, SuiteContext } from "./suite.ts";
-import { benchV8Flags } from "./v8-flags.ts";
 
 const argv = process.argv.slice(2);
 const quick = argv.includes("--quick");
@@ -29,7 +28,6 @@ const suites: Record<string, Suite> = {
   startup: benchStartup,
   memory: benchMemory,
   idle: benchIdle,
-  "v8-flags": benchV8Flags,
   "client-node": benchClientNode,
   propagation: benchPropagation,
   amplification: benchAmplification,

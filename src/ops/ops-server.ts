@@ -1,10 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { RetryAfterSeconds } from "../answers/route-answer.ts";
 import type { SnapshotHolder } from "../snapshot/holder.ts";
 import type { Metrics } from "./metrics.ts";
-import type { StatusAppOptions } from "./status-app.ts";
+import { createStatusApp, type StatusAppOptions } from "./status-app.ts";
 
 interface OpsServerOptions {
   readonly holder: SnapshotHolder;
@@ -25,11 +24,11 @@ interface OpsServerOptions {
   readonly proxies?: StatusAppOptions["proxies"];
 }
 
-/** The ops listener, and the status API it may have loaded. */
+/** The ops listener, and the status API it serves. */
 export interface OpsServer {
   /** Not listening yet: the caller listens. */
   readonly server: Server;
-  /** Closes the status API if it was loaded; the server is the caller's to close. */
+  /** Closes the status API; the server is the caller's to close. */
   closeStatusApi(): Promise<void>;
 }
 
@@ -51,8 +50,7 @@ const CHECK_INTERVAL_MS = 5_000;
  * answers from a first Snapshot, then 200 until shutdown begins: a replica that lost the API
  * server keeps serving its last Snapshot), `/metrics` (GET and
  * HEAD, a query ignored), answered here; every other request goes to the lookup and status API,
- * a Fastify app (`createStatusApp`) loaded when it is first asked (ADR 28): the probes are up
- * before Fastify is loaded, and a replica nobody inspects never loads it. No body is read.
+ * a Fastify app (`createStatusApp`) that routes it through its public `routing`. No body is read.
  */
 export function createOpsServer(options: OpsServerOptions): OpsServer {
   const { holder, metrics } = options;
@@ -60,20 +58,19 @@ export function createOpsServer(options: OpsServerOptions): OpsServer {
   const answering = options.answering ?? (() => true);
   const stopping = options.stopping ?? (() => false);
   const log = options.logger ?? false;
-  let statusApp: Promise<FastifyInstance> | null = null;
-  const loadStatusApp = (): Promise<FastifyInstance> => {
-    statusApp ??= import("./status-app.ts").then(async ({ createStatusApp }) => {
-      const app = createStatusApp({
-        holder,
-        logger: log,
-        retryAfter: options.retryAfter,
-        ...(options.proxies === undefined ? {} : { proxies: options.proxies }),
-      });
-      await app.ready();
-      return app;
-    });
-    return statusApp;
-  };
+  const statusApp = createStatusApp({
+    holder,
+    logger: log,
+    retryAfter: options.retryAfter,
+    ...(options.proxies === undefined ? {} : { proxies: options.proxies }),
+  });
+  const statusReady = new Promise<void>((resolve, reject) => {
+    statusApp.ready((e) => (e ? reject(e) : resolve()));
+  });
+  // A status API that fails to start is a bug, logged once; the probes and /metrics still answer.
+  statusReady.catch((e: unknown) => {
+    if (log !== false) log.error({ err: e }, "status API failed to start");
+  });
 
   const answer = (request: IncomingMessage, response: ServerResponse): void => {
     const url = request.url ?? "/";
@@ -96,10 +93,9 @@ export function createOpsServer(options: OpsServerOptions): OpsServer {
       else if (ready()) send(response, 200, TEXT, "ok");
       else send(response, 503, TEXT, "not synced");
     } else {
-      loadStatusApp().then(
-        (app) => app.routing(request, response),
-        (e: unknown) => {
-          if (log !== false) log.error({ err: e }, "status API failed to load");
+      statusReady.then(
+        () => statusApp.routing(request, response),
+        () => {
           send(response, 500, TEXT, "internal");
         },
       );
@@ -119,7 +115,7 @@ export function createOpsServer(options: OpsServerOptions): OpsServer {
   return {
     server,
     async closeStatusApi() {
-      if (statusApp !== null) await (await statusApp).close();
+      await statusApp.close();
     },
   };
 }

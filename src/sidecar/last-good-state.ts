@@ -47,7 +47,8 @@ export async function openLastGoodState(
     // The key Secret is optional in the manifests: none is a choice, a bad one a mistake.
     if (key.error.missing === true)
       log.info({ stateKeyFile }, "state file off: no key (the key Secret is not there)");
-    else log.error({ stateKeyFile, err: key.error.message }, "state file off: the key cannot be used");
+    else
+      log.error({ stateKeyFile, err: key.error.message }, "state file off: the key cannot be used");
     counted("no-key");
     return null;
   }

@@ -28,6 +28,7 @@ describe("parseServeConfig", () => {
         listenIdleTimeoutSeconds: undefined,
         shutdownGraceSeconds: 5,
         allowClusterWideSecrets: false,
+        push: [],
       },
     });
   });

@@ -1,5 +1,5 @@
 // The ops listener over a real socket: the probes and /metrics answered by plain node:http, the
-// rest by the status API's Fastify app, loaded on the first such request (ADR 28).
+// rest by the status API's Fastify app through its `routing`.
 
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
