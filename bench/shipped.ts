@@ -157,6 +157,8 @@ export interface ShippedOptions {
   readonly withoutEnv?: readonly string[];
   /** How the process is named in tables; default `replica-mirror`. */
   readonly name?: string;
+  /** Flags after the image's own (`--state-file`, `--push-haproxy`, ...); default: none. */
+  readonly extraArgs?: readonly string[];
 }
 
 /** The replica-mirror sidecar as the image runs it, on free loopback ports. */
@@ -181,6 +183,7 @@ export async function startShipped(o: ShippedOptions): Promise<ServerProcess> {
       "--allow-cluster-wide-secrets=true",
       // No data plane drains in front of it: a stop closes at once.
       "--shutdown-grace=0",
+      ...(o.extraArgs ?? []),
     ],
     env,
     withoutEnv: o.withoutEnv ?? [],

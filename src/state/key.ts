@@ -17,7 +17,7 @@ const BASE64 = /^[A-Za-z0-9+/]{43}=?$/;
 /** Why a key file was refused; the message never quotes the file's content. */
 export interface KeyError {
   /** True when there is no file at all (an optional key Secret that was not created). */
-  readonly missing?: boolean;
+  readonly missing: boolean;
   readonly message: string;
 }
 
@@ -62,10 +62,11 @@ export function parseKey(content: Uint8Array): Result<StateKey, KeyError> {
     bytes.length === KEY_BYTES ? bytes : decodeText(stripNewline(bytes.toString("latin1")));
   if (key === null)
     return err({
+      missing: false,
       message: `holds ${bytes.length} bytes that are not a key: expected ${KEY_BYTES} raw bytes, 64 hex characters or base64 of ${KEY_BYTES} bytes (an optional trailing newline)`,
     });
   if (key.every((b) => b === key[0]))
-    return err({ message: `holds ${KEY_BYTES} identical bytes: not a random key` });
+    return err({ missing: false, message: `holds ${KEY_BYTES} identical bytes: not a random key` });
   return ok(new StateKey(key));
 }
 
@@ -87,5 +88,7 @@ export async function readKeyFile(path: string): Promise<Result<StateKey, KeyErr
       message: `state key file ${content.error.message}`,
     });
   const key = parseKey(content.value);
-  return key.ok ? key : err({ message: `state key file ${path} ${key.error.message}` });
+  return key.ok
+    ? key
+    : err({ missing: false, message: `state key file ${path} ${key.error.message}` });
 }

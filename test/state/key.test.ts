@@ -120,7 +120,7 @@ describe("readKeyFile", () => {
     const path = join(scratch.dir, "absent");
     expect(await readKeyFile(path)).toEqual({
       ok: false,
-      error: { message: `state key file ${path} does not exist` },
+      error: { missing: true, message: `state key file ${path} does not exist` },
     });
   });
 
@@ -130,6 +130,7 @@ describe("readKeyFile", () => {
     expect(await readKeyFile(path)).toEqual({
       ok: false,
       error: {
+        missing: false,
         message: `state key file ${path} holds 10 bytes that are not a key: expected 32 raw bytes, 64 hex characters or base64 of 32 bytes (an optional trailing newline)`,
       },
     });
@@ -140,7 +141,10 @@ describe("readKeyFile", () => {
     writeFileSync(path, randomBytes(4096));
     expect(await readKeyFile(path)).toEqual({
       ok: false,
-      error: { message: `state key file ${path} holds 4096 bytes, more than the 1024 allowed` },
+      error: {
+        missing: false,
+        message: `state key file ${path} holds 4096 bytes, more than the 1024 allowed`,
+      },
     });
   });
 
@@ -148,7 +152,7 @@ describe("readKeyFile", () => {
     const key = await readKeyFile(scratch.dir);
     expect(key).toEqual({
       ok: false,
-      error: { message: `state key file ${scratch.dir} is not a regular file` },
+      error: { missing: false, message: `state key file ${scratch.dir} is not a regular file` },
     });
   });
 });
