@@ -46,10 +46,11 @@ async function runDemo(
   }
   const { data, ops } = sidecar.value;
   const base = `http://${data.host}:${data.port}`;
+  const opsBase = `http://${ops.host}:${ops.port}`;
   print("");
   print(`replica-mirror demo: fake API server ${envtest.url} (kubeconfig ${kubeconfigPath})`);
-  print(`  routing and lookup API  ${base}`);
-  print(`  probes and metrics      http://${ops.host}:${ops.port}/readyz  /metrics`);
+  print(`  data listener (/v1/route)                ${base}`);
+  print(`  ops listener (probes, metrics, status API) ${opsBase}`);
   print("");
   print("Try:");
   print(
@@ -59,7 +60,8 @@ async function runDemo(
     `  curl -i -H 'Host: blog.example.com' ${base}/v1/route     # 503: App blog, its Secret is absent`,
   );
   print(`  curl -i -H 'Host: nope.example.com' ${base}/v1/route     # 404: no App has this host`);
-  print(`  curl -s ${base}/v1/snapshot`);
+  print(`  curl -s ${opsBase}/v1/snapshot`);
+  print(`  curl -s ${opsBase}/v1/hosts/blog.example.com`);
   print(
     `  kubectl --kubeconfig ${kubeconfigPath} create secret generic blog-credentials -n tenant-b --from-literal=token=hello`,
   );

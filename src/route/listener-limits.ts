@@ -2,7 +2,7 @@
 // timeouts are enforced by a sweep Node runs every `checkIntervalMs` over the connections in the
 // middle of a request (a connection that has sent nothing yet counts as one), so they cost no
 // work per request and apply everywhere. An idle timeout on kept-alive connections is a socket
-// timer refreshed on every read and write, which ADR 26 keeps off the data path; it is worth
+// timer refreshed on every read and write, which ADR 36 keeps off the data path; it is worth
 // that cost only where a client other than the co-located data plane can connect.
 
 import type { ServerOptions } from "node:http";
@@ -16,7 +16,7 @@ export interface ListenerLimits {
   readonly headersTimeoutMs: number;
   /** A request not received whole (body included) this long after it began is answered 408. */
   readonly requestTimeoutMs: number;
-  /** A kept-alive connection idle this long is closed; 0: never (ADR 26). */
+  /** A kept-alive connection idle this long is closed; 0: never (ADR 36). */
   readonly idleTimeoutMs: number;
   /** How often the headers and request timeouts are checked: their granularity. */
   readonly checkIntervalMs: number;
@@ -26,7 +26,7 @@ export interface ListenerLimits {
 export const DATA_LISTENER_DEFAULTS = {
   maxConnections: 1024,
   headersTimeoutSeconds: 10,
-  /** Off loopback only; on loopback, none (ADR 26). */
+  /** Off loopback only; on loopback, none (ADR 36). */
   idleTimeoutSeconds: 30,
 } as const;
 

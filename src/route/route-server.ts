@@ -59,7 +59,7 @@ export function createRouteServer(options: RouteServerOptions): Server {
       response.end();
     }
   });
-  // On loopback no idle timeout on kept-alive connections (ADR 26): the co-located data plane owns
+  // On loopback no idle timeout on kept-alive connections (ADR 36): the co-located data plane owns
   // its pool, and a socket timeout costs a timer refresh on every read and write of every request.
   // No socket timeout either way: the idle timeout, when set, is the only one.
   server.maxConnections = limits.maxConnections;

@@ -1,4 +1,4 @@
-// The data thread (ADR 27): the data listener in a V8 isolate of its own, so that nothing else
+// The data thread (ADR 32): the data listener in a V8 isolate of its own, so that nothing else
 // the process runs (the API-server client's sockets and streams, the ops listener, the Snapshot
 // builds) shares the inline caches of Node's HTTP code with the data plane's requests. It
 // answers from its view of the served Snapshot, which the main thread keeps current. Its bundle
