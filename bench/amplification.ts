@@ -3,6 +3,7 @@ import { parseServeConfig } from "../src/cli/config.ts";
 import { startSidecar } from "../src/sidecar/sidecar.ts";
 import type { SnapshotHolder } from "../src/snapshot/holder.ts";
 import { findApp } from "../src/snapshot/lookup.ts";
+import { serveFlags } from "../test/support/serve-flags.ts";
 import { waitUntil } from "../test/support/wait.ts";
 import { appSecret, appValue, startCluster, writeUnrelated, yieldToLoop } from "./cluster.ts";
 import { metric } from "./http-probe.ts";
@@ -22,18 +23,7 @@ export async function benchAmplification(ctx: SuiteContext): Promise<SuiteOutput
   const burst = 1_000;
   const cluster = await startCluster(APPS, 32);
   const config = parseServeConfig(
-    [
-      "--kubeconfig",
-      cluster.kubeconfigPath,
-      "--registry-namespace",
-      cluster.registryNamespace,
-      "--listen",
-      "127.0.0.1:0",
-      "--ops-listen",
-      "127.0.0.1:0",
-      "--allow-cluster-wide-secrets",
-      "true",
-    ],
+    serveFlags(cluster.kubeconfigPath, cluster.registryNamespace),
     {},
   );
   if (!config.ok) throw new Error(config.error);

@@ -13,6 +13,8 @@ export async function renderChart(spec: TopLevelSpec, path: string): Promise<voi
   await writeFile(path, svg);
 }
 
+const SCHEMA = "https://vega.github.io/schema/vega-lite/v6.json";
+
 /** One series of points for a line chart. */
 export interface Series {
   readonly name: string;
@@ -31,7 +33,7 @@ export function lineChart(options: {
     s.points.map((p) => ({ series: s.name, x: p.x, y: p.y })),
   );
   return {
-    $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+    $schema: SCHEMA,
     title: options.title,
     width: 560,
     height: 300,
@@ -51,6 +53,43 @@ export function lineChart(options: {
         type: "nominal",
         title: null,
         legend: { orient: "bottom", columns: 2, labelLimit: 0 },
+      },
+    },
+  };
+}
+
+/** One bar: its group along the x axis, the series it belongs to (its colour), and its height. */
+export interface Bar {
+  readonly group: string;
+  readonly series: string;
+  readonly value: number;
+}
+
+/** Bars grouped side by side, groups and series in the order given. */
+export function groupedBarChart(options: {
+  readonly title: string;
+  readonly x: string;
+  readonly y: string;
+  readonly bars: readonly Bar[];
+}): TopLevelSpec {
+  const series = [...new Set(options.bars.map((b) => b.series))];
+  return {
+    $schema: SCHEMA,
+    title: options.title,
+    width: 420,
+    height: 260,
+    data: { values: options.bars.map((b) => ({ ...b })) },
+    mark: "bar",
+    encoding: {
+      x: { field: "group", type: "nominal", title: options.x, sort: null, axis: { labelAngle: 0 } },
+      xOffset: { field: "series", type: "nominal", sort: series },
+      y: { field: "value", type: "quantitative", title: options.y },
+      color: {
+        field: "series",
+        type: "nominal",
+        title: null,
+        sort: series,
+        legend: { orient: "bottom", labelLimit: 0 },
       },
     },
   };

@@ -4,7 +4,7 @@
 import { mkdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { BASELINE_LABEL, BASELINES, type BaselineKind } from "./baselines.ts";
-import { lineChart, renderChart, type Series } from "./chart.ts";
+import { groupedBarChart, lineChart, renderChart, type Series } from "./chart.ts";
 import { median } from "./measure.ts";
 import type { MemoryFigures } from "./memory.ts";
 import { loadResult, type SuiteResult } from "./results.ts";
@@ -21,6 +21,11 @@ interface MemoryData {
   readonly seconds: number;
   readonly shipped: Record<string, MemoryFigures>;
   readonly baselines: Record<BaselineKind, MemoryFigures>;
+}
+
+interface WarmStartData {
+  readonly apps: number;
+  readonly starts: Record<string, { routedMs: number; readyMs: number }[]>;
 }
 
 interface RouteData {
@@ -105,6 +110,34 @@ if (route !== null) {
     );
     written.push(file);
   }
+}
+
+const warmStart = load<WarmStartData>("warm-start");
+if (warmStart !== null) {
+  const kinds: Record<string, string> = {
+    cold: "cold (no state file)",
+    warm: "warm (state file)",
+    "warm-api-down": "warm, API server unreachable",
+  };
+  const bars = Object.entries(warmStart.data.starts).flatMap(([kind, starts]) => [
+    {
+      group: kinds[kind] ?? kind,
+      series: "first /v1/route 200",
+      value: median(starts.map((s) => s.routedMs)),
+    },
+    {
+      group: kinds[kind] ?? kind,
+      series: "/readyz 200",
+      value: median(starts.map((s) => s.readyMs)),
+    },
+  ]);
+  const apps = `${warmStart.data.apps / 1000}k Apps`;
+  const title = `Spawn to first routed request and to /readyz, ${apps} (median), ${source(warmStart)}`;
+  await renderChart(
+    groupedBarChart({ title, x: "start", y: "ms from spawn", bars }),
+    `${OUT}warm-start.svg`,
+  );
+  written.push("warm-start.svg");
 }
 
 console.log(written.length === 0 ? "no results to chart" : `docs/charts/: ${written.join(", ")}`);

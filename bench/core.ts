@@ -1,21 +1,10 @@
 import { parseRegistry } from "../src/registry/parse.ts";
 import { build, rebuildForSecrets } from "../src/snapshot/build.ts";
 import { lookup } from "../src/snapshot/lookup.ts";
+import { meta } from "../test/support/world.ts";
 import { registryBytes, secretsFor } from "./fixtures.ts";
 import { fmt, median, type Row, sample } from "./measure.ts";
 import type { SuiteContext, SuiteOutput } from "./suite.ts";
-
-const meta = (revision: number) => ({
-  revision,
-  builtAt: 0,
-  registry: {
-    present: true,
-    resourceVersion: "1",
-    error: null,
-    refusedApps: [],
-    contentHash: null,
-  },
-});
 
 /** Pure-core figures: parse, whole build, one-Secret incremental rebuild, and lookup. */
 export function benchCore(ctx: SuiteContext): SuiteOutput {

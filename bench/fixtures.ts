@@ -3,7 +3,7 @@ import { parseRegistry } from "../src/registry/parse.ts";
 import { build } from "../src/snapshot/build.ts";
 import { SecretIndex } from "../src/snapshot/secret-index.ts";
 import type { SecretData, Snapshot } from "../src/snapshot/types.ts";
-import { type AppInput, registryDoc } from "../test/support/world.ts";
+import { type AppInput, meta, registryDoc } from "../test/support/world.ts";
 
 /** Above this many Apps the document leaves `upstream` out: with it, 100k Apps gzip to 1.23 MB,
  * over the 1 MiB a Secret may hold. */
@@ -71,17 +71,7 @@ export function hostsFor(n: number): string[] {
 export function snapshotFor(n: number, valueBytes = 32): Snapshot {
   const parsed = parseRegistry(registryBytes(n, true), { defaultNamespace: "default" });
   if (!parsed.ok) throw new Error(parsed.error.message);
-  return build(parsed.value.registry, secretsFor(n, valueBytes), {
-    revision: 1,
-    builtAt: Date.now(),
-    registry: {
-      present: true,
-      resourceVersion: "1",
-      error: null,
-      refusedApps: [],
-      contentHash: null,
-    },
-  });
+  return build(parsed.value.registry, secretsFor(n, valueBytes), meta(1, Date.now()));
 }
 
 /**

@@ -75,19 +75,23 @@ export class HttpProbe {
   }
 }
 
-/** Polls `path` until it answers `status` or `timeoutMs` passes; resolves with the time it took. */
+/**
+ * Polls `path` (with `host` as its Host header) until it answers `status` or `timeoutMs` passes;
+ * resolves with the time it took.
+ */
 export async function waitForStatus(
   port: number,
   path: string,
   status: number,
   timeoutMs: number,
   intervalMs = 2,
+  host = "localhost",
 ): Promise<number> {
   const t0 = performance.now();
   const probe = new HttpProbe(port);
   try {
     for (;;) {
-      const answer = await probe.request(path).catch(() => null);
+      const answer = await probe.request(path, host).catch(() => null);
       if (answer?.status === status) return performance.now() - t0;
       if (performance.now() - t0 > timeoutMs)
         throw new Error(`${path}: no ${status} in ${timeoutMs} ms`);

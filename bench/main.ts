@@ -13,6 +13,7 @@ import { benchRoute } from "./route.ts";
 import { ensureBuilt, shippedCommand, warmCompileCache } from "./shipped.ts";
 import { benchStartup } from "./startup.ts";
 import type { Suite, SuiteContext } from "./suite.ts";
+import { benchWarmStart } from "./warm-start.ts";
 
 const argv = process.argv.slice(2);
 const quick = argv.includes("--quick");
@@ -32,6 +33,7 @@ const suites: Record<string, Suite> = {
   propagation: benchPropagation,
   amplification: benchAmplification,
   devices: benchDevices,
+  "warm-start": benchWarmStart,
 };
 
 for (const name of only ?? []) {

@@ -6,9 +6,7 @@
 
 import { createServer } from "node:http";
 import pino from "pino";
-import { DEFAULT_RETRY_AFTER } from "../src/answers/route-answer.ts";
-import { createMetrics } from "../src/ops/metrics.ts";
-import { startDataThread } from "../src/route/data-thread.ts";
+import { startTestDataThread } from "../test/support/data-thread.ts";
 import { snapshotFor } from "./fixtures.ts";
 
 const [port, opsPort, apps, valueBytes = 1024] = process.argv.slice(2).map(Number) as [
@@ -19,15 +17,5 @@ const [port, opsPort, apps, valueBytes = 1024] = process.argv.slice(2).map(Numbe
 ];
 const snapshot = snapshotFor(apps, valueBytes);
 const logger = pino({ level: "info" }, pino.destination("/dev/null"));
-const metrics = createMetrics();
-const thread = startDataThread({
-  listen: { host: "127.0.0.1", port },
-  retryAfter: DEFAULT_RETRY_AFTER,
-  counts: metrics.routeCounts,
-  logger,
-});
-const listening = await thread.listening;
-if (!listening.ok) throw new Error(listening.error);
-thread.publish(snapshot);
-await thread.serving(snapshot.revision);
+await startTestDataThread(snapshot, logger, { listen: { host: "127.0.0.1", port } });
 createServer((_request, response) => response.end("ok")).listen(opsPort, "127.0.0.1");

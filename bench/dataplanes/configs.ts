@@ -1,17 +1,22 @@
 // The configurations the bench writes besides the shipped ones: each proxy alone, routing every
 // host straight to the upstream with the same process settings as its shipped configuration
 // (nginx: one worker, no access log; Caddy: no admin, no automatic HTTPS; HAProxy: the same
-// global and defaults, its per-request log line included), and the upstream itself.
+// global and defaults, its per-request log line included), and the upstream itself. nginx alone
+// comes two ways, reaching the upstream as each of its shipped configurations does.
 
 import { chmod, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { PlaneKind, PlaneLaunch } from "../../test/support/data-plane.ts";
 
-/** Where a proxy alone runs: its port, a scratch directory, and the upstream's port. */
+/**
+ * Where a proxy alone runs: its port, a scratch directory, the upstream's port, and whether its
+ * upstream connections are pooled (nginx; the others pool them either way).
+ */
 export interface AloneSetup {
   readonly port: number;
   readonly dir: string;
   readonly upstreamPort: number;
+  readonly pooled: boolean;
 }
 
 const nginxArgs = (dir: string) => ["-p", dir, "-c", join(dir, "nginx.conf"), "-g", "daemon off;"];
@@ -31,25 +36,9 @@ export async function writeAloneConfig(kind: PlaneKind, setup: AloneSetup): Prom
   const upstream = `127.0.0.1:${upstreamPort}`;
   switch (kind) {
     case "nginx": {
-      // `proxy_pass` to a literal address, like the shipped `proxy_pass $mirror_upstream`: a new
-      // HTTP/1.0 connection to the upstream per request in both.
       await writeFile(
         join(dir, "nginx.conf"),
-        `worker_processes 1;
-${nginxPaths(dir)}
-events { worker_connections 1024; }
-http {
-  access_log off;
-${nginxTemps(dir)}
-  server {
-    listen 127.0.0.1:${port};
-    location / {
-      proxy_set_header Host $host;
-      proxy_pass http://${upstream};
-    }
-  }
-}
-`,
+        setup.pooled ? nginxPooled(setup) : nginxAlone(setup),
       );
       await chmod(dir, 0o755);
       return { args: nginxArgs(dir), env: {} };
@@ -101,7 +90,48 @@ backend apps
 }
 
 /**
- * The upstream both variants route to: nginx answering `200 ok` to every request from two
+ * `proxy_pass` to a literal address, like the shipped hop `proxy_pass $mirror_upstream`: a new
+ * HTTP/1.0 connection to the upstream per request in both.
+ */
+const nginxAlone = ({ port, dir, upstreamPort }: AloneSetup) => `worker_processes 1;
+${nginxPaths(dir)}
+events { worker_connections 1024; }
+http {
+  access_log off;
+${nginxTemps(dir)}
+  server {
+    listen 127.0.0.1:${port};
+    location / {
+      proxy_set_header Host $host;
+      proxy_pass http://127.0.0.1:${upstreamPort};
+    }
+  }
+}
+`;
+
+/** An `upstream` with `keepalive 64` over HTTP/1.1, as the shipped zero-hop nginx.conf has. */
+const nginxPooled = ({ port, dir, upstreamPort }: AloneSetup) => `worker_processes 1;
+${nginxPaths(dir)}
+events { worker_connections 1024; }
+http {
+  access_log off;
+${nginxTemps(dir)}
+  upstream apps {
+    server 127.0.0.1:${upstreamPort};
+    keepalive 64;
+  }
+  server {
+    listen 127.0.0.1:${port};
+    proxy_http_version 1.1;
+    proxy_set_header Connection "";
+    proxy_set_header Host $http_host;
+    location / { proxy_pass http://apps; }
+  }
+}
+`;
+
+/**
+ * The upstream every variant routes to: nginx answering `200 ok` to every request from two
  * workers, keeping client connections as long as the client does, and `stub_status` on
  * `statusPort` (how many connections it accepted, how many requests it served).
  */

@@ -1,5 +1,5 @@
 // `npm run bench:dataplanes`: what a user's data plane pays for the sidecar, every real proxy in
-// one run (see suite.ts); `--quick` for a smoke run of seconds, `--no-wait` to skip waiting for
+// one run (see suite.ts); `--quick` for a smoke run of a minute or two, `--no-wait` to skip waiting for
 // a quiet machine. Prints the table, saves bench/results/dataplanes[.quick].json, and renders the
 // charts from it (a quick run only when no full run was saved).
 
@@ -8,7 +8,7 @@ import { fmt, printTable } from "../measure.ts";
 import { loadResult, saveResult } from "../results.ts";
 import { ensureBuilt, shippedCommand, warmCompileCache } from "../shipped.ts";
 import { renderDataplaneCharts } from "./charts.ts";
-import type { DataplanesData } from "./suite.ts";
+import type { DataplanesData } from "./data.ts";
 import { benchDataplanes } from "./suite.ts";
 
 const argv = process.argv.slice(2);
@@ -42,7 +42,15 @@ for (const [apps, size] of Object.entries(data.sizes)) {
     .map(([name, n]) => `${name} ${fmt(n, 3)}`)
     .join(", ");
   console.log(`\n${apps} Apps: upstream connections per request: ${perRequest}`);
+  const tables = Object.entries(size.zeroHopTableMs ?? {})
+    .map(([kind, ms]) => `${kind} ${fmt(ms, 0)} ms`)
+    .join(", ");
+  console.log(`${apps} Apps: zero-hop sidecar spawn until the proxy holds its table: ${tables}`);
 }
+const warmUp = Object.entries(data.writeToAnswer?.warmUp ?? {})
+  .map(([name, ms]) => `${name} ${ms.map((m) => fmt(m, 1)).join(", ")}`)
+  .join("; ");
+if (warmUp !== "") console.log(`\nwrite → answer, the untimed writes before (ms): ${warmUp}`);
 console.log(
   `\n${((performance.now() - started) / 1000).toFixed(0)} s, load average ${fmt(load.min, 2)}–${fmt(load.max, 2)}`,
 );

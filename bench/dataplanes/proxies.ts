@@ -1,28 +1,75 @@
-// The proxies the data-plane suite measures, the two ways it runs each, and how they are named
+// The proxies the data-plane suite measures, the three ways it runs each, and how they are named
 // in the table, the saved JSON and the charts.
 
 import { spawnSync } from "node:child_process";
 import type { PlaneKind } from "../../test/support/data-plane.ts";
 
-/** Each proxy: its name, and its name with its shipped configuration's mechanism. */
+/**
+ * `alone`: the proxy routing every host to the upstream as its hop configuration reaches an
+ * upstream; `alone-pooled`: the same with a pool of kept-alive upstream connections, as nginx's
+ * zero-hop configuration has (Caddy and HAProxy keep them in both); `hop`: shipped, asking the
+ * sidecar; `zero-hop`: shipped, answering from the table its own sidecar pushes into it.
+ */
+export type Variant = "alone" | "alone-pooled" | "hop" | "zero-hop";
+
+/** A variant with the shipped configuration and a sidecar. */
+export type ShippedVariant = "hop" | "zero-hop";
+
+/** A variant without the sidecar. */
+export type Baseline = "alone" | "alone-pooled";
+
+/** Each proxy: its name, each shipped configuration's mechanism, zero-hop's baseline. */
 export const PROXIES: readonly {
   readonly kind: PlaneKind;
   readonly name: string;
+  /** The hop configuration's mechanism. */
   readonly label: string;
+  /** The zero-hop configuration's mechanism. */
+  readonly zeroHopLabel: string;
+  /** The proxy alone reaching the upstream as the zero-hop configuration does. */
+  readonly zeroHopBaseline: Baseline;
 }[] = [
-  { kind: "nginx", name: "nginx", label: "nginx auth_request" },
-  { kind: "caddy", name: "Caddy", label: "Caddy forward_auth" },
-  { kind: "haproxy", name: "HAProxy", label: "HAProxy Lua httpclient" },
+  {
+    kind: "nginx",
+    name: "nginx",
+    label: "nginx auth_request",
+    zeroHopLabel: "nginx Lua shared dict",
+    // The hop configuration's `proxy_pass $mirror_upstream` opens a connection per request.
+    zeroHopBaseline: "alone-pooled",
+  },
+  {
+    kind: "caddy",
+    name: "Caddy",
+    label: "Caddy forward_auth",
+    zeroHopLabel: "Caddy admin API",
+    zeroHopBaseline: "alone",
+  },
+  {
+    kind: "haproxy",
+    name: "HAProxy",
+    label: "HAProxy Lua httpclient",
+    zeroHopLabel: "HAProxy runtime API map",
+    zeroHopBaseline: "alone",
+  },
 ];
 
-/** `alone`: the proxy routing every host to the upstream; `hop`: shipped, asking the sidecar. */
-export type Variant = "alone" | "hop";
-
-/** The measured server's name: "nginx alone", "nginx hop". */
+/** The measured server's name: "nginx alone", "nginx hop", "nginx zero-hop". */
 export const variantName = (kind: PlaneKind, variant: Variant) => `${kind} ${variant}`;
 
-/** The proxy's label, from PROXIES. */
+/** What `variant` of `kind` is compared with. */
+export const baselineOf = (kind: PlaneKind, variant: ShippedVariant): Baseline =>
+  variant === "hop" ? "alone" : PROXIES.find((p) => p.kind === kind)!.zeroHopBaseline;
+
+/** How a baseline is named in the table: "nginx alone, upstream connections kept". */
+export const baselineLabel = (kind: PlaneKind, baseline: Baseline) =>
+  `${kind} alone${baseline === "alone-pooled" ? ", upstream connections kept" : ""}`;
+
+/** The proxy's hop label, from PROXIES. */
 export const labelOf = (kind: PlaneKind) => PROXIES.find((p) => p.kind === kind)!.label;
+
+/** The proxy's zero-hop label, from PROXIES. */
+export const zeroHopLabelOf = (kind: PlaneKind) =>
+  PROXIES.find((p) => p.kind === kind)!.zeroHopLabel;
 
 /** The proxy's name, from PROXIES. */
 export const nameOf = (kind: PlaneKind) => PROXIES.find((p) => p.kind === kind)!.name;

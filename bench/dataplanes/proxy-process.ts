@@ -7,6 +7,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { through } from "../../test/support/data-plane.ts";
 import { waitUntil } from "../../test/support/wait.ts";
+import { stopChild } from "../child.ts";
 import { cpuMicros } from "../proc-stats.ts";
 
 /** A proxy the bench started. */
@@ -45,7 +46,6 @@ export async function startProxy(o: {
   child.stderr?.on("data", (d: string) => {
     stderr = (stderr + d).slice(-4096);
   });
-  const exited = new Promise<void>((r) => child.once("exit", () => r()));
   const pid = child.pid ?? -1;
   let tree: number[] = [pid];
   const proxy: ProxyProcess = {
@@ -55,13 +55,9 @@ export async function startProxy(o: {
     // A process of the tree gone (a crashed nginx worker) throws: the run is invalid.
     cpuMicros: () => tree.reduce((sum, p) => sum + cpuMicros(p), 0),
     stderr: () => stderr,
-    async stop() {
+    stop() {
       live.delete(child);
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill("SIGTERM");
-      const killer = setTimeout(() => child.kill("SIGKILL"), 5_000);
-      await exited;
-      clearTimeout(killer);
+      return stopChild(child, 5_000);
     },
   };
   try {

@@ -3,49 +3,16 @@
 // with status 1 and a clear line; a data thread whose event loop is blocked turns /healthz 503,
 // and a SIGTERM then still ends the process once the close deadline passed.
 
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type Envtest, seedDemo, startEnvtest } from "@replica-mirror/envtest";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { demoServe } from "../support/demo-serve.ts";
 import { get, untilReady } from "../support/http.ts";
 import { type Command, listeningPorts, startCommand } from "../support/process.ts";
 import { waitUntil } from "../support/wait.ts";
 
 const HOOKED = fileURLToPath(new URL("../support/serve-hooked.ts", import.meta.url));
 
-let envtest: Envtest;
-let dir: string;
-let kubeconfig: string;
-
-beforeAll(async () => {
-  envtest = await startEnvtest();
-  seedDemo(envtest);
-  dir = await mkdtemp(join(tmpdir(), "replica-mirror-serve-failures-"));
-  kubeconfig = join(dir, "kubeconfig");
-  await envtest.writeKubeconfig(kubeconfig);
-});
-afterAll(async () => {
-  await envtest.close();
-  await rm(dir, { recursive: true, force: true });
-});
-
-const serveArgs = () => [
-  "serve",
-  "--kubeconfig",
-  kubeconfig,
-  "--registry-namespace",
-  "default",
-  "--listen",
-  "127.0.0.1:0",
-  "--ops-listen",
-  "127.0.0.1:0",
-  "--allow-cluster-wide-secrets",
-  "true",
-  "--shutdown-grace",
-  "0",
-];
+const { serveArgs } = demoServe();
 
 const env = { ...process.env, REPLICA_MIRROR_LOG_LEVEL: "info" };
 

@@ -2,55 +2,33 @@
 // SIGTERM, exit codes for bad flags and a missing kubeconfig, and validation output.
 
 import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { type Envtest, seedDemo, startEnvtest } from "@replica-mirror/envtest";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { demoServe } from "../support/demo-serve.ts";
 import { get, untilReady } from "../support/http.ts";
 import { type Command, listeningPorts, startCommand } from "../support/process.ts";
+import { serveFlags } from "../support/serve-flags.ts";
 import { waitUntil } from "../support/wait.ts";
 import { registryDoc } from "../support/world.ts";
 
-let envtest: Envtest;
-let dir: string;
-let kubeconfig: string;
+const demo = demoServe();
+const { serveArgs } = demo;
 
 beforeAll(async () => {
-  envtest = await startEnvtest();
-  seedDemo(envtest);
-  dir = await mkdtemp(join(tmpdir(), "replica-mirror-serve-"));
-  kubeconfig = join(dir, "kubeconfig");
-  await envtest.writeKubeconfig(kubeconfig);
-  await promisify(execFile)(process.execPath, ["scripts/build.ts", "--outdir", join(dir, "dist")]);
+  await promisify(execFile)(process.execPath, [
+    "scripts/build.ts",
+    "--outdir",
+    join(demo.dir, "dist"),
+  ]);
 }, 60_000);
-afterAll(async () => {
-  await envtest.close();
-  await rm(dir, { recursive: true, force: true });
-});
 
 const run = (command: string, args: string[]): Command =>
   startCommand(command, args, { env: { ...process.env, REPLICA_MIRROR_LOG_LEVEL: "info" } });
 
 /** Every non-empty line the command wrote. */
 const linesOf = (r: Command) => r.lines().filter((l) => l !== "");
-
-const serveArgs = () => [
-  "serve",
-  "--kubeconfig",
-  kubeconfig,
-  "--registry-namespace",
-  "default",
-  "--listen",
-  "127.0.0.1:0",
-  "--ops-listen",
-  "127.0.0.1:0",
-  "--allow-cluster-wide-secrets",
-  "true",
-  "--shutdown-grace",
-  "0",
-];
 
 /** The listeners of a `serve` command, once it logged them and /readyz answers 200. */
 async function ready(r: Command): Promise<{ data: number; ops: number }> {
@@ -127,7 +105,7 @@ describe("replica-mirror serve as a process", () => {
 
   it("from the bundle, answers the route on its data thread and the status API on the ops port", async () => {
     // The bundle starts the data thread from its own CommonJS file (ADR 27), not the sources.
-    const r = run(process.execPath, [join(dir, "dist", "main.mjs"), ...serveArgs()]);
+    const r = run(process.execPath, [join(demo.dir, "dist", "main.mjs"), ...serveArgs()]);
     try {
       const { data, ops } = await ready(r);
       const route = await get(data, "/v1/route", { host: "shop.example.com" });
@@ -169,14 +147,7 @@ describe("replica-mirror serve as a process", () => {
     const r = run(process.execPath, [
       "src/cli/main.ts",
       "serve",
-      "--kubeconfig",
-      join(dir, "missing"),
-      "--listen",
-      "127.0.0.1:0",
-      "--ops-listen",
-      "127.0.0.1:0",
-      "--allow-cluster-wide-secrets",
-      "true",
+      ...serveFlags(join(demo.dir, "missing"), "default"),
     ]);
     const exit = await r.exit;
     expect(exit.code).toBe(1);
@@ -186,7 +157,7 @@ describe("replica-mirror serve as a process", () => {
 
 describe("replica-mirror registry validate", () => {
   it("prints path-named errors and exits 1 on an invalid document, a summary and 0 on a valid one", async () => {
-    const bad = join(dir, "bad.json");
+    const bad = join(demo.dir, "bad.json");
     await writeFile(
       bad,
       JSON.stringify(
@@ -197,7 +168,7 @@ describe("replica-mirror registry validate", () => {
     expect((await invalid.exit).code).toBe(1);
     expect(linesOf(invalid)).toEqual([`${bad}: apps[0].hostnames[0]: port not allowed`]);
 
-    const good = join(dir, "good.json");
+    const good = join(demo.dir, "good.json");
     await writeFile(
       good,
       JSON.stringify(

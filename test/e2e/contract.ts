@@ -8,15 +8,14 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type ClientAnswer,
-  type DataPlaneProcess,
   type Echoed,
-  freePort,
   HOSTS,
   type RoutingWorld,
   sha256,
   startRoutingWorld,
   through,
 } from "../support/data-plane.ts";
+import { planeInFront, type ShippedPlane } from "../support/plane-in-front.ts";
 import type { Tool } from "../support/tools.ts";
 import { waitUntil } from "../support/wait.ts";
 
@@ -47,20 +46,10 @@ export function mappedAnswers(newline: string, sidecarDown: number): ClientAnswe
   };
 }
 
-/** Where a data plane runs: its own port, a scratch directory, and the sidecar's port. */
-interface PlaneSetup {
-  readonly port: number;
-  readonly dir: string;
-  readonly sidecarPort: number;
-}
-
-interface DataPlaneSpec {
+/** A data plane under the contract: `shippedPlane(kind)` for one run as it ships. */
+interface DataPlaneSpec extends ShippedPlane {
   /** For the suite's title: "nginx auth_request". */
   readonly name: string;
-  /** The data plane's executable. */
-  readonly binary: Tool;
-  /** Writes the shipped configuration, adapted to `setup`, and starts the data plane. */
-  start(binary: string, setup: PlaneSetup): Promise<DataPlaneProcess>;
   readonly answers: ClientAnswers;
 }
 
@@ -170,41 +159,27 @@ export function describeDataPlane(spec: DataPlaneSpec): void {
   }
 
   describe(title, () => {
-    let world: RoutingWorld;
-    let plane: DataPlaneProcess;
-    let port: number;
-    let dir: string;
+    const s = planeInFront(async (world, at) => ({
+      plane: await spec.start(binary, { ...at, sidecarPort: world.sidecarPort }),
+    }));
 
-    beforeAll(async () => {
-      dir = await mkdtemp(join(tmpdir(), "replica-mirror-e2e-"));
-      world = await startRoutingWorld();
-      port = await freePort();
-      plane = await spec.start(binary, { port, dir, sidecarPort: world.sidecarPort });
-    }, 30_000);
-
-    afterAll(async () => {
-      await plane?.stop();
-      await world?.close();
-      if (dir) await rm(dir, { recursive: true, force: true });
-    });
-
-    contractCases({ ask: (r) => through(port, r), world: () => world, answers: spec.answers });
+    contractCases({ ask: (r) => through(s.port, r), world: () => s.world, answers: spec.answers });
 
     // The two suites below replace the sidecar under the running data plane; they run after the
     // tests above, in order.
     describe("with a sidecar that has not synced", () => {
-      beforeAll(() => world.replaceWithUnsynced(), 30_000);
+      beforeAll(() => s.world.replaceWithUnsynced(), 30_000);
 
       it("answers not-synced", async () => {
-        expect(await through(port, { host: HOSTS.ready })).toEqual(spec.answers.notSynced);
+        expect(await through(s.port, { host: HOSTS.ready })).toEqual(spec.answers.notSynced);
       });
     });
 
     describe("with the sidecar stopped", () => {
-      beforeAll(() => world.stopSidecar(), 30_000);
+      beforeAll(() => s.world.stopSidecar(), 30_000);
 
       it("answers a 5xx that says the sidecar is unreachable, never a 2xx", async () => {
-        const answer = await through(port, { host: HOSTS.ready });
+        const answer = await through(s.port, { host: HOSTS.ready });
         expect(answer).toEqual(spec.answers.sidecarDown);
         expect(answer.status).toBeGreaterThanOrEqual(500);
       });

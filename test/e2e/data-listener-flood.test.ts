@@ -14,22 +14,15 @@ import { rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Envtest } from "@replica-mirror/envtest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LoadGenerator, type LoadResult, startLoadGenerator } from "../../bench/load.ts";
 import { median } from "../../bench/measure.ts";
 import { cpuMicros, rssBytes } from "../../bench/proc-stats.ts";
 import { get } from "../support/http.ts";
-import { type SidecarProcess, startSidecarProcess } from "../support/process.ts";
+import type { SidecarProcess } from "../support/process.ts";
+import { type ProcessWorld, startProcessWorld } from "../support/process-world.ts";
 import { LONG, waitUntil } from "../support/wait.ts";
-import {
-  APP_NS,
-  envtestFor,
-  kubeconfigFor,
-  REGISTRY_NS,
-  writeRegistry,
-  writeSecret,
-} from "../support/world.ts";
+import { APP_NS } from "../support/world.ts";
 
 const APPS = 20;
 const IDLE = 2_000;
@@ -105,6 +98,25 @@ async function openFlood(port: number): Promise<{ opened: Opened[]; stop(): void
   };
 }
 
+/**
+ * How a connection of each kind must end once answered: its status, then closed by the timeout
+ * (an idle one counted from its answer, a slow one from its connect), at most `lateMs` past it.
+ */
+const ENDS = {
+  idle: {
+    status: 200,
+    timeoutS: IDLE_TIMEOUT_S,
+    lateMs: IDLE_BUFFER_MS,
+    inTime: "idle, closed in time",
+  },
+  slow: {
+    status: 408,
+    timeoutS: HEADERS_TIMEOUT_S,
+    lateMs: CHECK_INTERVAL_MS,
+    inTime: "slow, 408 in time",
+  },
+} as const;
+
 /** How each connection of the flood ended, judged against the listener's limits. */
 function judge(opened: readonly Opened[]) {
   const verdicts: Record<string, number> = {};
@@ -118,58 +130,43 @@ function judge(opened: readonly Opened[]) {
         o.closedAt - o.connectedAt <= HEADERS_TIMEOUT_S * 1000 + CHECK_INTERVAL_MS + SLACK_MS
           ? "refused"
           : "closed late, unanswered";
-    else if (o.kind === "idle") {
-      const idleMs = o.closedAt - o.answeredAt;
+    else {
+      const e = ENDS[o.kind];
+      const ms = o.closedAt - (o.kind === "idle" ? o.answeredAt : o.connectedAt);
       verdict =
-        o.status === 200 &&
-        idleMs >= IDLE_TIMEOUT_S * 1000 - 200 &&
-        idleMs <= IDLE_TIMEOUT_S * 1000 + IDLE_BUFFER_MS + SLACK_MS
-          ? "idle, closed in time"
-          : `idle, ${o.status}, closed after ${Math.round(idleMs)} ms`;
-    } else {
-      const openMs = o.closedAt - o.connectedAt;
-      verdict =
-        o.status === 408 &&
-        openMs >= HEADERS_TIMEOUT_S * 1000 - 200 &&
-        openMs <= HEADERS_TIMEOUT_S * 1000 + CHECK_INTERVAL_MS + SLACK_MS
-          ? "slow, 408 in time"
-          : `slow, ${o.status}, closed after ${Math.round(openMs)} ms`;
+        o.status === e.status &&
+        ms >= e.timeoutS * 1000 - 200 &&
+        ms <= e.timeoutS * 1000 + e.lateMs + SLACK_MS
+          ? e.inTime
+          : `${o.kind}, ${o.status}, closed after ${Math.round(ms)} ms`;
     }
     verdicts[verdict] = (verdicts[verdict] ?? 0) + 1;
   }
   return verdicts;
 }
 
-let envtest: Envtest;
-let kubeconfig: Awaited<ReturnType<typeof kubeconfigFor>>;
+let world: ProcessWorld;
 let sidecar: SidecarProcess;
 let load: LoadGenerator;
 const hostsFile = join(tmpdir(), `replica-mirror-flood-hosts-${process.pid}.txt`);
 
 beforeAll(async () => {
-  envtest = await envtestFor();
   const apps = Array.from({ length: APPS }, (_, i) => ({
     name: `app-${i}`,
     hostnames: [`app-${i}.example.com`],
     namespace: APP_NS,
     upstream: `http://app-${i}.${APP_NS}.svc:8080`,
   }));
-  for (const a of apps) writeSecret(envtest, APP_NS, `${a.name}-credentials`, { token: "t" });
-  writeRegistry(envtest, apps);
   writeFileSync(hostsFile, `${apps.map((a) => a.hostnames[0]).join("\n")}\n`);
-  kubeconfig = await kubeconfigFor(envtest);
-  sidecar = await startSidecarProcess({
-    kubeconfig: kubeconfig.path,
-    registryNamespace: REGISTRY_NS,
-    extraArgs: [
-      "--listen-idle-timeout",
-      String(IDLE_TIMEOUT_S),
-      "--listen-headers-timeout",
-      String(HEADERS_TIMEOUT_S),
-      "--max-connections",
-      String(CAP),
-    ],
-  });
+  world = await startProcessWorld(apps, [
+    "--listen-idle-timeout",
+    String(IDLE_TIMEOUT_S),
+    "--listen-headers-timeout",
+    String(HEADERS_TIMEOUT_S),
+    "--max-connections",
+    String(CAP),
+  ]);
+  sidecar = world.sidecar;
   await waitUntil(
     async () =>
       (await get(sidecar.dataPort, "/v1/route", { host: `app-${APPS - 1}.example.com` })).status ===
@@ -181,9 +178,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await load?.close();
-  await sidecar?.stop();
-  await kubeconfig?.remove();
-  await envtest?.close();
+  await world?.close();
   rmSync(hostsFile, { force: true });
 });
 

@@ -7,27 +7,13 @@ import { mkdtemp, rm } from "node:fs/promises";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Envtest } from "@replica-mirror/envtest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  type DataPlaneProcess,
-  findPlane,
-  freePort,
-  startDataPlane,
-  through,
-  writeShippedConfig,
-} from "../support/data-plane.ts";
+import { type DataPlaneProcess, freePort, through } from "../support/data-plane.ts";
 import { get } from "../support/http.ts";
-import { type SidecarProcess, startSidecarProcess } from "../support/process.ts";
-import { waitUntil } from "../support/wait.ts";
-import {
-  APP_NS,
-  envtestFor,
-  kubeconfigFor,
-  REGISTRY_NS,
-  writeRegistry,
-  writeSecret,
-} from "../support/world.ts";
+import { shippedPlane } from "../support/plane-in-front.ts";
+import type { SidecarProcess } from "../support/process.ts";
+import { type ProcessWorld, startProcessWorld } from "../support/process-world.ts";
+import { APP_NS } from "../support/world.ts";
 
 const GRACE_MS = 3_000;
 /** Requests begun this close to the end of the grace may meet the listeners closing. */
@@ -74,11 +60,10 @@ async function routeUntil(port: number, until: () => boolean): Promise<Sent[]> {
   return sent;
 }
 
-const nginx = findPlane("nginx");
+const nginx = shippedPlane("nginx");
 
-describe.skipIf(nginx.path === undefined)("SIGTERM to the sidecar behind nginx", () => {
-  let envtest: Envtest;
-  let kubeconfig: Awaited<ReturnType<typeof kubeconfigFor>>;
+describe.skipIf(nginx.binary.path === undefined)("SIGTERM to the sidecar behind nginx", () => {
+  let world: ProcessWorld;
   let upstream: http.Server;
   let sidecar: SidecarProcess;
   let plane: DataPlaneProcess;
@@ -90,41 +75,26 @@ describe.skipIf(nginx.path === undefined)("SIGTERM to the sidecar behind nginx",
     upstream = http.createServer((_req, res) => res.end("ok"));
     await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
     const upstreamPort = (upstream.address() as { port: number }).port;
-    envtest = await envtestFor();
-    writeSecret(envtest, APP_NS, "shop-credentials", { token: "t" });
-    writeRegistry(envtest, [
-      {
-        name: "shop",
-        hostnames: [HOST],
-        namespace: APP_NS,
-        upstream: `http://127.0.0.1:${upstreamPort}`,
-      },
-    ]);
-    kubeconfig = await kubeconfigFor(envtest);
     const sidecarPort = await freePort();
-    sidecar = await startSidecarProcess({
-      kubeconfig: kubeconfig.path,
-      registryNamespace: REGISTRY_NS,
-      extraArgs: [
-        "--listen",
-        `127.0.0.1:${sidecarPort}`,
-        "--shutdown-grace",
-        String(GRACE_MS / 1000),
+    world = await startProcessWorld(
+      [
+        {
+          name: "shop",
+          hostnames: [HOST],
+          namespace: APP_NS,
+          upstream: `http://127.0.0.1:${upstreamPort}`,
+        },
       ],
-    });
-    await waitUntil(async () => (await get(sidecar.opsPort, "/readyz")).status === 200, {
-      what: "the sidecar to be ready",
-    });
+      ["--listen", `127.0.0.1:${sidecarPort}`, "--shutdown-grace", String(GRACE_MS / 1000)],
+    );
+    sidecar = world.sidecar;
     port = await freePort();
-    const launch = await writeShippedConfig("nginx", { port, dir, sidecarPort });
-    plane = await startDataPlane(nginx.path!, launch.args, port, launch.env);
+    plane = await nginx.start(nginx.binary.path!, { port, dir, sidecarPort });
   }, 40_000);
 
   afterAll(async () => {
     await plane?.stop();
-    await sidecar?.stop(1_000);
-    await kubeconfig?.remove();
-    await envtest?.close();
+    await world?.close(1_000);
     await new Promise((r) => upstream?.close(r));
     if (dir) await rm(dir, { recursive: true, force: true });
   });

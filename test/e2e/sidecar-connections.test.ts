@@ -3,23 +3,11 @@
 // the data plane routes a few thousand requests. A configuration that connects per request (as
 // nginx's `proxy_pass` without an upstream pool does) accepts one per request.
 
-import { mkdtemp, rm } from "node:fs/promises";
 import http from "node:http";
 import { connect, createServer, type Socket } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  type DataPlaneProcess,
-  findPlane,
-  freePort,
-  HOSTS,
-  type PlaneKind,
-  type RoutingWorld,
-  startDataPlane,
-  startRoutingWorld,
-  writeShippedConfig,
-} from "../support/data-plane.ts";
+import { describe, expect, it } from "vitest";
+import { HOSTS, type PlaneKind } from "../support/data-plane.ts";
+import { planeInFront, shippedPlane } from "../support/plane-in-front.ts";
 
 const REQUESTS = 3_200;
 /** Client connections, each sending its requests one after another. */
@@ -95,7 +83,8 @@ async function load(port: number, host: string, total: number, concurrency: numb
 }
 
 for (const kind of PLANES) {
-  const tool = findPlane(kind);
+  const shipped = shippedPlane(kind);
+  const tool = shipped.binary;
   const binary = tool.path;
   const title = `${kind} with its shipped configuration, through a relay counting the sidecar's connections`;
   if (binary === undefined) {
@@ -106,31 +95,18 @@ for (const kind of PLANES) {
   }
 
   describe(title, () => {
-    let world: RoutingWorld;
     let relay: Awaited<ReturnType<typeof startCountingRelay>>;
-    let plane: DataPlaneProcess;
-    let port: number;
-    let dir: string;
-
-    beforeAll(async () => {
-      dir = await mkdtemp(join(tmpdir(), "replica-mirror-e2e-"));
-      world = await startRoutingWorld();
+    const s = planeInFront(async (world, at) => {
       relay = await startCountingRelay(world.sidecarPort);
-      port = await freePort();
-      const launch = await writeShippedConfig(kind, { port, dir, sidecarPort: relay.port });
-      plane = await startDataPlane(binary, launch.args, port, launch.env);
-    }, 30_000);
-
-    afterAll(async () => {
-      await plane?.stop();
-      await relay?.close();
-      await world?.close();
-      if (dir) await rm(dir, { recursive: true, force: true });
+      return {
+        plane: await shipped.start(binary, { ...at, sidecarPort: relay.port }),
+        alsoStop: () => relay.close(),
+      };
     });
 
     it(`routes ${REQUESTS} requests over at most ${MAX_ACCEPTED} connections to the sidecar`, async () => {
       const before = relay.accepted();
-      const statuses = await load(port, HOSTS.ready, REQUESTS, CONCURRENCY);
+      const statuses = await load(s.port, HOSTS.ready, REQUESTS, CONCURRENCY);
       const accepted = relay.accepted() - before;
       expect(statuses).toEqual({ 200: REQUESTS });
       expect(accepted).toBeLessThanOrEqual(MAX_ACCEPTED);

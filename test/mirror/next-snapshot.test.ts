@@ -3,8 +3,8 @@ import { type NextSnapshot, nextSnapshot } from "../../src/mirror/next-snapshot.
 import { type Changes, NO_CHANGES } from "../../src/mirror/pending-changes.ts";
 import { build } from "../../src/snapshot/build.ts";
 import { listApps } from "../../src/snapshot/lookup.ts";
-import type { RegistryStatus, Snapshot } from "../../src/snapshot/types.ts";
-import { meta, registryOf, secretData, secretsOf } from "../support/world.ts";
+import type { Snapshot } from "../../src/snapshot/types.ts";
+import { meta, registryOf, registryStatus, secretData, secretsOf } from "../support/world.ts";
 
 const BUILT_AT = 1_800_000_000_000;
 const apps = [
@@ -12,13 +12,6 @@ const apps = [
   { name: "blog", hostnames: ["blog.x"] },
 ];
 const registry = registryOf(apps);
-const status = (resourceVersion: string, error: string | null = null): RegistryStatus => ({
-  present: true,
-  resourceVersion,
-  error,
-  refusedApps: [],
-  contentHash: null,
-});
 const secrets = secretsOf([
   ["apps/shop-credentials", secretData({ token: "s2" }, "12")],
   ["apps/blog-credentials", secretData({ token: "b1" }, "11")],
@@ -50,7 +43,7 @@ const shown = (next: NextSnapshot | null) =>
 
 describe("nextSnapshot", () => {
   it("builds nothing before a Registry was adopted, then the first Snapshot whole", () => {
-    const adopted = { registry, status: status("1"), whole: false };
+    const adopted = { registry, status: registryStatus("1"), whole: false };
     expect([
       shown(nextSnapshot(null, changes({ secrets: [ref("shop-credentials")] }), secrets, BUILT_AT)),
       shown(nextSnapshot(null, changes({ registry: adopted }), secrets, BUILT_AT)),
@@ -60,7 +53,7 @@ describe("nextSnapshot", () => {
         kind: "whole",
         revision: 1,
         builtAt: BUILT_AT,
-        registry: status("1"),
+        registry: registryStatus("1"),
         apps: [
           ["blog", null, "11"],
           ["shop", null, "12"],
@@ -102,9 +95,9 @@ describe("nextSnapshot", () => {
   });
 
   it("publishes a new Registry status alone, and rebuilds whole when the document changed", () => {
-    const refused = { registry, status: status("2", "refused"), whole: false };
+    const refused = { registry, status: registryStatus("2", "refused"), whole: false };
     const other = registryOf([{ name: "wiki", hostnames: ["wiki.x"], secret: "blog-credentials" }]);
-    const changed = { registry: other, status: status("3"), whole: true };
+    const changed = { registry: other, status: registryStatus("3"), whole: true };
     expect([
       shown(nextSnapshot(previous, changes({ registry: refused }), secrets, BUILT_AT)),
       shown(nextSnapshot(previous, changes({ registry: changed }), secrets, BUILT_AT)),
@@ -113,7 +106,7 @@ describe("nextSnapshot", () => {
         kind: "secrets",
         revision: 5,
         builtAt: BUILT_AT,
-        registry: status("2", "refused"),
+        registry: registryStatus("2", "refused"),
         apps: [
           ["blog", "secret-absent", null],
           ["shop", null, "10"],
@@ -124,7 +117,7 @@ describe("nextSnapshot", () => {
         kind: "whole",
         revision: 5,
         builtAt: BUILT_AT,
-        registry: status("3"),
+        registry: registryStatus("3"),
         apps: [["wiki", null, "11"]],
         routesShared: false,
       },

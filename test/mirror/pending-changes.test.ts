@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { NO_CHANGES, PendingChanges } from "../../src/mirror/pending-changes.ts";
 import type { ServedRegistry, TrackedRegistry } from "../../src/mirror/registry-state.ts";
-import { registryOf } from "../support/world.ts";
+import { registryOf, registryStatus } from "../support/world.ts";
 
 const served = (resourceVersion: string, error: string | null = null): ServedRegistry => ({
   registry: registryOf([{ name: "a", hostnames: ["a.x"] }]),
-  status: { present: true, resourceVersion, error, refusedApps: [], contentHash: null },
+  status: registryStatus(resourceVersion, error),
 });
 const ref = (name: string) => ({ namespace: "ns", name });
 

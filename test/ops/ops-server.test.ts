@@ -6,8 +6,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { DEFAULT_RETRY_AFTER } from "../../src/answers/route-answer.ts";
 import { createMetrics } from "../../src/ops/metrics.ts";
 import { createOpsServer, type OpsServer } from "../../src/ops/ops-server.ts";
-import { startDataThread } from "../../src/route/data-thread.ts";
 import { SnapshotHolder } from "../../src/snapshot/holder.ts";
+import { launchDataThread } from "../support/data-thread.ts";
 import { hookedDataWorker } from "../support/hooked-data-worker.ts";
 import { get } from "../support/http.ts";
 import { memoryLogger } from "../support/log-sink.ts";
@@ -73,12 +73,7 @@ describe("the ops listener", () => {
 
   it("turns /healthz 503 while the data thread's event loop is blocked, and 200 once it turns again", async () => {
     const { worker, freeze } = hookedDataWorker();
-    const metrics = createMetrics();
-    const thread = startDataThread({
-      listen: { host: "127.0.0.1", port: 0 },
-      retryAfter: DEFAULT_RETRY_AFTER,
-      counts: metrics.routeCounts,
-      logger: memoryLogger("warn").logger,
+    const { thread } = launchDataThread(memoryLogger("warn").logger, {
       worker,
       heartbeatStaleMs: 1_500,
     });

@@ -4,7 +4,7 @@ import { DEFAULT_RETRY_AFTER } from "../../src/answers/route-answer.ts";
 import { createStatusApp } from "../../src/ops/status-app.ts";
 import { SnapshotHolder } from "../../src/snapshot/holder.ts";
 import type { Snapshot } from "../../src/snapshot/types.ts";
-import { SHOP, SHOP_DECLARED, snapshotOf } from "../support/world.ts";
+import { registryStatus, SHOP, SHOP_DECLARED, snapshotOf } from "../support/world.ts";
 
 const BLOG = { name: "blog", hostnames: ["blog.example.com"], secret: "shared", key: "blog" };
 // Claims shop's exact hostname too: "shop" sorts first and wins, the conflict is reported.
@@ -166,22 +166,16 @@ describe("GET /v1/snapshot", () => {
   });
 
   it("reports a refused Registry while the last good one is served", async () => {
-    const registry = {
-      present: true,
-      resourceVersion: "9",
-      error: "apps[0].name: required",
-      refusedApps: [],
-      contentHash: null,
-    };
+    const registry = registryStatus("9", "apps[0].name: required");
     const r = await get(snapshotOf([SHOP], {}, 3, registry), "/v1/snapshot");
     expect(r.body.registry).toEqual(registry);
     expect(r.body.apps).toBe(1);
   });
 
-  // The README spells this body out; the answer must be exactly that value.
-  it("answers 503 with the body the README documents before the first Snapshot", async () => {
-    const documented = /Before the first Snapshot it answers 503 with `(\{[^`]*\})`/.exec(
-      readFileSync("README.md", "utf8"),
+  // docs/serving.md spells this body out; the answer must be exactly that value.
+  it("answers 503 with the body docs/serving.md documents before the first Snapshot", async () => {
+    const documented = /Before the first Snapshot: 503 with `(\{[^`]*\})`/.exec(
+      readFileSync("docs/serving.md", "utf8"),
     )?.[1];
     expect(documented).toBeDefined();
     const body: unknown = JSON.parse(String(documented).replace(/(\w+):/g, '"$1":'));

@@ -3,11 +3,12 @@
 
 import net from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { DEFAULT_RETRY_AFTER } from "../../src/answers/route-answer.ts";
-import { createMetrics } from "../../src/ops/metrics.ts";
-import { startDataThread } from "../../src/route/data-thread.ts";
 import type { Snapshot } from "../../src/snapshot/types.ts";
-import { startTestDataThread, type TestDataThread } from "../support/data-thread.ts";
+import {
+  launchDataThread,
+  startTestDataThread,
+  type TestDataThread,
+} from "../support/data-thread.ts";
 import { get, metricValue } from "../support/http.ts";
 import { memoryLogger } from "../support/log-sink.ts";
 import { waitUntil } from "../support/wait.ts";
@@ -141,13 +142,8 @@ describe("the data thread", () => {
     const taken = net.createServer();
     await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
     const port = (taken.address() as net.AddressInfo).port;
-    const { logger } = memoryLogger("warn");
-    const metrics = createMetrics();
-    const thread = startDataThread({
+    const { thread } = launchDataThread(memoryLogger("warn").logger, {
       listen: { host: "127.0.0.1", port },
-      retryAfter: DEFAULT_RETRY_AFTER,
-      counts: metrics.routeCounts,
-      logger,
     });
     const listening = await thread.listening;
     await thread.close(0);
@@ -156,13 +152,7 @@ describe("the data thread", () => {
   });
 
   it("tells the main thread when it ends by itself", async () => {
-    const { logger } = memoryLogger("warn");
-    const metrics = createMetrics();
-    const thread = startDataThread({
-      listen: { host: "127.0.0.1", port: 0 },
-      retryAfter: DEFAULT_RETRY_AFTER,
-      counts: metrics.routeCounts,
-      logger,
+    const { thread } = launchDataThread(memoryLogger("warn").logger, {
       resourceLimits: { maxOldGenerationSizeMb: 24 },
     });
     expect(await thread.listening).toEqual({ ok: true, value: expect.any(Number) });

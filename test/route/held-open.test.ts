@@ -3,10 +3,9 @@
 // loopback too), and an idle kept-alive connection is closed only when an idle timeout is set.
 
 import { afterEach, describe, expect, it } from "vitest";
-import { DEFAULT_RETRY_AFTER } from "../../src/answers/route-answer.ts";
-import { createMetrics } from "../../src/ops/metrics.ts";
-import { type DataThread, startDataThread } from "../../src/route/data-thread.ts";
+import type { DataThread } from "../../src/route/data-thread.ts";
 import { type ListenerLimits, LOOPBACK_LIMITS } from "../../src/route/listener-limits.ts";
+import { launchDataThread, startTestDataThread } from "../support/data-thread.ts";
 import { memoryLogger } from "../support/log-sink.ts";
 import { header, RawConnection } from "../support/raw-http.ts";
 import { waitUntil } from "../support/wait.ts";
@@ -30,22 +29,13 @@ afterEach(async () => {
 /** A data thread serving SHOP with `limits` over the loopback defaults; its log and port. */
 async function start(limits: Partial<ListenerLimits>) {
   const { logger, lines } = memoryLogger("warn");
-  const metrics = createMetrics();
-  const thread = startDataThread({
-    listen: { host: "127.0.0.1", port: 0 },
+  const { thread, port } = await startTestDataThread(SHOP, logger, {
     limits: { ...LOOPBACK_LIMITS, ...limits },
-    retryAfter: DEFAULT_RETRY_AFTER,
-    counts: metrics.routeCounts,
-    logger,
   });
-  const listening = await thread.listening;
-  if (!listening.ok) throw new Error(listening.error);
-  thread.publish(SHOP);
-  await thread.serving(SHOP.revision);
   const open: RawConnection[] = [];
   running.push({ thread, open });
   const connect = () => {
-    const c = new RawConnection(listening.value);
+    const c = new RawConnection(port);
     open.push(c);
     return c;
   };
@@ -120,13 +110,9 @@ describe("the data listener's limits", () => {
 
   it("warns when it is not on loopback (an address nothing here can take: it logs, then fails)", async () => {
     const { logger, lines } = memoryLogger("warn");
-    const metrics = createMetrics();
-    const thread = startDataThread({
+    const { thread } = launchDataThread(logger, {
       // TEST-NET-1: no interface of this machine has it, so the listen fails and nothing opens.
       listen: { host: "192.0.2.1", port: 0 },
-      retryAfter: DEFAULT_RETRY_AFTER,
-      counts: metrics.routeCounts,
-      logger,
     });
     const listening = await thread.listening;
     await thread.close(0);

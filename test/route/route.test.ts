@@ -12,7 +12,7 @@ import {
   secretUnavailable,
   startRouteServer,
 } from "../support/route-answers.ts";
-import { snapshotOf } from "../support/world.ts";
+import { registryStatus, snapshotOf } from "../support/world.ts";
 
 const SHOP = {
   name: "shop",
@@ -65,13 +65,7 @@ describe("/v1/route, docs/serving.md row by row", () => {
   });
 
   it("keeps routing from the last good Registry when the new one is malformed", async () => {
-    const rejected = {
-      present: true,
-      resourceVersion: "9",
-      error: "apps[0].name: required",
-      refusedApps: [],
-      contentHash: null,
-    };
+    const rejected = registryStatus("9", "apps[0].name: required");
     const { app } = await serverWith(
       snapshotOf([SHOP], { "shop-credentials": { token: "t" } }, 4, rejected),
     );

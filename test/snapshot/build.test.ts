@@ -2,7 +2,15 @@ import { describe, expect, it } from "vitest";
 import { build } from "../../src/snapshot/build.ts";
 import { assertConsistent } from "../../src/snapshot/consistency.ts";
 import { findApp, listApps, lookup } from "../../src/snapshot/lookup.ts";
-import { meta, registryOf, SHOP, SHOP_DECLARED, secretData, secretsOf } from "../support/world.ts";
+import {
+  meta,
+  registryOf,
+  registryStatus,
+  SHOP,
+  SHOP_DECLARED,
+  secretData,
+  secretsOf,
+} from "../support/world.ts";
 
 const registry = registryOf([
   SHOP,
@@ -55,28 +63,13 @@ describe("build: the rows of the routing contract (README) the pure core decides
   });
 
   it("carries revision, build time and the Registry status", () => {
-    const s = build(registry, secretsOf(), {
+    const given = {
       revision: 7,
       builtAt: 123,
-      registry: {
-        present: true,
-        resourceVersion: "9",
-        error: "invalid registry: x",
-        refusedApps: [],
-        contentHash: null,
-      },
-    });
-    expect({ revision: s.revision, builtAt: s.builtAt, registry: s.registry }).toEqual({
-      revision: 7,
-      builtAt: 123,
-      registry: {
-        present: true,
-        resourceVersion: "9",
-        error: "invalid registry: x",
-        refusedApps: [],
-        contentHash: null,
-      },
-    });
+      registry: registryStatus("9", "invalid registry: x"),
+    };
+    const s = build(registry, secretsOf(), given);
+    expect({ revision: s.revision, builtAt: s.builtAt, registry: s.registry }).toEqual(given);
   });
 
   it("is deeply frozen", () => {

@@ -5,9 +5,11 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { afterEach, beforeEach } from "vitest";
 import { type FileSystem, nodeFileSystem, type WritableFile } from "../../src/state/file.ts";
 import { StateKey } from "../../src/state/key.ts";
 import { type State, type StateConfig, stateConfig } from "../../src/state/state.ts";
+import { HookSlot } from "../support/hook-slot.ts";
 
 export const CONFIG: StateConfig = stateConfig({
   registryNamespace: "mirror",
@@ -56,10 +58,30 @@ export function secretValues(state: State): string[] {
   ];
 }
 
-/** A fresh directory for one test; remove() deletes it. */
-export function scratchDirectory(): { readonly dir: string; remove(): void } {
-  const dir = mkdtempSync(join(tmpdir(), "state-test-"));
-  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+/** A directory of its own for each test of the calling scope. */
+export interface Scratch {
+  /** The current test's directory, deleted once the test ends. */
+  readonly dir: string;
+  /** Where the state file goes in it (`dir/state`). */
+  readonly path: string;
+}
+
+/** Registers the hooks that give each test of the calling file or `describe` a fresh Scratch. */
+export function scratchPerTest(): Scratch {
+  const dir = new HookSlot<string>("a Scratch");
+  beforeEach(() => dir.set(mkdtempSync(join(tmpdir(), "state-test-"))));
+  afterEach(() => {
+    if (dir.current !== undefined) rmSync(dir.current, { recursive: true, force: true });
+    dir.set(undefined);
+  });
+  return {
+    get dir() {
+      return dir.value;
+    },
+    get path() {
+      return join(dir.value, "state");
+    },
+  };
 }
 
 /** The stage of an atomic write a failing file system fails at. */

@@ -3,9 +3,9 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { inspect } from "node:util";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { parseKey, readKeyFile, StateKey } from "../../src/state/key.ts";
-import { scratchDirectory } from "./fixtures.ts";
+import { scratchPerTest } from "./fixtures.ts";
 
 // The command the README shows to create the key Secret.
 const KEY_COMMAND =
@@ -89,11 +89,7 @@ describe("StateKey", () => {
 });
 
 describe("readKeyFile", () => {
-  let scratch: ReturnType<typeof scratchDirectory>;
-  beforeEach(() => {
-    scratch = scratchDirectory();
-  });
-  afterEach(() => scratch.remove());
+  const scratch = scratchPerTest();
 
   it("reads the key through the symbolic links of a mounted Secret (key -> ..data/key)", async () => {
     // The kubelet's layout: ..2025_01_01/key, ..data -> ..2025_01_01, key -> ..data/key.

@@ -2,31 +2,24 @@
 // its own error value, never a throw.
 
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import fc from "fast-check";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { encodeState } from "../../src/state/document.ts";
 import { STATE_ERROR_KINDS, type StateErrorKind } from "../../src/state/errors.ts";
 import { type ReadStateOptions, readStateFile } from "../../src/state/read-state.ts";
 import { FORMAT_VERSION, HEADER_BYTES, MAGIC, seal } from "../../src/state/seal.ts";
 import { type State, stateConfig } from "../../src/state/state.ts";
 import { writeStateFile } from "../../src/state/write-state.ts";
-import { CONFIG, newKey, sampleState, scratchDirectory } from "./fixtures.ts";
+import { CONFIG, newKey, sampleState, scratchPerTest } from "./fixtures.ts";
 
 const HOUR = 3_600_000;
 const key = newKey();
 const state = sampleState();
 
-let scratch: ReturnType<typeof scratchDirectory>;
-let path: string;
-beforeEach(() => {
-  scratch = scratchDirectory();
-  path = join(scratch.dir, "state");
-});
-afterEach(() => scratch.remove());
+const scratch = scratchPerTest();
 
 const options = (overrides: Partial<ReadStateOptions> = {}): ReadStateOptions => ({
-  path,
+  path: scratch.path,
   key,
   maxAgeMs: HOUR,
   now: state.savedAt + 60_000,
@@ -35,9 +28,9 @@ const options = (overrides: Partial<ReadStateOptions> = {}): ReadStateOptions =>
 });
 
 async function written(s: State = state): Promise<Buffer> {
-  const w = await writeStateFile(path, key, s);
+  const w = await writeStateFile(scratch.path, key, s);
   if (!w.ok) throw new Error(w.error.message);
-  return readFileSync(path);
+  return readFileSync(scratch.path);
 }
 
 async function kindOf(overrides: Partial<ReadStateOptions> = {}): Promise<StateErrorKind | "ok"> {
@@ -89,15 +82,15 @@ describe("readStateFile", () => {
   it("says the file is missing", async () => {
     expect(await readStateFile(options())).toEqual({
       ok: false,
-      error: { kind: "missing", message: `state file ${path} does not exist` },
+      error: { kind: "missing", message: `state file ${scratch.path} does not exist` },
     });
   });
 
   it("says a directory in the file's place is unreadable", async () => {
-    mkdirSync(path);
+    mkdirSync(scratch.path);
     expect(await readStateFile(options())).toEqual({
       ok: false,
-      error: { kind: "unreadable", message: `state file ${path} is not a regular file` },
+      error: { kind: "unreadable", message: `state file ${scratch.path} is not a regular file` },
     });
   });
 
@@ -107,7 +100,7 @@ describe("readStateFile", () => {
       ok: false,
       error: {
         kind: "too-large",
-        message: `state file ${path} holds ${size} bytes, more than the ${size - 1} allowed`,
+        message: `state file ${scratch.path} holds ${size} bytes, more than the ${size - 1} allowed`,
       },
     });
     expect(await kindOf({ maxBytes: size })).toBe("ok");
@@ -115,27 +108,27 @@ describe("readStateFile", () => {
 
   it("says a truncated file is truncated", async () => {
     const file = await written();
-    writeFileSync(path, file.subarray(0, file.length - 1));
+    writeFileSync(scratch.path, file.subarray(0, file.length - 1));
     expect(await readStateFile(options())).toEqual({
       ok: false,
       error: {
         kind: "truncated",
-        message: `state file ${path} holds ${file.length - 1} bytes, its header announces ${file.length}`,
+        message: `state file ${scratch.path} holds ${file.length - 1} bytes, its header announces ${file.length}`,
       },
     });
-    writeFileSync(path, file.subarray(0, 20));
+    writeFileSync(scratch.path, file.subarray(0, 20));
     expect(await kindOf()).toBe("truncated");
-    writeFileSync(path, "");
+    writeFileSync(scratch.path, "");
     expect(await kindOf()).toBe("truncated");
   });
 
   it("says a file that is not a state file is not one", async () => {
-    writeFileSync(path, JSON.stringify({ secrets: [] }));
+    writeFileSync(scratch.path, JSON.stringify({ secrets: [] }));
     expect(await readStateFile(options())).toEqual({
       ok: false,
       error: {
         kind: "not-a-state-file",
-        message: `state file ${path} does not start with the state file's magic bytes`,
+        message: `state file ${scratch.path} does not start with the state file's magic bytes`,
       },
     });
   });
@@ -143,16 +136,16 @@ describe("readStateFile", () => {
   it("says a file of a newer format is from the future, and one of an older format is old", async () => {
     const file = await written();
     file.writeUInt16BE(FORMAT_VERSION + 1, MAGIC.length);
-    writeFileSync(path, file);
+    writeFileSync(scratch.path, file);
     expect(await readStateFile(options())).toEqual({
       ok: false,
       error: {
         kind: "future-version",
-        message: `state file ${path} format version ${FORMAT_VERSION + 1}, newer than ${FORMAT_VERSION}`,
+        message: `state file ${scratch.path} format version ${FORMAT_VERSION + 1}, newer than ${FORMAT_VERSION}`,
       },
     });
     file.writeUInt16BE(FORMAT_VERSION - 1, MAGIC.length);
-    writeFileSync(path, file);
+    writeFileSync(scratch.path, file);
     expect(await kindOf()).toBe("old-version");
   });
 
@@ -163,7 +156,7 @@ describe("readStateFile", () => {
       ok: false,
       error: {
         kind: "foreign-key",
-        message: `state file ${path} sealed under key ${key.id}, not this key ${other.id}`,
+        message: `state file ${scratch.path} sealed under key ${key.id}, not this key ${other.id}`,
       },
     });
   });
@@ -173,16 +166,16 @@ describe("readStateFile", () => {
     for (const at of [HEADER_BYTES, file.length - 1, HEADER_BYTES - 5 /* IV */]) {
       const altered = Buffer.from(file);
       altered[at]! ^= 0x01;
-      writeFileSync(path, altered);
+      writeFileSync(scratch.path, altered);
       expect(await readStateFile(options())).toEqual({
         ok: false,
         error: {
           kind: "corrupt",
-          message: `state file ${path} does not authenticate under this key: altered or damaged`,
+          message: `state file ${scratch.path} does not authenticate under this key: altered or damaged`,
         },
       });
     }
-    writeFileSync(path, Buffer.concat([file, Buffer.from([0])]));
+    writeFileSync(scratch.path, Buffer.concat([file, Buffer.from([0])]));
     expect(await kindOf()).toBe("corrupt");
   });
 
@@ -198,7 +191,7 @@ describe("readStateFile", () => {
       encodeState({ ...state, secrets: [state.secrets[0]!, state.secrets[0]!] }),
     ];
     for (const plaintext of cases) {
-      writeFileSync(path, seal(plaintext, key));
+      writeFileSync(scratch.path, seal(plaintext, key));
       expect(await kindOf()).toBe("malformed");
     }
   });
@@ -209,7 +202,7 @@ describe("readStateFile", () => {
       ok: false,
       error: {
         kind: "too-old",
-        message: `state file ${path} saved 3600 s ago, more than the 3600 s allowed`,
+        message: `state file ${scratch.path} saved 3600 s ago, more than the 3600 s allowed`,
       },
     });
     expect(await kindOf({ now: state.savedAt + HOUR })).toBe("ok");
@@ -242,7 +235,7 @@ describe("readStateFile", () => {
     ]) {
       const r = await readStateFile(other({ ...flags, ...patch }));
       expect(r.ok ? "ok" : r.error.kind).toBe("other-config");
-      if (!r.ok) messages.push(r.error.message.replace(`state file ${path} `, ""));
+      if (!r.ok) messages.push(r.error.message.replace(`state file ${scratch.path} `, ""));
     }
     expect(messages).toEqual([
       "written under Registry namespace 'mirror', configured now: 'other'",
@@ -261,7 +254,7 @@ describe("readStateFile on damaged files", () => {
     const file = await written(sampleState({ secrets: 2, valueBytes: 16 }));
     const kinds = new Set<string>();
     for (let length = 0; length < file.length; length += 1) {
-      writeFileSync(path, file.subarray(0, length));
+      writeFileSync(scratch.path, file.subarray(0, length));
       kinds.add(await kindOf());
     }
     expect([...kinds]).toEqual(["truncated"]);
@@ -278,7 +271,7 @@ describe("readStateFile on damaged files", () => {
         const damaged = Buffer.from(file);
         for (const { at, mask } of flips) damaged[at]! ^= mask;
         if (damaged.equals(file)) return; // flips that cancel out
-        writeFileSync(path, damaged);
+        writeFileSync(scratch.path, damaged);
         const r = await readStateFile(options());
         expect(r.ok).toBe(false);
         if (!r.ok) expect(STATE_ERROR_KINDS).toContain(r.error.kind);
@@ -292,7 +285,7 @@ describe("readStateFile on damaged files", () => {
   it("gives an error value for any bytes at all", async () => {
     await fc.assert(
       fc.asyncProperty(fc.uint8Array({ maxLength: 200 }), async (bytes) => {
-        writeFileSync(path, bytes);
+        writeFileSync(scratch.path, bytes);
         const r = await readStateFile(options());
         expect(r.ok).toBe(false);
       }),
@@ -320,7 +313,7 @@ describe("readStateFile on damaged files", () => {
     );
     await fc.assert(
       fc.asyncProperty(plaintexts, async (plaintext) => {
-        writeFileSync(path, seal(plaintext, key));
+        writeFileSync(scratch.path, seal(plaintext, key));
         const r = await readStateFile(options());
         // A flip inside a byte string or a name leaves a valid document with other data: that is
         // GCM's to catch, not the document's. Anything else is refused.

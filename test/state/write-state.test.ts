@@ -2,7 +2,7 @@
 
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { removeStaleTemporaries } from "../../src/state/file.ts";
 import { readStateFile } from "../../src/state/read-state.ts";
 import type { State } from "../../src/state/state.ts";
@@ -13,45 +13,39 @@ import {
   newKey,
   recordingFileSystem,
   sampleState,
-  scratchDirectory,
+  scratchPerTest,
   secretValues,
 } from "./fixtures.ts";
 
 const key = newKey();
-let scratch: ReturnType<typeof scratchDirectory>;
-let path: string;
-beforeEach(() => {
-  scratch = scratchDirectory();
-  path = join(scratch.dir, "state");
-});
-afterEach(() => scratch.remove());
+const scratch = scratchPerTest();
 
 const read = (s: State) =>
-  readStateFile({ path, key, maxAgeMs: 60_000, now: s.savedAt, config: CONFIG });
+  readStateFile({ path: scratch.path, key, maxAgeMs: 60_000, now: s.savedAt, config: CONFIG });
 
 describe("writeStateFile", () => {
   it("writes a file of mode 0600, whatever the umask", async () => {
     const umask = process.umask(0o277);
     try {
-      expect((await writeStateFile(path, key, sampleState())).ok).toBe(true);
+      expect((await writeStateFile(scratch.path, key, sampleState())).ok).toBe(true);
     } finally {
       process.umask(umask);
     }
-    expect(statSync(path).mode & 0o777).toBe(0o600);
-    await writeStateFile(path, key, sampleState());
-    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(statSync(scratch.path).mode & 0o777).toBe(0o600);
+    await writeStateFile(scratch.path, key, sampleState());
+    expect(statSync(scratch.path).mode & 0o777).toBe(0o600);
   });
 
   it("resolves with the size of the file it wrote", async () => {
-    const w = await writeStateFile(path, key, sampleState());
-    expect(w).toEqual({ ok: true, value: { bytes: statSync(path).size } });
+    const w = await writeStateFile(scratch.path, key, sampleState());
+    expect(w).toEqual({ ok: true, value: { bytes: statSync(scratch.path).size } });
   });
 
   it("never writes a Secret value, raw, base64, hex or latin1-as-UTF-8, to any file", async () => {
     const state = sampleState({ secrets: 20, valueBytes: 64 });
     const fs = recordingFileSystem();
-    expect((await writeStateFile(path, key, state, fs)).ok).toBe(true);
-    const everything = Buffer.concat([...fs.written, readFileSync(path)]);
+    expect((await writeStateFile(scratch.path, key, state, fs)).ok).toBe(true);
+    const everything = Buffer.concat([...fs.written, readFileSync(scratch.path)]);
     const values = secretValues(state);
     expect(values).toHaveLength(41);
     for (const value of values) {
@@ -75,19 +69,19 @@ describe("writeStateFile", () => {
     "leaves the previous file intact and no temporary file when %s fails",
     async (failAt) => {
       const before = sampleState({ savedAt: 1_000 });
-      expect((await writeStateFile(path, key, before)).ok).toBe(true);
-      const previous = readFileSync(path);
+      expect((await writeStateFile(scratch.path, key, before)).ok).toBe(true);
+      const previous = readFileSync(scratch.path);
       const w = await writeStateFile(
-        path,
+        scratch.path,
         key,
         sampleState({ savedAt: 2_000 }),
         recordingFileSystem(failAt),
       );
       expect(w).toEqual({
         ok: false,
-        error: { message: `writing ${path}: no space left on the device, ENOSPC in write` },
+        error: { message: `writing ${scratch.path}: no space left on the device, ENOSPC in write` },
       });
-      expect(readFileSync(path).equals(previous)).toBe(true);
+      expect(readFileSync(scratch.path).equals(previous)).toBe(true);
       expect(readdirSync(scratch.dir)).toEqual(["state"]);
       expect(await read(before)).toEqual({ ok: true, value: before });
     },
@@ -95,11 +89,11 @@ describe("writeStateFile", () => {
 
   it("reports a failed directory sync after the new file is in place", async () => {
     const next = sampleState({ savedAt: 2_000 });
-    const w = await writeStateFile(path, key, next, recordingFileSystem("syncDirectory"));
+    const w = await writeStateFile(scratch.path, key, next, recordingFileSystem("syncDirectory"));
     expect(w).toEqual({
       ok: false,
       error: {
-        message: `syncing the directory of ${path}: no space left on the device, ENOSPC in write`,
+        message: `syncing the directory of ${scratch.path}: no space left on the device, ENOSPC in write`,
       },
     });
     expect(readdirSync(scratch.dir)).toEqual(["state"]);
@@ -107,7 +101,7 @@ describe("writeStateFile", () => {
   });
 
   it("leaves no file at all when the first write fails", async () => {
-    const w = await writeStateFile(path, key, sampleState(), recordingFileSystem("write"));
+    const w = await writeStateFile(scratch.path, key, sampleState(), recordingFileSystem("write"));
     expect(w.ok).toBe(false);
     expect(readdirSync(scratch.dir)).toEqual([]);
   });
@@ -118,9 +112,11 @@ describe("writeStateFile", () => {
       ...state,
       secrets: [{ ...state.secrets[0]!, data: { token: "caf\u00e9 \u2603" } }],
     };
-    expect(await writeStateFile(path, key, bad)).toEqual({
+    expect(await writeStateFile(scratch.path, key, bad)).toEqual({
       ok: false,
-      error: { message: `encoding the state for ${path}: a Secret value is not a byte string` },
+      error: {
+        message: `encoding the state for ${scratch.path}: a Secret value is not a byte string`,
+      },
     });
     expect(readdirSync(scratch.dir)).toEqual([]);
   });
@@ -143,7 +139,7 @@ describe("removeStaleTemporaries", () => {
       "state",
     ];
     for (const name of names) writeFileSync(join(scratch.dir, name), "x");
-    await removeStaleTemporaries(path);
+    await removeStaleTemporaries(scratch.path);
     expect(readdirSync(scratch.dir).sort()).toEqual([
       ".other.tmp-0123456789abcdef",
       ".state.tmp-not-hex",

@@ -3,8 +3,7 @@
 
 import { spawn } from "node:child_process";
 import { readdirSync } from "node:fs";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { decodeState } from "../../src/state/document.ts";
 import type { FileSystem } from "../../src/state/file.ts";
 import { readStateFile } from "../../src/state/read-state.ts";
@@ -12,7 +11,7 @@ import { unseal } from "../../src/state/seal.ts";
 import type { State } from "../../src/state/state.ts";
 import { StateWriter, type StateWriterOptions } from "../../src/state/writer.ts";
 import { FakeClock, settle } from "../support/fake-clock.ts";
-import { CONFIG, memoryFileSystem, newKey, sampleState, scratchDirectory } from "./fixtures.ts";
+import { CONFIG, memoryFileSystem, newKey, sampleState, scratchPerTest } from "./fixtures.ts";
 
 const key = newKey();
 const PATH = "/state/state";
@@ -217,14 +216,10 @@ describe("StateWriter", () => {
 });
 
 describe("StateWriter on disk", () => {
-  let scratch: ReturnType<typeof scratchDirectory>;
-  beforeEach(() => {
-    scratch = scratchDirectory();
-  });
-  afterEach(() => scratch.remove());
+  const scratch = scratchPerTest();
 
   it("flush resolves with the newest state on disk, readable by the warm start", async () => {
-    const path = join(scratch.dir, "state");
+    const { path } = scratch;
     const writer = new StateWriter({ path, key, clock: new FakeClock(), onError: () => {} });
     writer.schedule(at(1));
     writer.schedule(at(2));
@@ -236,7 +231,7 @@ describe("StateWriter on disk", () => {
   });
 
   it("a writer killed mid-write leaves the previous file; the next writer removes its temporary file", async () => {
-    const path = join(scratch.dir, "state");
+    const { path } = scratch;
     const src = (file: string) =>
       JSON.stringify(new URL(`../../src/state/${file}`, import.meta.url).href);
     // A child that writes one state, then stalls halfway through writing the next; killed then.

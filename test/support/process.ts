@@ -4,6 +4,7 @@
 
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { serveFlags } from "./serve-flags.ts";
 import { waitUntil } from "./wait.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -147,24 +148,16 @@ export async function startSidecarProcess(o: SidecarProcessOptions): Promise<Sid
     PROBE,
     o.entry ?? MAIN,
     "serve",
-    "--kubeconfig",
-    o.kubeconfig,
-    "--registry-namespace",
-    o.registryNamespace ?? "platform",
-    "--listen",
-    "127.0.0.1:0",
-    "--ops-listen",
-    "127.0.0.1:0",
-    "--watch-timeout",
-    String(o.watchTimeoutSeconds ?? 5),
-    "--log-level",
-    o.logLevel ?? "info",
-    "--allow-cluster-wide-secrets",
-    "true",
-    // `stop` closes at once unless a test asks for the grace (extraArgs win).
-    "--shutdown-grace",
-    "0",
-    ...(o.extraArgs ?? []),
+    ...serveFlags(o.kubeconfig, o.registryNamespace ?? "platform", [
+      "--watch-timeout",
+      String(o.watchTimeoutSeconds ?? 5),
+      "--log-level",
+      o.logLevel ?? "info",
+      // `stop` closes at once unless a test asks for the grace (extraArgs win).
+      "--shutdown-grace",
+      "0",
+      ...(o.extraArgs ?? []),
+    ]),
   ];
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env))

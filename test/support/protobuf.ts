@@ -1,6 +1,8 @@
 // Builds Kubernetes protobuf bodies for tests, field by field: messages are arrays of encoded
 // fields, so a test can add what a real server may send and the mirror does not read.
 
+import type { SecretObject } from "../../src/kube/cache/list-watch.ts";
+
 /** One encoded field (key and value). */
 export type PbField = Buffer;
 
@@ -53,16 +55,9 @@ export function pbEnvelope(kind: string, raw: Buffer, ...extra: readonly PbField
   ]);
 }
 
-/** What a test Secret holds; `data` values are bytes. */
-export interface PbSecret {
-  readonly namespace: string;
-  readonly name: string;
-  readonly resourceVersion: string;
-  readonly uid?: string;
-  readonly labels?: Readonly<Record<string, string>>;
-  readonly type?: string;
-  readonly data?: Readonly<Record<string, Uint8Array>>;
-}
+/** What a test Secret holds: the mirror's metadata and type, laid flat, and `data` values as bytes. */
+export type PbSecret = SecretObject["metadata"] &
+  Pick<SecretObject, "type"> & { readonly data?: Readonly<Record<string, Uint8Array>> };
 
 /** A v1.Secret message laid out as Go writes it: empty proto2 strings included. */
 export function pbSecret(s: PbSecret, ...extra: readonly PbField[]): Buffer {

@@ -10,6 +10,7 @@ import { type Sidecar, type SidecarOptions, startSidecar } from "../../src/sidec
 import type { SnapshotHolder } from "../../src/snapshot/holder.ts";
 import { findApp } from "../../src/snapshot/lookup.ts";
 import { memoryLogger } from "./log-sink.ts";
+import { serveFlags } from "./serve-flags.ts";
 import { kubeconfigFor, REGISTRY_NS } from "./world.ts";
 
 /** Backoff and deadlines fast enough for failure tests to converge in test time. */
@@ -43,22 +44,7 @@ export interface TestSidecar extends Sidecar {
 /** The config `serve` would parse from the test defaults and `flags`. */
 function testConfig(kubeconfigPath: string, flags: readonly string[] = []): SidecarConfig {
   const parsed = parseServeConfig(
-    [
-      "--kubeconfig",
-      kubeconfigPath,
-      "--registry-namespace",
-      REGISTRY_NS,
-      "--listen",
-      "127.0.0.1:0",
-      "--ops-listen",
-      "127.0.0.1:0",
-      "--watch-timeout",
-      "2",
-      // Most tests watch App Secrets cluster-wide, as envtest's world is small.
-      "--allow-cluster-wide-secrets",
-      "true",
-      ...flags,
-    ],
+    serveFlags(kubeconfigPath, REGISTRY_NS, ["--watch-timeout", "2", ...flags]),
     {},
   );
   if (!parsed.ok) throw new Error(parsed.error);

@@ -154,17 +154,23 @@ export function secretData(values: Record<string, string>, resourceVersion = "1"
 /** When every pure-core test's Snapshot was built. */
 export const BUILT_AT = 1_700_000_000_000;
 
+/** A present Registry at `resourceVersion`, served whole, or refused with `error`. */
+export const registryStatus = (
+  resourceVersion = "1",
+  error: string | null = null,
+): RegistryStatus => ({
+  present: true,
+  resourceVersion,
+  error,
+  refusedApps: [],
+  contentHash: null,
+});
+
 /** Build metadata for pure-core tests. */
-export const meta = (revision = 1) => ({
+export const meta = (revision = 1, builtAt = BUILT_AT) => ({
   revision,
-  builtAt: BUILT_AT,
-  registry: {
-    present: true,
-    resourceVersion: "1",
-    error: null,
-    refusedApps: [],
-    contentHash: null,
-  },
+  builtAt,
+  registry: registryStatus(),
 });
 
 /** Apps in namespace `apps`; `secrets` maps a Secret name to its values. */
@@ -172,13 +178,7 @@ export function snapshotOf(
   apps: AppInput[] | null,
   secrets: Record<string, Record<string, string>> = {},
   revision = 1,
-  registry: RegistryStatus = {
-    present: true,
-    resourceVersion: "7",
-    error: null,
-    refusedApps: [],
-    contentHash: null,
-  },
+  registry: RegistryStatus = registryStatus("7"),
 ): Snapshot {
   return build(
     apps === null ? null : registryOf(apps),

@@ -1,0 +1,81 @@
+// The write-to-answer figures: per variant, the times from just before an API write until the
+// proxy gave the new answer, as p50 / p99 / max; each zero-hop proxy against the target, and
+// nginx in hop mode beside them for comparison.
+
+import type { PlaneKind } from "../../test/support/data-plane.ts";
+import { fmt, quantile, type Row } from "../measure.ts";
+import type { WriteToAnswerData } from "./data.ts";
+import { labelOf, PROXIES, variantName, zeroHopLabelOf } from "./proxies.ts";
+
+/** The zero-hop target for write to answer: p99 under this many ms. */
+export const WRITE_P99_TARGET_MS = 100;
+
+/** One variant's write-to-answer times in short. */
+export interface WriteSummary {
+  readonly name: string;
+  readonly writes: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly maxMs: number;
+}
+
+/** The summary of `samples` (ms) under `name`. */
+export function summarizeWrites(name: string, samples: readonly number[]): WriteSummary {
+  return {
+    name,
+    writes: samples.length,
+    p50Ms: quantile(samples, 0.5),
+    p99Ms: quantile(samples, 0.99),
+    maxMs: Math.max(...samples),
+  };
+}
+
+/** The hop variant measured beside the zero-hop ones. */
+export const HOP_WRITES: PlaneKind = "nginx";
+
+const times = (s: WriteSummary) =>
+  `${fmt(s.p50Ms, 1)} / ${fmt(s.p99Ms, 1)} / ${fmt(s.maxMs, 1)} ms`;
+
+/** A row per zero-hop proxy measured, then one for nginx in hop mode. */
+export function writeRows(w: WriteToAnswerData): Row[] {
+  const of = (name: string) => {
+    const samples = w.samples[name];
+    return samples === undefined ? null : summarizeWrites(name, samples);
+  };
+  const hop = of(variantName(HOP_WRITES, "hop"));
+  // The procedure in the first row only, as the load rows give their setup once.
+  let described = false;
+  const setup = (s: WriteSummary) => {
+    const how = described ? "the same procedure" : w.write;
+    described = true;
+    return `${w.apps / 1000}k Apps, ${s.writes} writes (${how})`;
+  };
+  const rows = PROXIES.flatMap(({ kind }): Row[] => {
+    const s = of(variantName(kind, "zero-hop"));
+    if (s === null) return [];
+    const met = s.p99Ms < WRITE_P99_TARGET_MS;
+    return [
+      {
+        bench: `write → answer at the proxy, ${zeroHopLabelOf(kind)} (zero-hop), ${setup(s)}: p50 / p99 / max`,
+        figure: times(s),
+        baseline:
+          hop === null
+            ? "-"
+            : `${labelOf(HOP_WRITES)} (hop mode) ${fmt(hop.p50Ms, 1)} / ${fmt(hop.p99Ms, 1)} ms`,
+        ratio: hop === null ? "-" : `p99 ${fmt(s.p99Ms / hop.p99Ms, 2)}x hop`,
+        target: `p99 < ${WRITE_P99_TARGET_MS} ms`,
+        met: met ? "yes" : "no",
+      },
+    ];
+  });
+  if (hop !== null)
+    rows.push({
+      bench: `write → answer at the proxy, ${labelOf(HOP_WRITES)} (hop mode), ${setup(hop)}: p50 / p99 / max`,
+      figure: times(hop),
+      baseline: "-",
+      ratio: "-",
+      target: "reported",
+      met: "-",
+    });
+  return rows;
+}
