@@ -1,124 +1,61 @@
-// The zero-hop table as the Caddy routes that replace the `replica_mirror_table` object of
-// manifests/data-planes/caddy/zero-hop/caddy.json. Caddy has no keyed lookup for hosts besides
-// the `host` matcher's binary search over a large list (more than 100 names), and a `map`
-// handler compares its inputs one by one; so exact names go in groups, each a host matcher (which
-// group) and a map (which entry), and wildcards in one map per depth, the deepest tried first.
+// The zero-hop table as the routes of Caddy's server, which replace the not-synced routes of
+// manifests/data-planes/caddy/zero-hop/caddy.json. They are the server's own routes because
+// Caddy 2.6 compiles those once, and a subroute's on every request (about 0.4 µs per route).
+//
+// Caddy has no keyed lookup besides the `host` matcher's binary search over more than 100 names,
+// which says only yes or no, and a `map` handler, which compares its inputs one by one. So:
+//
+// 1. a Host not in normal form is normalised (caddy-host-routes.ts);
+// 2. a Host that is no exact name (one `host` matcher over them all, about 1 µs at 10k) is
+//    checked and looked for under the wildcards, depth by depth, and answered inside that route
+//    (the wildcard keys' routes run there, on the key found);
+// 3. an exact name reaches the exact keys' routes (caddy-key-routes.ts).
+//
+// Every push is a reload of Caddy's whole configuration, which costs about 150 ms of CPU per MB
+// of it: a key appears in one `host` list and one `map` (an App's without an answer from its
+// upstream in one more list), and nothing else grows with the table (0.9 MB at 10k Apps).
 
+import { type Json, unknownHost } from "./caddy-answers.ts";
+import { missRoute, normaliseRoute, wildcardKey } from "./caddy-host-routes.ts";
+import { type KeyRoutesOptions, keyRoutes } from "./caddy-key-routes.ts";
 import type { RoutingTable, TableEntry } from "./table.ts";
 
-/** The `@id` of the object a push replaces (PATCH /id/...). */
-export const TABLE_ID = "replica_mirror_table";
+/** The `@id` of the server whose routes a push replaces. */
+export const SERVER_ID = "replica_mirror_server";
+/** The admin API path a push replaces (PATCH). */
+export const ROUTES_PATH = `/id/${SERVER_ID}/routes`;
 /** The `@id` of the handler holding the revision (GET /id/...). */
 export const REVISION_ID = "replica_mirror_revision";
 
-/** Hosts per group: about the square root of 10k Apps' names times the cost of a matcher over a comparison. */
-export const DEFAULT_GROUP_SIZE = 700;
-
-type Json = { readonly [key: string]: unknown };
-
-/**
- * The routes of one table. Entries, `|`-separated, are what caddy.json's routes read: R|app|
- * revision|host:port|x-mirror-upstream (routed), N|app|revision (no http upstream), S|app (the
- * Secret is not here). Map outputs are expanded as placeholders by Caddy: nothing in an entry
- * holds a brace, as a routed upstream is `http://host[:port]`.
- */
-export function caddyTable(table: RoutingTable, groupSize = DEFAULT_GROUP_SIZE): Json {
+/** The server routes that answer from `table`. */
+export function caddyRoutes(table: RoutingTable, options: KeyRoutesOptions = {}): Json[] {
   const revision = String(table.revision);
-  const exact = [...table.exact].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  const groups: Json[] = [];
-  for (let at = 0; at < exact.length; at += groupSize) {
-    const group = exact.slice(at, at + groupSize);
-    groups.push({
-      match: [{ host: group.map(([host]) => host) }],
-      handle: [
-        lookupMap("{http.request.host}", "{mirror_exact}", group, revision),
-        { handler: "vars", mirror_entry: "{mirror_exact}" },
-      ],
-      // One route of a group runs: the first whose matcher matches. `terminal` would end the
-      // whole handler chain, the answer's routes after the table included.
-      group: "replica_mirror_exact",
-    });
-  }
-  const byDepth = new Map<number, [string, TableEntry][]>();
+  const wildcards = new Map<number, string[]>();
+  const wildcardEntries: [string, TableEntry][] = [];
   for (const [suffix, entry] of table.wildcard) {
+    const key = wildcardKey(suffix);
+    wildcardEntries.push([key, entry]);
     const depth = suffix.split(".").length;
-    const list = byDepth.get(depth) ?? [];
-    list.push([suffix, entry]);
-    byDepth.set(depth, list);
+    const keys = wildcards.get(depth);
+    if (keys === undefined) wildcards.set(depth, [key]);
+    else keys.push(key);
   }
-  const wildcards = [...byDepth.keys()]
-    .sort((a, b) => b - a)
-    .map((depth) => ({
-      // Not found yet, and the host has a label above a suffix of `depth` labels.
-      match: [
-        {
-          vars: { mirror_entry: [""] },
-          not: [{ vars: { [`{http.request.host.labels.${depth}}`]: [""] } }],
-        },
-      ],
-      handle: [
-        lookupMap(suffixOf(depth), `{mirror_wild_${depth}}`, byDepth.get(depth)!, revision),
-        { handler: "vars", mirror_entry: `{mirror_wild_${depth}}` },
-      ],
-    }));
-  return {
-    "@id": TABLE_ID,
-    handle: [
-      { "@id": REVISION_ID, handler: "vars", mirror_revision: revision },
-      {
-        handler: "subroute",
-        routes: [
-          { match: [{ vars: { mirror_bad: ["1"] } }], handle: [badHost] },
-          ...groups,
-          // A longer name is in no group; it must not reach a wildcard either.
-          {
-            match: [
-              { vars_regexp: { "{http.request.host}": { name: "long", pattern: "^.{254,}$" } } },
-            ],
-            handle: [badHost],
-            group: "replica_mirror_exact",
-          },
-          ...wildcards,
-        ],
-      },
-    ],
-  };
+  const exact = [...table.exact].sort(byKey);
+  return [
+    normaliseRoute(),
+    missRoute(
+      exact.map(([host]) => host),
+      wildcards,
+      keyRoutes(wildcardEntries.sort(byKey), revision, options, true),
+    ),
+    ...keyRoutes(exact, revision, options),
+    // Never reached (every exact name has its route): it holds the revision pushes read back.
+    { handle: [{ "@id": REVISION_ID, handler: "vars", mirror_revision: revision }, unknownHost] },
+  ];
 }
 
-const badHost: Json = {
-  handler: "static_response",
-  status_code: 400,
-  headers: { "X-Mirror-Reason": ["bad-host"] },
-};
-
-/** `{http.request.host.labels.<depth-1>}.….{http.request.host.labels.0}`: the host's last `depth` labels. */
-function suffixOf(depth: number): string {
-  return Array.from(
-    { length: depth },
-    (_, i) => `{http.request.host.labels.${depth - 1 - i}}`,
-  ).join(".");
-}
-
-function lookupMap(
-  source: string,
-  destination: string,
-  entries: readonly (readonly [string, TableEntry])[],
-  revision: string,
-): Json {
-  return {
-    handler: "map",
-    source,
-    destinations: [destination],
-    mappings: entries.map(([input, entry]) => ({ input, outputs: [entryValue(entry, revision)] })),
-  };
-}
-
-function entryValue(entry: TableEntry, revision: string): string {
-  if (entry.kind === "secret-unavailable") return `S|${entry.app}`;
-  const { target } = entry;
-  if (target === null) return `N|${entry.app}|${revision}`;
-  return `R|${entry.app}|${revision}|${target.host}:${target.port}|${entry.upstream}`;
-}
+const byKey = ([a]: readonly [string, unknown], [b]: readonly [string, unknown]) =>
+  a < b ? -1 : a > b ? 1 : 0;
 
 /** The revision in the answer to GET /id/replica_mirror_revision, or undefined if it holds none. */
 export function parseCaddyRevision(body: unknown): number | undefined {

@@ -3,7 +3,7 @@
 // its pushed table against the same proxy routing every request straight to the same upstream,
 // in alternating rounds (bench/rounds.ts); then the time from publishing a Snapshot to a pusher
 // until the proxy answers from it. Run: node test/push/smoke-bench.ts [haproxy|caddy|nginx]...
-// (SMOKE_ROUNDS, SMOKE_SECONDS, SMOKE_PUSHES change the defaults of 3, 3 and 12).
+// (SMOKE_APPS, SMOKE_ROUNDS, SMOKE_SECONDS, SMOKE_PUSHES change the defaults of 10000, 3, 3 and 12).
 
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -33,7 +33,7 @@ import {
   status,
 } from "./smoke-processes.ts";
 
-const APPS = 10_000;
+const APPS = Number(process.env.SMOKE_APPS ?? 10_000);
 const ROUNDS = Number(process.env.SMOKE_ROUNDS ?? 3);
 const SECONDS = Number(process.env.SMOKE_SECONDS ?? 3);
 const PUSHES = Number(process.env.SMOKE_PUSHES ?? 12);
@@ -114,7 +114,7 @@ async function measure(proxy: string): Promise<void> {
   const cpu = (r: readonly { cpuPerRequestUs: number }[]) =>
     r.map((x) => x.cpuPerRequestUs.toFixed(1)).join(" ");
   console.log(
-    `${proxy}: ${load.name}, ${ROUNDS} rounds of ${SECONDS} s, 32 connections, random hosts of the 10k Apps`,
+    `${proxy}: ${load.name}, ${ROUNDS} rounds of ${SECONDS} s, 32 connections, random hosts of the ${APPS} Apps`,
   );
   console.log(
     `  static route  req/s ${rps(a)}  CPU µs/req ${cpu(a)}  p50 ${a.map((x) => x.p50Us).join(" ")} µs`,
@@ -188,7 +188,7 @@ async function measure(proxy: string): Promise<void> {
   await pusher.close();
   const q = (p: number) => quantile(latencies, p).toFixed(0);
   console.log(
-    `  publish → answering, ${PUSHES} pushes of 10k Apps: p50 ${q(0.5)} ms, p99 ${q(0.99)} ms, max ${Math.max(...latencies).toFixed(0)} ms (${latencies.map((l) => l.toFixed(0)).join(" ")})`,
+    `  publish → answering, ${PUSHES} pushes of ${APPS} Apps: p50 ${q(0.5)} ms, p99 ${q(0.99)} ms, max ${Math.max(...latencies).toFixed(0)} ms (${latencies.map((l) => l.toFixed(0)).join(" ")})`,
   );
   await zeroHop.stop();
   await upstream.process.stop();
