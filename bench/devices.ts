@@ -53,6 +53,11 @@ const VARIANTS: readonly Variant[] = [
     }),
   ),
   {
+    name: "eager-status-api",
+    without: "status API built once ready (built at start instead)",
+    build: { replace: { "src/ops/ops-server.ts": "bench/variants/eager-status-api.ts" } },
+  },
+  {
     name: "fastify-route",
     without: "plain node:http data listener (Fastify serves the route instead)",
     build: { replace: { "src/route/route-server.ts": "bench/variants/fastify-route-server.ts" } },

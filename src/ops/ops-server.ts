@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { RetryAfterSeconds } from "../answers/route-answer.ts";
 import type { SnapshotHolder } from "../snapshot/holder.ts";
@@ -28,6 +29,11 @@ interface OpsServerOptions {
 export interface OpsServer {
   /** Not listening yet: the caller listens. */
   readonly server: Server;
+  /**
+   * Builds the status API's app now if no request has yet. The sidecar calls it once ready:
+   * building the app and compiling its schemas is main-thread work the first lists need more.
+   */
+  startStatusApi(): void;
   /** Closes the status API; the server is the caller's to close. */
   closeStatusApi(): Promise<void>;
 }
@@ -58,19 +64,25 @@ export function createOpsServer(options: OpsServerOptions): OpsServer {
   const answering = options.answering ?? (() => true);
   const stopping = options.stopping ?? (() => false);
   const log = options.logger ?? false;
-  const statusApp = createStatusApp({
-    holder,
-    logger: log,
-    retryAfter: options.retryAfter,
-    ...(options.proxies === undefined ? {} : { proxies: options.proxies }),
-  });
-  const statusReady = new Promise<void>((resolve, reject) => {
-    statusApp.ready((e) => (e ? reject(e) : resolve()));
-  });
-  // A status API that fails to start is a bug, logged once; the probes and /metrics still answer.
-  statusReady.catch((e: unknown) => {
-    if (log !== false) log.error({ err: e }, "status API failed to start");
-  });
+  let status: { app: FastifyInstance; ready: Promise<void> } | null = null;
+  const statusApi = () => {
+    if (status !== null) return status;
+    const app = createStatusApp({
+      holder,
+      logger: log,
+      retryAfter: options.retryAfter,
+      ...(options.proxies === undefined ? {} : { proxies: options.proxies }),
+    });
+    const ready = new Promise<void>((resolve, reject) => {
+      app.ready((e) => (e ? reject(e) : resolve()));
+    });
+    // A status API that fails to start is a bug, logged once; probes and /metrics still answer.
+    ready.catch((e: unknown) => {
+      if (log !== false) log.error({ err: e }, "status API failed to start");
+    });
+    status = { app, ready };
+    return status;
+  };
 
   const answer = (request: IncomingMessage, response: ServerResponse): void => {
     const url = request.url ?? "/";
@@ -93,8 +105,9 @@ export function createOpsServer(options: OpsServerOptions): OpsServer {
       else if (ready()) send(response, 200, TEXT, "ok");
       else send(response, 503, TEXT, "not synced");
     } else {
-      statusReady.then(
-        () => statusApp.routing(request, response),
+      const { app, ready } = statusApi();
+      ready.then(
+        () => app.routing(request, response),
         () => {
           send(response, 500, TEXT, "internal");
         },
@@ -114,8 +127,11 @@ export function createOpsServer(options: OpsServerOptions): OpsServer {
   server.maxConnections = MAX_CONNECTIONS;
   return {
     server,
+    startStatusApi() {
+      statusApi();
+    },
     async closeStatusApi() {
-      await statusApp.close();
+      await status?.app.close();
     },
   };
 }

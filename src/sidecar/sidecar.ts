@@ -110,6 +110,18 @@ export async function startSidecar(
     metrics: createPushMetrics(metrics.registry),
     log,
   });
+  let shuttingDown = false;
+  const ops = createOpsServer({
+    holder,
+    metrics,
+    retryAfter: DEFAULT_RETRY_AFTER,
+    logger: log,
+    ready: () => thread.servedRevision() > 0,
+    answering: () => thread.answering(),
+    stopping: () => shuttingDown,
+    proxies: () => pushers.held(),
+  });
+  let statusApiStarted = false;
   const opened = await openLastGoodState(config, log, Date.now(), (o) => metrics.state.loaded(o));
   let keeper: StateKeeper | null = null;
   const observers: MirrorObserver[] = [
@@ -123,6 +135,10 @@ export async function startSidecar(
         thread.publish(snapshot);
         pushers.publish(snapshot);
         keeper?.published();
+        if (!statusApiStarted) {
+          statusApiStarted = true;
+          setImmediate(() => ops.startStatusApi());
+        }
       },
       contact: () => keeper?.contact(),
     },
@@ -168,27 +184,16 @@ export async function startSidecar(
     });
   }
 
-  let shuttingDown = false;
-  const { server: ops, closeStatusApi } = createOpsServer({
-    holder,
-    metrics,
-    retryAfter: DEFAULT_RETRY_AFTER,
-    logger: log,
-    ready: () => thread.servedRevision() > 0,
-    answering: () => thread.answering(),
-    stopping: () => shuttingDown,
-    proxies: () => pushers.held(),
-  });
   const drainMs = options.drainMs ?? DRAIN_MS;
   const listening = await thread.listening;
   let opsAddress: Address;
   try {
     if (!listening.ok) throw new Error(listening.error);
-    opsAddress = await listen(ops, config.opsListen);
+    opsAddress = await listen(ops.server, config.opsListen);
   } catch (e) {
     await Promise.allSettled([
       thread.close(0),
-      closeServer(ops),
+      closeServer(ops.server),
       keeper?.close(),
       pushers.close(),
       mirror.stop(),
@@ -202,8 +207,8 @@ export async function startSidecar(
   let closing: Promise<void> | null = null;
   const close = () => {
     closing ??= (async () => {
-      const cut = setTimeout(() => ops.closeAllConnections(), drainMs);
-      const opsClosed = closeServer(ops).then(closeStatusApi);
+      const cut = setTimeout(() => ops.server.closeAllConnections(), drainMs);
+      const opsClosed = closeServer(ops.server).then(() => ops.closeStatusApi());
       // The state is written once more before the watches stop: it is as current as it gets.
       await keeper?.close();
       await pushers.close();
