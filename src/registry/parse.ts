@@ -1,5 +1,4 @@
 import { gunzipSync } from "node:zlib";
-import type { z } from "zod";
 import { parseJson } from "../json.ts";
 import { err, ok, type Result } from "../result.ts";
 import { normaliseHostname } from "./hostname.ts";
@@ -7,8 +6,11 @@ import {
   type AppDocument,
   type AppSpec,
   appDocument,
+  checkNames,
+  type Issues,
   type Registry,
   registryEnvelope,
+  registryShape,
 } from "./schema.ts";
 
 /** Why a Registry value was refused whole; `issues` name the offending path, as `apps: expected array`. */
@@ -64,6 +66,55 @@ export function parseRegistryDocument(
   json: unknown,
   defaultNamespace: string,
 ): Result<ParsedRegistry, RegistryError> {
+  const whole = registryShape.safeParse(json);
+  if (whole.success) return ok(checkedApps(whole.data.apps, defaultNamespace));
+  return parseEntryByEntry(json, defaultNamespace);
+}
+
+/** Every App entry has its shape: each is held to the naming rules and to unique names. */
+function checkedApps(entries: readonly AppDocument[], defaultNamespace: string): ParsedRegistry {
+  const valid: AppDocument[] = [];
+  const refused: RefusedApp[] = [];
+  const first = new Map<string, number>();
+  const issues: Issues = [];
+  entries.forEach((app, index) => {
+    checkNames(app, issues);
+    if (issues.length > 0) {
+      const reason = issues
+        .slice(0, MAX_ISSUES)
+        .map((i) => formatIssue(i))
+        .join("; ");
+      issues.length = 0;
+      refused.push({ index, name: app.name, reason });
+      return;
+    }
+    if (taken(first, app.name, index, refused)) return;
+    valid.push(app);
+  });
+  return { registry: registryOf(valid, defaultNamespace), refused: Object.freeze(refused) };
+}
+
+/** Whether an earlier entry took `name` (then this one is refused); else it is taken now. */
+function taken(
+  first: Map<string, number>,
+  name: string,
+  index: number,
+  refused: RefusedApp[],
+): boolean {
+  const before = first.get(name);
+  if (before !== undefined) {
+    refused.push({ index, name, reason: `name: taken by apps[${before}]` });
+    return true;
+  }
+  first.set(name, index);
+  return false;
+}
+
+/** Some entry lacks its shape, or the envelope is wrong: each entry is parsed on its own. */
+function parseEntryByEntry(
+  json: unknown,
+  defaultNamespace: string,
+): Result<ParsedRegistry, RegistryError> {
   const envelope = registryEnvelope.safeParse(json);
   if (!envelope.success) {
     const issues = envelope.error.issues.slice(0, MAX_ISSUES).map((i) => formatIssue(i));
@@ -84,12 +135,7 @@ export function parseRegistryDocument(
       refused.push({ index, name: nameOf(entry), reason });
       return;
     }
-    const before = first.get(app.data.name);
-    if (before !== undefined) {
-      refused.push({ index, name: app.data.name, reason: `name: taken by apps[${before}]` });
-      return;
-    }
-    first.set(app.data.name, index);
+    if (taken(first, app.data.name, index, refused)) return;
     valid.push(app.data);
   });
   return ok({ registry: registryOf(valid, defaultNamespace), refused: Object.freeze(refused) });
@@ -166,11 +212,15 @@ function failure(message: string): Result<never, RegistryError> {
 }
 
 /** `apps[3].hostnames[0]: port not allowed`. */
-function formatIssue(issue: z.core.$ZodIssue): string {
+function formatIssue(issue: {
+  readonly path?: readonly PropertyKey[] | undefined;
+  readonly message?: string | undefined;
+}): string {
+  const message = issue.message ?? "";
   let path = "";
-  for (const p of issue.path) {
+  for (const p of issue.path ?? []) {
     if (typeof p === "number") path += `[${p}]`;
     else path += path === "" ? String(p) : `.${String(p)}`;
   }
-  return path === "" ? issue.message : `${path}: ${issue.message}`;
+  return path === "" ? message : `${path}: ${message}`;
 }

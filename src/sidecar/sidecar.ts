@@ -60,6 +60,8 @@ export interface SidecarOptions {
 }
 
 const DRAIN_MS = 3_000;
+/** After the first Snapshot is served, before the status API's app is built (if no request did). */
+const STATUS_API_DELAY_MS = 100;
 
 /** The sidecar's logger: JSON lines on stdout, named. */
 export function makeLogger(level: SidecarConfig["logLevel"]): Logger {
@@ -111,6 +113,7 @@ export async function startSidecar(
     log,
   });
   let shuttingDown = false;
+  let closing: Promise<void> | null = null;
   const ops = createOpsServer({
     holder,
     metrics,
@@ -122,6 +125,7 @@ export async function startSidecar(
     proxies: () => pushers.held(),
   });
   let statusApiStarted = false;
+  let statusTimer: NodeJS.Timeout | undefined;
   const opened = await openLastGoodState(config, log, Date.now(), (o) => metrics.state.loaded(o));
   let keeper: StateKeeper | null = null;
   const observers: MirrorObserver[] = [
@@ -137,7 +141,11 @@ export async function startSidecar(
         keeper?.published();
         if (!statusApiStarted) {
           statusApiStarted = true;
-          setImmediate(() => ops.startStatusApi());
+          // Once the data listener serves and the probe that follows has been answered: the
+          // build is main-thread work that readiness should not wait on.
+          void thread.serving(snapshot.revision).then(() => {
+            if (closing === null) statusTimer = setTimeout(ops.startStatusApi, STATUS_API_DELAY_MS);
+          });
         }
       },
       contact: () => keeper?.contact(),
@@ -204,9 +212,9 @@ export async function startSidecar(
   const dataAddress = { host: config.listen.host, port: listening.value };
   log.info({ listen: dataAddress, opsListen: opsAddress }, "listening");
 
-  let closing: Promise<void> | null = null;
   const close = () => {
     closing ??= (async () => {
+      clearTimeout(statusTimer);
       const cut = setTimeout(() => ops.server.closeAllConnections(), drainMs);
       const opsClosed = closeServer(ops.server).then(() => ops.closeStatusApi());
       // The state is written once more before the watches stop: it is as current as it gets.
