@@ -33,13 +33,21 @@ interface Variant {
     /** src/ module → bench/variants/ module that replaces it. */
     readonly replace?: Readonly<Record<string, string>>;
   };
-  readonly dropFlag?: string;
   readonly dropEnv?: readonly string[];
 }
 
 const VARIANTS: readonly Variant[] = [
   { name: SHIPPED, without: "nothing" },
-  { name: "no-compile-cache", without: "V8 compile cache", dropEnv: ["NODE_COMPILE_CACHE"] },
+  {
+    name: "no-tick-record",
+    without: "nextTick record (ADR 21)",
+    build: { replace: { "src/runtime/tick-record.ts": "bench/variants/no-tick-record.ts" } },
+  },
+  {
+    name: "no-malloc-env",
+    without: "MALLOC_*_THRESHOLD_=65536 (ADR 19)",
+    dropEnv: ["MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"],
+  },
   {
     name: "no-collection",
     without: "collection after start (ADR 25)",
@@ -52,11 +60,6 @@ const VARIANTS: readonly Variant[] = [
       build: { without: [plugin as keyof typeof BUNDLE_PLUGINS] },
     }),
   ),
-  {
-    name: "eager-status-api",
-    without: "status API built once ready (built at start instead)",
-    build: { replace: { "src/ops/ops-server.ts": "bench/variants/eager-status-api.ts" } },
-  },
   {
     name: "fastify-route",
     without: "plain node:http data listener (Fastify serves the route instead)",
@@ -96,7 +99,7 @@ interface Built {
   readonly withoutEnv: readonly string[];
 }
 
-/** Builds (when the variant needs its own build) and warms a compile cache the image's way. */
+/** Builds the variant when it needs its own build; a compile cache when the image has one. */
 async function prepare(variant: Variant, ctx: SuiteContext): Promise<Built> {
   const command = shippedCommand();
   let dist = join(ROOT, "dist");
@@ -108,9 +111,7 @@ async function prepare(variant: Variant, ctx: SuiteContext): Promise<Built> {
       extraPlugins: variant.build.replace === undefined ? [] : [replacing(variant.build.replace)],
     });
   }
-  const nodeFlags = ctx.nodeFlags.filter(
-    (f) => variant.dropFlag === undefined || !f.startsWith(variant.dropFlag),
-  );
+  const nodeFlags = ctx.nodeFlags;
   const cache = warmCompileCache({ ...command, nodeFlags }, ROOT, dist);
   return {
     variant,
@@ -132,9 +133,11 @@ async function startVariant(b: Built, cluster: Awaited<ReturnType<typeof sharedC
 }
 
 /**
- * Start-up (spawn to `/readyz` 200) and RSS after sync (`SETTLE_MS` after every App is ready) of
- * each variant and of bare Fastify in rotating rounds, then `/v1/route` throughput of every
- * variant under wrk (32 connections, random hosts), alternating.
+ * Rounds in a rotating order; in each, every variant and bare Fastify is started fresh: spawn to
+ * `/readyz` 200, RSS `SETTLE_MS` after every App is ready, then (variants) `/v1/route` throughput
+ * under wrk (32 connections, random hosts) after a warm-up. A fresh process per round: some
+ * effects (ADR 21's) strike one process and spare the next, which one long-lived process a
+ * variant would hide or exaggerate.
  */
 export async function benchDevices(ctx: SuiteContext): Promise<SuiteOutput> {
   const rounds = ctx.quick ? 1 : 5;
@@ -142,45 +145,41 @@ export async function benchDevices(ctx: SuiteContext): Promise<SuiteOutput> {
   const cluster = await sharedCluster(APPS);
   const built: Built[] = [];
   for (const v of VARIANTS) built.push(await prepare(v, ctx));
-  const startMs = new Map<string, number[]>([
-    [FASTIFY, []],
-    ...built.map((b) => [b.variant.name, []] as [string, number[]]),
-  ]);
-  const rss = new Map<string, number[]>([...startMs.keys()].map((k) => [k, []]));
   const subjects = [FASTIFY, ...built.map((b) => b.variant.name)];
-  for (let r = 0; r < rounds; r++) {
-    for (let i = 0; i < subjects.length; i++) {
-      const which = subjects[(i + r) % subjects.length]!;
-      let server: ServerProcess;
-      if (which === FASTIFY) {
-        server = await startBaseline("fastify", { nodeFlags: ctx.nodeFlags, env: ctx.env });
-        await waitForStatus(server.opsPort, "/readyz", 200, 30_000, 1);
-        startMs.get(which)!.push(performance.now() - server.spawnedAt);
-      } else {
-        const started = await startVariant(built.find((b) => b.variant.name === which)!, cluster);
-        server = started.server;
-        startMs.get(which)!.push(started.readyMs);
-      }
-      await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
-      rss.get(which)!.push(server.rss());
-      await server.stop();
-    }
-  }
+  const startMs = new Map<string, number[]>(subjects.map((k) => [k, []]));
+  const rss = new Map<string, number[]>(subjects.map((k) => [k, []]));
+  const runs = new Map<string, RunResult[]>(built.map((b) => [b.variant.name, []]));
   const load = await startLoadGenerator();
-  const servers: ServerProcess[] = [];
-  let runs: Map<string, RunResult[]>;
+  const hostsFile = writeHostsFile(APPS);
   try {
-    for (const b of built) servers.push((await startVariant(b, cluster)).server);
-    runs = await alternate(servers, {
-      load,
-      rounds,
-      seconds,
-      connections: 32,
-      hostsFile: writeHostsFile(APPS),
-    });
+    for (let r = 0; r < rounds; r++) {
+      for (let i = 0; i < subjects.length; i++) {
+        const which = subjects[(i + r) % subjects.length]!;
+        let server: ServerProcess;
+        if (which === FASTIFY) {
+          server = await startBaseline("fastify", { nodeFlags: ctx.nodeFlags, env: ctx.env });
+          await waitForStatus(server.opsPort, "/readyz", 200, 30_000, 1);
+          startMs.get(which)!.push(performance.now() - server.spawnedAt);
+        } else {
+          const started = await startVariant(built.find((b) => b.variant.name === which)!, cluster);
+          server = started.server;
+          startMs.get(which)!.push(started.readyMs);
+        }
+        try {
+          await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+          rss.get(which)!.push(server.rss());
+          if (which !== FASTIFY) {
+            const options = { load, rounds: 1, seconds, connections: 32, hostsFile };
+            const [run] = (await alternate([server], options)).get(which)!;
+            runs.get(which)!.push(run!);
+          }
+        } finally {
+          await server.stop();
+        }
+      }
+    }
   } finally {
     await load.close();
-    await Promise.all(servers.map((s) => s.stop()));
   }
   return {
     rows: rows(built, startMs, rss, runs),

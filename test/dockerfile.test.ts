@@ -5,7 +5,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { shippedCommand } from "../bench/shipped.ts";
 
 const run = promisify(execFile);
 const dockerfile = readFileSync("Dockerfile", "utf8");
@@ -119,20 +118,5 @@ describe("Dockerfile", () => {
       ),
     ).toEqual([]);
     expect(threadInputs).toContain("src/route/worker.ts");
-  }, 60_000);
-
-  it("warms the compile cache with the ENTRYPOINT's command, every chunk of the bundle included", async () => {
-    const entry = JSON.parse(/^ENTRYPOINT (.+)$/m.exec(finalStage)![1]!) as string[];
-    const { warm } = shippedCommand();
-    expect(warm).toEqual([[...entry, "--version"]]);
-    const env = { ...process.env, NODE_COMPILE_CACHE: join(dir, "cache") };
-    for (const [, ...args] of warm) await run(process.execPath, args, { cwd: dir, env });
-    // Run as the image runs: every module is read from the cache, none compiled and written.
-    const { stderr } = await run(process.execPath, [...entry.slice(1), "--version"], {
-      cwd: dir,
-      env: { ...env, NODE_DEBUG_NATIVE: "COMPILE_CACHE" },
-    });
-    expect(stderr).toContain("[compile cache]");
-    expect(stderr.split("\n").filter((l) => /writing cache for/.test(l))).toEqual([]);
   }, 60_000);
 });

@@ -1,5 +1,4 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { RetryAfterSeconds } from "../answers/route-answer.ts";
 import type { SnapshotHolder } from "../snapshot/holder.ts";
@@ -29,11 +28,6 @@ interface OpsServerOptions {
 export interface OpsServer {
   /** Not listening yet: the caller listens. */
   readonly server: Server;
-  /**
-   * Builds the status API's app now if no request has yet. The sidecar calls it once ready:
-   * building the app and compiling its schemas is main-thread work the first lists need more.
-   */
-  startStatusApi(): void;
   /** Closes the status API; the server is the caller's to close. */
   closeStatusApi(): Promise<void>;
 }
@@ -64,25 +58,19 @@ export function createOpsServer(options: OpsServerOptions): OpsServer {
   const answering = options.answering ?? (() => true);
   const stopping = options.stopping ?? (() => false);
   const log = options.logger ?? false;
-  let status: { app: FastifyInstance; ready: Promise<void> } | null = null;
-  const statusApi = () => {
-    if (status !== null) return status;
-    const app = createStatusApp({
-      holder,
-      logger: log,
-      retryAfter: options.retryAfter,
-      ...(options.proxies === undefined ? {} : { proxies: options.proxies }),
-    });
-    const ready = new Promise<void>((resolve, reject) => {
-      app.ready((e) => (e ? reject(e) : resolve()));
-    });
-    // A status API that fails to start is a bug, logged once; probes and /metrics still answer.
-    ready.catch((e: unknown) => {
-      if (log !== false) log.error({ err: e }, "status API failed to start");
-    });
-    status = { app, ready };
-    return status;
-  };
+  const statusApp = createStatusApp({
+    holder,
+    logger: log,
+    retryAfter: options.retryAfter,
+    ...(options.proxies === undefined ? {} : { proxies: options.proxies }),
+  });
+  const statusReady = new Promise<void>((resolve, reject) => {
+    statusApp.ready((e) => (e ? reject(e) : resolve()));
+  });
+  // A status API that fails to start is a bug, logged once; the probes and /metrics still answer.
+  statusReady.catch((e: unknown) => {
+    if (log !== false) log.error({ err: e }, "status API failed to start");
+  });
 
   const answer = (request: IncomingMessage, response: ServerResponse): void => {
     const url = request.url ?? "/";
@@ -105,9 +93,8 @@ export function createOpsServer(options: OpsServerOptions): OpsServer {
       else if (ready()) send(response, 200, TEXT, "ok");
       else send(response, 503, TEXT, "not synced");
     } else {
-      const { app, ready } = statusApi();
-      ready.then(
-        () => app.routing(request, response),
+      statusReady.then(
+        () => statusApp.routing(request, response),
         () => {
           send(response, 500, TEXT, "internal");
         },
@@ -127,11 +114,8 @@ export function createOpsServer(options: OpsServerOptions): OpsServer {
   server.maxConnections = MAX_CONNECTIONS;
   return {
     server,
-    startStatusApi() {
-      statusApi();
-    },
     async closeStatusApi() {
-      await status?.app.close();
+      await statusApp.close();
     },
   };
 }

@@ -60,8 +60,6 @@ export interface SidecarOptions {
 }
 
 const DRAIN_MS = 3_000;
-/** After the first Snapshot is served, before the status API's app is built (if no request did). */
-const STATUS_API_DELAY_MS = 100;
 
 /** The sidecar's logger: JSON lines on stdout, named. */
 export function makeLogger(level: SidecarConfig["logLevel"]): Logger {
@@ -112,20 +110,6 @@ export async function startSidecar(
     metrics: createPushMetrics(metrics.registry),
     log,
   });
-  let shuttingDown = false;
-  let closing: Promise<void> | null = null;
-  const ops = createOpsServer({
-    holder,
-    metrics,
-    retryAfter: DEFAULT_RETRY_AFTER,
-    logger: log,
-    ready: () => thread.servedRevision() > 0,
-    answering: () => thread.answering(),
-    stopping: () => shuttingDown,
-    proxies: () => pushers.held(),
-  });
-  let statusApiStarted = false;
-  let statusTimer: NodeJS.Timeout | undefined;
   const opened = await openLastGoodState(config, log, Date.now(), (o) => metrics.state.loaded(o));
   let keeper: StateKeeper | null = null;
   const observers: MirrorObserver[] = [
@@ -139,14 +123,6 @@ export async function startSidecar(
         thread.publish(snapshot);
         pushers.publish(snapshot);
         keeper?.published();
-        if (!statusApiStarted) {
-          statusApiStarted = true;
-          // Once the data listener serves and the probe that follows has been answered: the
-          // build is main-thread work that readiness should not wait on.
-          void thread.serving(snapshot.revision).then(() => {
-            if (closing === null) statusTimer = setTimeout(ops.startStatusApi, STATUS_API_DELAY_MS);
-          });
-        }
       },
       contact: () => keeper?.contact(),
     },
@@ -192,16 +168,27 @@ export async function startSidecar(
     });
   }
 
+  let shuttingDown = false;
+  const { server: ops, closeStatusApi } = createOpsServer({
+    holder,
+    metrics,
+    retryAfter: DEFAULT_RETRY_AFTER,
+    logger: log,
+    ready: () => thread.servedRevision() > 0,
+    answering: () => thread.answering(),
+    stopping: () => shuttingDown,
+    proxies: () => pushers.held(),
+  });
   const drainMs = options.drainMs ?? DRAIN_MS;
   const listening = await thread.listening;
   let opsAddress: Address;
   try {
     if (!listening.ok) throw new Error(listening.error);
-    opsAddress = await listen(ops.server, config.opsListen);
+    opsAddress = await listen(ops, config.opsListen);
   } catch (e) {
     await Promise.allSettled([
       thread.close(0),
-      closeServer(ops.server),
+      closeServer(ops),
       keeper?.close(),
       pushers.close(),
       mirror.stop(),
@@ -212,11 +199,11 @@ export async function startSidecar(
   const dataAddress = { host: config.listen.host, port: listening.value };
   log.info({ listen: dataAddress, opsListen: opsAddress }, "listening");
 
+  let closing: Promise<void> | null = null;
   const close = () => {
     closing ??= (async () => {
-      clearTimeout(statusTimer);
-      const cut = setTimeout(() => ops.server.closeAllConnections(), drainMs);
-      const opsClosed = closeServer(ops.server).then(() => ops.closeStatusApi());
+      const cut = setTimeout(() => ops.closeAllConnections(), drainMs);
+      const opsClosed = closeServer(ops).then(closeStatusApi);
       // The state is written once more before the watches stop: it is as current as it gets.
       await keeper?.close();
       await pushers.close();

@@ -23,8 +23,12 @@ describe("the bench starts what the image starts", () => {
     expect(command.entry).toBe(packageJson.bin["replica-mirror"]);
     expect(command.args[0]).toBe("serve");
     expect(command.args.filter((a) => a.startsWith("--listen="))).toHaveLength(1);
-    expect(command.env.NODE_ENV).toBe("production");
-    expect(command.compileCache).toBe(true);
+    expect(command.env).toEqual({
+      NODE_ENV: "production",
+      MALLOC_MMAP_THRESHOLD_: "65536",
+      MALLOC_TRIM_THRESHOLD_: "65536",
+    });
+    expect(command.compileCache).toBe(false);
   });
 
   it("reads resident memory and CPU of a process from /proc", () => {

@@ -45,10 +45,6 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "replica-mirror-warm-"));
   // What ships: the start-up is the bundle's, not the sources'.
   await promisify(execFile)(process.execPath, ["scripts/build.ts", "--outdir", join(dir, "dist")]);
-  // With a compile cache warmed at build time, as the image has it.
-  await promisify(execFile)(process.execPath, [join(dir, "dist", "main.mjs"), "--version"], {
-    env: { ...process.env, NODE_COMPILE_CACHE: join(dir, "cache") },
-  });
   await writeFile(join(dir, "key"), randomBytes(32));
   flags = ["--state-file", join(dir, "state"), "--state-key-file", join(dir, "key")];
 }, 180_000);
@@ -68,7 +64,6 @@ async function start(): Promise<SidecarProcess> {
     kubeconfig: kubeconfig.path,
     extraArgs: flags,
     entry: join(dir, "dist", "main.mjs"),
-    env: { NODE_COMPILE_CACHE: join(dir, "cache") },
   });
   running.push(s);
   return s;

@@ -136,7 +136,7 @@ interface SidecarProcessOptions {
   readonly startTimeoutMs?: number;
   /** The CLI to run: default the sources' entry; a bundle's `main.mjs` to run what ships. */
   readonly entry?: string;
-  /** Added to the environment (a compile cache, as the image has). */
+  /** Added to the environment. */
   readonly env?: Readonly<Record<string, string>>;
 }
 
