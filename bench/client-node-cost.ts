@@ -28,7 +28,7 @@ const VARIANTS: readonly { readonly name: string; readonly args: readonly string
  * What importing @kubernetes/client-node costs, three ways: its package index, the one module the
  * sidecar imports, and the bundle (the whole sidecar, whose client-node part is tree-shaken), next
  * to node importing nothing and the unbundled sources: spawn to exit and peak RSS (/usr/bin/time),
- * rotating in rounds, with the image's flags and compile cache. Plus client-node's share of the bundle.
+ * rotating in rounds, with the image's flags and environment. Plus client-node's share of the bundle.
  */
 export async function benchClientNode(ctx: SuiteContext): Promise<SuiteOutput> {
   const rounds = ctx.quick ? 1 : 9;

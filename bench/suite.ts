@@ -7,7 +7,7 @@ export interface SuiteContext {
   readonly quick: boolean;
   /** The image's V8 flags (ENTRYPOINT and NODE_OPTIONS), used for baselines too. */
   readonly nodeFlags: readonly string[];
-  /** Environment for every measured process: the image's ENV and a warm compile cache. */
+  /** Environment for every measured process: the image's ENV (and compile cache, if it has one). */
   readonly env: Readonly<Record<string, string>>;
 }
 
