@@ -39,11 +39,6 @@ interface Variant {
 const VARIANTS: readonly Variant[] = [
   { name: SHIPPED, without: "nothing" },
   {
-    name: "no-tick-record",
-    without: "nextTick record (ADR 21)",
-    build: { replace: { "src/runtime/tick-record.ts": "bench/variants/no-tick-record.ts" } },
-  },
-  {
     name: "no-malloc-env",
     without: "MALLOC_*_THRESHOLD_=65536 (ADR 19)",
     dropEnv: ["MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"],

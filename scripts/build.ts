@@ -77,29 +77,6 @@ const httpByRequire: Plugin = {
 };
 
 /**
- * Fastify requires node:http2 when it loads, for the HTTP/2 servers it creates only when asked
- * (`http2: true`); the sidecar never asks. Node's http2 module and the ones it pulls in are compiled
- * at every start for nothing, so the bundle hands Fastify a stand-in that requires node:http2 the
- * first time one of its properties is read.
- */
-const http2OnFirstUse: Plugin = {
-  name: "node-http2-on-first-use",
-  setup(b) {
-    // The stand-in's own require is of the real module.
-    b.onResolve({ filter: /^(node:)?http2$/ }, (args) =>
-      args.namespace === "http2-on-first-use"
-        ? { path: "node:http2", external: true }
-        : { path: "node:http2", namespace: "http2-on-first-use" },
-    );
-    b.onLoad({ filter: /.*/, namespace: "http2-on-first-use" }, () => ({
-      contents: `let http2;
-module.exports = new Proxy({}, { get: (_, key) => (http2 ??= require("node:http2"))[key] });`,
-      loader: "js",
-    }));
-  },
-};
-
-/**
  * The data thread's file, beside the chunk that starts it. CommonJS: a worker that boots as an ES
  * module pays for its own ES-module loader, 6 MiB of resident memory and 70 ms more per start on
  * the machine of BENCHMARKS.md (ADR 27).
@@ -115,7 +92,6 @@ export const BUNDLE_PLUGINS = {
   "client-node-side-effect-free": clientNodeIsPure,
   "undici-unused": undiciUnused,
   "node-http-by-require": httpByRequire,
-  "node-http2-on-first-use": http2OnFirstUse,
 } as const;
 
 export interface BuildOptions {
