@@ -39,6 +39,11 @@ interface Variant {
 const VARIANTS: readonly Variant[] = [
   { name: SHIPPED, without: "nothing" },
   {
+    name: "no-tick-record",
+    without: "nextTick record (ADR 21)",
+    build: { replace: { "src/runtime/tick-record.ts": "bench/variants/no-tick-record.ts" } },
+  },
+  {
     name: "no-malloc-env",
     without: "MALLOC_*_THRESHOLD_=65536 (ADR 19)",
     dropEnv: ["MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"],
@@ -128,11 +133,11 @@ async function startVariant(b: Built, cluster: Awaited<ReturnType<typeof sharedC
 }
 
 /**
- * Rounds in a rotating order; in each, every variant and bare Fastify is started fresh: spawn to
- * `/readyz` 200, RSS `SETTLE_MS` after every App is ready, then (variants) `/v1/route` throughput
- * under wrk (32 connections, random hosts) after a warm-up. A fresh process per round: some
- * effects (ADR 21's) strike one process and spare the next, which one long-lived process a
- * variant would hide or exaggerate.
+ * Start-up (spawn to `/readyz` 200) and RSS after sync (`SETTLE_MS` after every App is ready) of
+ * each variant and of bare Fastify in rotating rounds, then `/v1/route` throughput of every
+ * variant under wrk (32 connections, random hosts), alternating, in processes that live for the
+ * whole phase as a sidecar does: ADR 21's cliff strikes a process minutes into its life, if at
+ * all, and only a long-lived process shows what the nextTick record prevents.
  */
 export async function benchDevices(ctx: SuiteContext): Promise<SuiteOutput> {
   const rounds = ctx.quick ? 1 : 5;
@@ -140,41 +145,45 @@ export async function benchDevices(ctx: SuiteContext): Promise<SuiteOutput> {
   const cluster = await sharedCluster(APPS);
   const built: Built[] = [];
   for (const v of VARIANTS) built.push(await prepare(v, ctx));
+  const startMs = new Map<string, number[]>([
+    [FASTIFY, []],
+    ...built.map((b) => [b.variant.name, []] as [string, number[]]),
+  ]);
+  const rss = new Map<string, number[]>([...startMs.keys()].map((k) => [k, []]));
   const subjects = [FASTIFY, ...built.map((b) => b.variant.name)];
-  const startMs = new Map<string, number[]>(subjects.map((k) => [k, []]));
-  const rss = new Map<string, number[]>(subjects.map((k) => [k, []]));
-  const runs = new Map<string, RunResult[]>(built.map((b) => [b.variant.name, []]));
-  const load = await startLoadGenerator();
-  const hostsFile = writeHostsFile(APPS);
-  try {
-    for (let r = 0; r < rounds; r++) {
-      for (let i = 0; i < subjects.length; i++) {
-        const which = subjects[(i + r) % subjects.length]!;
-        let server: ServerProcess;
-        if (which === FASTIFY) {
-          server = await startBaseline("fastify", { nodeFlags: ctx.nodeFlags, env: ctx.env });
-          await waitForStatus(server.opsPort, "/readyz", 200, 30_000, 1);
-          startMs.get(which)!.push(performance.now() - server.spawnedAt);
-        } else {
-          const started = await startVariant(built.find((b) => b.variant.name === which)!, cluster);
-          server = started.server;
-          startMs.get(which)!.push(started.readyMs);
-        }
-        try {
-          await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
-          rss.get(which)!.push(server.rss());
-          if (which !== FASTIFY) {
-            const options = { load, rounds: 1, seconds, connections: 32, hostsFile };
-            const [run] = (await alternate([server], options)).get(which)!;
-            runs.get(which)!.push(run!);
-          }
-        } finally {
-          await server.stop();
-        }
+  for (let r = 0; r < rounds; r++) {
+    for (let i = 0; i < subjects.length; i++) {
+      const which = subjects[(i + r) % subjects.length]!;
+      let server: ServerProcess;
+      if (which === FASTIFY) {
+        server = await startBaseline("fastify", { nodeFlags: ctx.nodeFlags, env: ctx.env });
+        await waitForStatus(server.opsPort, "/readyz", 200, 30_000, 1);
+        startMs.get(which)!.push(performance.now() - server.spawnedAt);
+      } else {
+        const started = await startVariant(built.find((b) => b.variant.name === which)!, cluster);
+        server = started.server;
+        startMs.get(which)!.push(started.readyMs);
       }
+      await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+      rss.get(which)!.push(server.rss());
+      await server.stop();
     }
+  }
+  const load = await startLoadGenerator();
+  const servers: ServerProcess[] = [];
+  let runs: Map<string, RunResult[]>;
+  try {
+    for (const b of built) servers.push((await startVariant(b, cluster)).server);
+    runs = await alternate(servers, {
+      load,
+      rounds,
+      seconds,
+      connections: 32,
+      hostsFile: writeHostsFile(APPS),
+    });
   } finally {
     await load.close();
+    await Promise.all(servers.map((s) => s.stop()));
   }
   return {
     rows: rows(built, startMs, rss, runs),

@@ -7,6 +7,7 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type MessagePort, parentPort } from "node:worker_threads";
+import { keepTickRecord } from "../runtime/tick-record.ts";
 import { STARTUP_COLLECTION_DELAY_MS, v8FullCollection } from "../runtime/v8-collection.ts";
 import type { RouteView } from "../snapshot/types.ts";
 import { HEARTBEAT_INTERVAL_MS, Heartbeat } from "./heartbeat.ts";
@@ -108,6 +109,7 @@ function reportDrops(server: Server, send: (message: FromDataThread) => void): v
 // The worker boots before the main thread knows its settings (`spawnDataWorker`); its first
 // message brings them.
 if (parentPort !== null) {
+  keepTickRecord();
   const port = parentPort;
   port.once("message", (message: ToDataThread) => {
     if (message.type === "start") runDataThread(port, message.settings);
