@@ -65,6 +65,28 @@ export function freePort(): Promise<number> {
   });
 }
 
+/**
+ * `count` distinct loopback ports that were free a moment ago: each held open until all are
+ * found, so two of them cannot be the same port released and handed out again.
+ */
+export async function freePorts(count: number): Promise<number[]> {
+  const servers = Array.from({ length: count }, () => createServer());
+  const ports = await Promise.all(
+    servers.map(
+      (s) =>
+        new Promise<number>((resolve, reject) => {
+          s.once("error", reject);
+          s.listen(0, "127.0.0.1", () => {
+            const address = s.address();
+            resolve(typeof address === "object" && address !== null ? address.port : 0);
+          });
+        }),
+    ),
+  );
+  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  return ports;
+}
+
 /** The value of `--name=value` in this process's arguments. */
 export function flag(name: string): string | undefined {
   return process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);

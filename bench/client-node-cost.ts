@@ -36,7 +36,7 @@ export async function benchClientNode(ctx: SuiteContext): Promise<SuiteOutput> {
   const variants = ctx.quick ? VARIANTS.slice(0, -1) : VARIANTS;
   const times = new Map<string, number[]>(variants.map((v) => [v.name, []]));
   const rss = new Map<string, number[]>(variants.map((v) => [v.name, []]));
-  for (const v of variants) await run(v.args, ctx); // warms the compile cache for each
+  for (const v of variants) await run(v.args, ctx); // one untimed run each: the page cache warm
   for (let r = 0; r < rounds; r++) {
     for (let i = 0; i < variants.length; i++) {
       const v = variants[(i + r) % variants.length]!;

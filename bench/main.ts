@@ -10,7 +10,7 @@ import { benchMemory } from "./memory.ts";
 import { benchPropagation } from "./propagation.ts";
 import { saveResult } from "./results.ts";
 import { benchRoute } from "./route.ts";
-import { ensureBuilt, shippedCommand, warmCompileCache } from "./shipped.ts";
+import { ensureBuilt, shippedCommand } from "./shipped.ts";
 import { benchStartup } from "./startup.ts";
 import type { Suite, SuiteContext } from "./suite.ts";
 import { benchWarmStart } from "./warm-start.ts";
@@ -47,7 +47,7 @@ const command = shippedCommand();
 const ctx: SuiteContext = {
   quick,
   nodeFlags: command.nodeFlags,
-  env: { ...command.env, ...warmCompileCache(command) },
+  env: command.env,
 };
 // A full run waits (at most 10 minutes) for the neighbours to quieten; the load is recorded anyway.
 const startLoad = quick || noWait ? load1() : await waitForQuiet(1.5, 600_000);
@@ -56,7 +56,7 @@ console.log(
 );
 console.log(`shipped: node ${[...command.nodeFlags, command.entry, ...command.args].join(" ")}\n`);
 const started = performance.now();
-const rows: Row[] = [];
+const tables: { readonly name: string; readonly rows: readonly Row[] }[] = [];
 for (const [name, run] of Object.entries(suites)) {
   if (only !== undefined && !only.includes(name)) continue;
   const t0 = performance.now();
@@ -64,13 +64,18 @@ for (const [name, run] of Object.entries(suites)) {
   const at = new Date().toISOString();
   const out = await run(ctx);
   const load = sampler.stop();
-  rows.push(...out.rows);
+  tables.push({ name, rows: out.rows });
   saveResult({ suite: name, at, quick, machine: machineLine(), load, data: out.data });
   console.error(
     `suite ${name}: ${((performance.now() - t0) / 1000).toFixed(1)} s, load average ${load.min.toFixed(2)}–${load.max.toFixed(2)}`,
   );
 }
 await closeSharedClusters();
-printTable(rows);
-console.log(`\n${rows.length} figures in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+// One table per suite, each under its name: BENCHMARKS.md has the same sections.
+for (const { name, rows } of tables) {
+  console.log(`\n### ${name}\n`);
+  printTable(rows);
+}
+const figures = tables.reduce((n, t) => n + t.rows.length, 0);
+console.log(`\n${figures} figures in ${((performance.now() - started) / 1000).toFixed(0)} s`);
 process.exit(0);

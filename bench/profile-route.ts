@@ -13,7 +13,7 @@ import { startCluster } from "./cluster.ts";
 import { waitForStatus } from "./http-probe.ts";
 import { startLoadGenerator, writeHostsFile } from "./load.ts";
 import { type ServerProcess, startServerProcess } from "./server-process.ts";
-import { ensureBuilt, shippedCommand, startSynced, warmCompileCache } from "./shipped.ts";
+import { ensureBuilt, shippedCommand, startSynced } from "./shipped.ts";
 
 const [seconds = 10, connections = 10] = process.argv.slice(2).map(Number);
 const APPS = 10_000;
@@ -100,7 +100,7 @@ function top(m: Map<string, number>, n: number, requests: number): string[] {
 
 ensureBuilt();
 const command = shippedCommand();
-const env = { ...command.env, ...warmCompileCache(command) };
+const env = command.env;
 const cluster = await startCluster(APPS);
 const load = await startLoadGenerator();
 const hostsFile = writeHostsFile(APPS);

@@ -5,7 +5,7 @@ import {
   PER_HOST,
   startBaseline,
 } from "./baselines.ts";
-import { freePort } from "./child.ts";
+import { freePorts } from "./child.ts";
 import { startCluster } from "./cluster.ts";
 import { waitForStatus } from "./http-probe.ts";
 import { startLoadGenerator, writeAnswersFile, writeHostsFile } from "./load.ts";
@@ -68,7 +68,7 @@ export async function benchRoute(ctx: SuiteContext): Promise<SuiteOutput> {
 }
 
 async function startDiagnostic(ctx: SuiteContext): Promise<ServerProcess> {
-  const [port, opsPort] = [await freePort(), await freePort()];
+  const [port, opsPort] = (await freePorts(2)) as [number, number];
   const script = new URL("./route-server.ts", import.meta.url).pathname;
   return startServerProcess({
     name: DIAGNOSTIC,

@@ -4,20 +4,12 @@
 // the bench's. Reusable by any suite (the fleet benchmark too): nothing here knows a suite.
 
 import { spawnSync } from "node:child_process";
-import {
-  existsSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
 import { waitUntil } from "../test/support/wait.ts";
-import { freePort } from "./child.ts";
+import { freePorts } from "./child.ts";
 import { metric, waitForStatus } from "./http-probe.ts";
 import { type ServerProcess, startServerProcess } from "./server-process.ts";
 
@@ -31,12 +23,8 @@ export interface ShippedCommand {
   readonly entry: string;
   /** The container's `args` from the manifest (`serve` first). */
   readonly args: readonly string[];
-  /** The final stage's ENV lines, NODE_OPTIONS and NODE_COMPILE_CACHE left out. */
+  /** The final stage's ENV lines, NODE_OPTIONS left out. */
   readonly env: Readonly<Record<string, string>>;
-  /** Whether the image sets a compile cache (warmed at build time). */
-  readonly compileCache: boolean;
-  /** The commands the image warms its compile cache with (each `node` with its arguments). */
-  readonly warm: readonly (readonly string[])[];
 }
 
 /** Reads the final stage of the Dockerfile and the sidecar's `args` from its manifest. */
@@ -48,26 +36,15 @@ export function shippedCommand(root = ROOT): ShippedCommand {
   const env: Record<string, string> = {};
   for (const m of stage.matchAll(/^ENV (\w+)=(.*)$/gm)) env[m[1]!] = m[2]!.replace(/^"|"$/g, "");
   const nodeOptions = (env.NODE_OPTIONS ?? "").split(/\s+/).filter((f) => f !== "");
-  const compileCache = env.NODE_COMPILE_CACHE !== undefined;
   delete env.NODE_OPTIONS;
-  delete env.NODE_COMPILE_CACHE;
   const patch = parse(
     readFileSync(join(root, "manifests/components/replica-mirror/sidecar.yaml"), "utf8"),
   ) as { spec: { template: { spec: { initContainers: { args: string[] }[] } } } };
-  // `RUN node ... && node ...`, continued over lines with a backslash.
-  const run = /^RUN (node [^\n]*?(?:\\\n[^\n]*)*)$/m.exec(stage)?.[1] ?? "";
-  const warm = run
-    .replaceAll("\\\n", " ")
-    .split("&&")
-    .map((c) => c.trim().split(/\s+/))
-    .filter((c) => c[0] === "node");
   return {
     nodeFlags: [...entrypoint.slice(1, -1), ...nodeOptions],
     entry: entrypoint.at(-1)!,
     args: patch.spec.template.spec.initContainers[0]!.args,
     env,
-    compileCache,
-    warm,
   };
 }
 
@@ -97,59 +74,13 @@ function newestIn(dir: string): number {
   return newest;
 }
 
-/**
- * A compile-cache directory per bench run, warmed the way the image warms its own at build time
- * (the Dockerfile's `RUN node ...` commands, with its flags); `NODE_COMPILE_CACHE` for every
- * process the bench starts, so the baselines get the same treatment as the artifact.
- */
-export function warmCompileCache(
-  command: ShippedCommand,
-  root = ROOT,
-  dist = join(root, "dist"),
-): Record<string, string> {
-  if (!command.compileCache) return {};
-  const dir = mkdtempSync(join(tmpdir(), "replica-mirror-bench-cache-"));
-  for (const [, ...warm] of command.warm) {
-    // The command's flags (the image's, or a variant's), and another build's files where the
-    // bench measures one.
-    const script = warm.findIndex((a) => !a.startsWith("-"));
-    const args = [
-      ...command.nodeFlags,
-      ...warm.slice(script).map((a) => (a.startsWith("dist/") ? join(dist, a.slice(5)) : a)),
-    ];
-    const r = spawnSync(process.execPath, args, {
-      cwd: root,
-      env: { ...process.env, ...command.env, NODE_COMPILE_CACHE: dir },
-      stdio: "ignore",
-    });
-    if (r.status !== 0) throw new Error(`node ${args.join(" ")} failed (${r.status})`);
-  }
-  // The baselines get the same treatment: one run each that exits normally, so Node writes
-  // their cache (a process the bench stops with a signal writes none).
-  for (const script of ["fastify.mjs", "fastify-hosts.mjs", "client-node.mjs", "http.mjs"]) {
-    const answers = join(dir, "answers.json");
-    writeFileSync(answers, "{}");
-    spawnSync(
-      process.execPath,
-      [...command.nodeFlags, join(root, "bench/baselines", script), "0", answers],
-      {
-        cwd: root,
-        env: { ...process.env, ...command.env, NODE_COMPILE_CACHE: dir, BENCH_WARM_ONLY: "1" },
-        stdio: "ignore",
-        timeout: 30_000,
-      },
-    );
-  }
-  return { NODE_COMPILE_CACHE: dir };
-}
-
 /** What a bench changes about a shipped process, besides its ports and cluster. */
 export interface ShippedOptions {
   readonly kubeconfig: string;
   readonly registryNamespace: string;
-  /** Replaces the image's V8 flags (for the V8-flag suite); default: the image's own. */
+  /** Replaces the image's V8 flags; default: the image's own. */
   readonly nodeFlags?: readonly string[];
-  /** Extra environment (the compile cache of `warmCompileCache`). */
+  /** Extra environment. */
   readonly env?: Readonly<Record<string, string>>;
   /** Another build's entry (an absolute path), for before/after comparisons; default: dist's. */
   readonly entry?: string;
@@ -164,7 +95,7 @@ export interface ShippedOptions {
 /** The replica-mirror sidecar as the image runs it, on free loopback ports. */
 export async function startShipped(o: ShippedOptions): Promise<ServerProcess> {
   const command = shippedCommand();
-  const [dataPort, opsPort] = [await freePort(), await freePort()];
+  const [dataPort, opsPort] = (await freePorts(2)) as [number, number];
   const own = new Set(["--listen", "--ops-listen", "--kubeconfig", "--registry-namespace"]);
   const args = command.args.filter((a) => !own.has(a.split("=")[0]!));
   const env: Record<string, string> = { ...command.env, ...o.env };

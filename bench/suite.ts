@@ -7,7 +7,7 @@ export interface SuiteContext {
   readonly quick: boolean;
   /** The image's V8 flags (ENTRYPOINT and NODE_OPTIONS), used for baselines too. */
   readonly nodeFlags: readonly string[];
-  /** Environment for every measured process: the image's ENV (and compile cache, if it has one). */
+  /** Environment for every measured process: the image's ENV. */
   readonly env: Readonly<Record<string, string>>;
 }
 

@@ -36,47 +36,6 @@ const clientNodeIsPure: Plugin = {
 };
 
 /**
- * KubeConfig imports undici only for the fetch-based API clients (`makeApiClient`); the sidecar
- * authenticates through `applyToHTTPSOptions`, which never touches it. A stub saves 1.3 MB of
- * code parsed at every start; if a client-node update ever reaches it, the stub throws a message
- * that says so rather than misbehaving (the build test runs the bundle against envtest).
- */
-const undiciUnused: Plugin = {
-  name: "undici-unused",
-  setup(b) {
-    b.onResolve({ filter: /^undici$/ }, () => ({ path: "undici", namespace: "undici-unused" }));
-    b.onLoad({ filter: /.*/, namespace: "undici-unused" }, () => ({
-      contents: `function unused() { throw new Error("replica-mirror bundles no undici: client-node's fetch API clients are not part of the sidecar"); }
-export class Agent { constructor() { unused(); } }
-export class ProxyAgent { constructor() { unused(); } }
-export function fetch() { unused(); }`,
-      loader: "js",
-    }));
-  },
-};
-
-/**
- * An ES module import of node:http makes Node build the module's whole namespace, and its lazy
- * WebSocket, CloseEvent and MessageEvent getters then load Node's own copy of undici: 40 ms and
- * 10 MiB of RSS at every start, for classes the sidecar never uses. A require() leaves them lazy,
- * so the bundle requires node:http (its CommonJS dependencies already do).
- */
-const httpByRequire: Plugin = {
-  name: "node-http-by-require",
-  setup(b) {
-    b.onResolve({ filter: /^(node:)?http$/ }, (args) =>
-      args.kind === "require-call"
-        ? { path: "node:http", external: true }
-        : { path: "node:http", namespace: "http-by-require" },
-    );
-    b.onLoad({ filter: /.*/, namespace: "http-by-require" }, () => ({
-      contents: 'module.exports = require("node:http");',
-      loader: "js",
-    }));
-  },
-};
-
-/**
  * The data thread's file, beside the chunk that starts it. CommonJS: a worker that boots as an ES
  * module pays for its own ES-module loader, 6 MiB of resident memory and 70 ms more per start on
  * the machine of BENCHMARKS.md (ADR 27).
@@ -90,8 +49,6 @@ const minify = { minifyWhitespace: true, minifySyntax: true } as const;
 /** The bundle plugins, by name: what `buildArtifact` applies unless told to leave one out. */
 export const BUNDLE_PLUGINS = {
   "client-node-side-effect-free": clientNodeIsPure,
-  "undici-unused": undiciUnused,
-  "node-http-by-require": httpByRequire,
 } as const;
 
 export interface BuildOptions {

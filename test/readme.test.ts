@@ -31,6 +31,11 @@ describe("README", () => {
     for (const name of names) expect(operating, name).toContain(`\`${name}`);
   });
 
+  it("stays a page a newcomer reads: README under 15 KB, BENCHMARKS.md under 30 KB", () => {
+    expect(Buffer.byteLength(readme)).toBeLessThan(15 * 1024);
+    expect(readFileSync("BENCHMARKS.md").byteLength).toBeLessThan(30 * 1024);
+  });
+
   it("names the two commands a newcomer runs", () => {
     expect(readme).toContain("npm ci && npm run demo");
     expect(readme).toContain("npm ci && npm test");

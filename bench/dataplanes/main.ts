@@ -6,7 +6,7 @@
 import { LoadSampler, load1, machineLine, waitForQuiet } from "../machine.ts";
 import { fmt, printTable } from "../measure.ts";
 import { loadResult, saveResult } from "../results.ts";
-import { ensureBuilt, shippedCommand, warmCompileCache } from "../shipped.ts";
+import { ensureBuilt, shippedCommand } from "../shipped.ts";
 import { renderDataplaneCharts } from "./charts.ts";
 import type { DataplanesData } from "./data.ts";
 import { benchDataplanes } from "./suite.ts";
@@ -20,7 +20,7 @@ const command = shippedCommand();
 const ctx = {
   quick,
   nodeFlags: command.nodeFlags,
-  env: { ...command.env, ...warmCompileCache(command) },
+  env: command.env,
 };
 // A full run waits (at most 3 minutes) for the neighbours to quieten; the load is recorded anyway.
 const startLoad = quick || noWait ? load1() : await waitForQuiet(1.5, 180_000);

@@ -35,7 +35,7 @@ const QUICK: readonly Stage[] = [
 ];
 const FULL: readonly Stage[] = [
   { apps: 1_000, load: true, writes: 0 },
-  { apps: 10_000, load: true, writes: 30 },
+  { apps: 10_000, load: true, writes: 100 },
 ];
 
 /** The data-plane suite: every proxy alone, in hop and in zero-hop mode; write to answer. */

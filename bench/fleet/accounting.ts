@@ -165,7 +165,12 @@ export interface RetryGaps {
   readonly minClientGapMs: number | null;
 }
 
-/** Measures every 429's follow-up against `retryAfterMs`. */
+/**
+ * Measures every 429's follow-up against `retryAfterMs`, from the 429's arrival: envtest writes an
+ * injected refusal in the tick the request arrives (the fleet configures no latency), so no client
+ * can have read it sooner. Its end is stamped later, when the response's `close` event runs, which
+ * on a busy server is late enough to make a 3 s wait read as 2,998 ms.
+ */
 export function retryGaps(requests: readonly Req[], retryAfterMs: number): RetryGaps {
   const sorted = [...requests].sort((a, b) => a.time - b.time);
   let throttled = 0;
@@ -176,7 +181,7 @@ export function retryGaps(requests: readonly Req[], retryAfterMs: number): Retry
   for (const [i, r] of sorted.entries()) {
     if (r.status !== 429) continue;
     throttled++;
-    const answeredAt = r.time + (r.durationMs ?? 0);
+    const answeredAt = r.time;
     const later = sorted.slice(i + 1).filter((n) => n.client === r.client);
     if (later[0] !== undefined) {
       const g = later[0].time - answeredAt;

@@ -1,5 +1,5 @@
 // The fleet's charts, rendered with Vega-Lite (bench/chart.ts) from the result files: API requests
-// per second over each phase by verb, one line style per label (before, after), and one
+// per second over each phase by verb, one line style per label asked for, and one
 // replica's RSS during its initial list.
 
 import { mkdir } from "node:fs/promises";
@@ -20,7 +20,7 @@ interface Point {
   readonly label: string;
 }
 
-/** Line styles by label, in the order of the labels asked for: solid first (before), then dashed. */
+/** Line styles by label, in the order of the labels asked for: solid first, then dashed. */
 const DASHES = [
   [1, 0],
   [6, 3],

@@ -1,13 +1,14 @@
 // `npm run fleet -- [flags]` (see options.ts): builds the production artifact, runs the fleet
 // scenarios against one envtest, writes bench/fleet/results/<scenario>-<label>.json and prints
-// the tables. `--report` renders the BENCHMARKS tables and the charts from the before and after
-// results instead.
+// the tables. `--report` renders, from the results of `--label` (default: latest) instead, the
+// targets table of BENCHMARKS.md (printed), every phase's table (docs/fleet.md) and the charts.
 
 import { execFileSync } from "node:child_process";
+import { writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { renderCharts } from "./charts.ts";
 import { parseFleetArgs } from "./options.ts";
-import { renderReport } from "./report.ts";
+import { renderReport, renderTargets } from "./report.ts";
 import { runSuite } from "./suite.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -19,8 +20,16 @@ if (typeof config === "string") {
   process.exit(process.argv.includes("--help") ? 0 : 2);
 }
 if (config.reportOnly) {
-  const labels = ["before", "after"];
-  process.stdout.write(await renderReport(labels));
+  const labels = [config.label];
+  const intro =
+    "# Fleet: every phase\n\nThe tables of the latest `npm run fleet`, written by " +
+    '`npm run fleet -- --report` (BENCHMARKS.md, "Fleet", has the method and the targets).\n\n';
+  await writeFile(
+    `${ROOT}docs/fleet.md`,
+    intro + (await renderReport(labels)).replaceAll("](docs/", "]("),
+  );
+  log("wrote docs/fleet.md");
+  process.stdout.write(await renderTargets(config.label));
   for (const path of await renderCharts(labels)) log(`chart ${path}`);
   process.exit(0);
 }

@@ -109,7 +109,7 @@ export function usage(): string {
   return [
     "npm run fleet -- [--quick] [--report] [flags]",
     "  --quick              12 replicas, 1k Apps, 5k Secrets, short windows (a few minutes)",
-    "  --report             only render BENCHMARKS tables and charts from bench/fleet/results",
+    "  --report             only render docs/fleet.md, the targets and the charts from the results",
     "  --help               this text",
     ...lines,
   ].join("\n");

@@ -1,5 +1,5 @@
-// The BENCHMARKS.md tables: per scenario, one table per phase with a column per label (before,
-// after), so a change reads across a row. Built from the result files only.
+// The fleet's tables (docs/fleet.md) and targets (BENCHMARKS.md): per scenario, one table per phase
+// with a column per label asked for, so two runs read across a row. Built from the result files only.
 
 import { extrapolation } from "./extrapolate.ts";
 import { bytes, fact, num, pct, secs, spreadOf } from "./format.ts";
@@ -131,6 +131,25 @@ export async function loadResults(
     if (byLabel.size > 0) all.set(scenario, byLabel);
   }
   return all;
+}
+
+/** Every target of every phase of `label`'s results in one table: what BENCHMARKS.md shows. */
+export async function renderTargets(label: string, dir = RESULTS_DIR): Promise<string> {
+  const all = await loadResults([label], dir);
+  const lines = ["| phase | target | figure | met |", "|---|---|---|---|"];
+  for (const byLabel of all.values()) {
+    const r = byLabel.get(label);
+    if (r === undefined) continue;
+    const rows = [
+      ...(r.memory?.targets ?? []).map((t) => ({ phase: "initial list, one replica", t })),
+      ...r.phases.flatMap((p) => p.targets.map((t) => ({ phase: p.name, t }))),
+    ];
+    for (const { phase, t } of rows)
+      lines.push(
+        `| ${phase} | ${t.what} (${t.target}) | ${t.figure} | ${t.met ? "yes" : "**no**"} |`,
+      );
+  }
+  return `${lines.join("\n")}\n`;
 }
 
 /** The tables of every scenario with results for any of `labels`, and the 500-replica note. */

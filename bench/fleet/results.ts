@@ -1,4 +1,4 @@
-// The suite's raw output: one JSON file per scenario and label (`steady-before.json`), written by
+// The suite's raw output: one JSON file per scenario and label (`steady-latest.json`), written by
 // a run and read back by the report and the charts. Everything a table or chart shows is here.
 
 import { mkdir, readFile, writeFile } from "node:fs/promises";

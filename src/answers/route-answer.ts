@@ -33,8 +33,8 @@ const EMPTY = "0";
  * routing contract"): 200 with `x-mirror-app`, `x-mirror-upstream` (when set) and
  * `x-mirror-revision`; 503 with `retry-after` and `x-mirror-reason: not-synced`, or
  * `secret-unavailable` plus `x-mirror-app`; 404 `unknown-host`; 400 `bad-host`. Pure: the raw
- * header lines of the request in, the answer out. This is the data plane's hot path
- * (BENCHMARKS.md, "Route path"): it reads no `request.headers`, and the routed answer of an App
+ * header lines of the request in, the answer out. This is the data plane's hot path: it reads
+ * no `request.headers`, and the routed answer of an App
  * is made once per Snapshot, frozen, and given to every request for that App.
  */
 export function routeAnswerer(

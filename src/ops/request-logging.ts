@@ -32,7 +32,7 @@ type LoggingOptions = Pick<FastifyServerOptions, "logger" | "loggerInstance" | "
  * lower; otherwise Fastify gets no logger at all, and the listener logs what it must (bugs)
  * through `logger` itself. Given a logger, Fastify times every request and adds and removes two
  * listeners on every response to report its completion, even with request logging disabled: on
- * `/v1/route` that was the largest cost the data path added to a bare handler (BENCHMARKS.md).
+ * `/v1/route` that was the largest cost the data path added to a bare handler (`npm run bench:profile`).
  */
 export function loggingOptions(logger: Logger | false): LoggingOptions {
   if (logger === false || !logger.isLevelEnabled("debug")) return { logger: false };

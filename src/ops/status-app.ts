@@ -30,7 +30,7 @@ const MAX_PARAM_LENGTH = 1024;
  * The lookup and status API as a Fastify app (README, "Lookup and status API"): `/v1/hosts/:host`,
  * `/v1/apps`, `/v1/apps/:name`, `/v1/snapshot`; every other path 404 `not-found`. It never
  * listens itself: the ops listener hands it the requests that are not probes or metrics
- * (`routing`), and tests use `inject()`. No request body is ever read.
+ * (`routing`), and tests drive it through `app.inject`. No request body is ever read.
  */
 export function createStatusApp(options: StatusAppOptions): FastifyInstance {
   const answerError = errorAnswerer(options.logger);

@@ -126,8 +126,8 @@ export const appDocument = appShape.check((ctx) => checkNames(ctx.value, ctx.iss
 export type AppDocument = z.infer<typeof appShape>;
 
 /**
- * Apps one Registry may hold: past this, the document is refused whole. 250k Apps take about
- * 750 MB of memory (BENCHMARKS.md, "Memory"): a Registry that large is a mistake.
+ * Apps one Registry may hold: past this, the document is refused whole. memory grows with the Apps
+ * (BENCHMARKS.md, "memory", at 100k Apps), and a Registry of more is a mistake.
  */
 export const MAX_APPS = 250_000;
 
@@ -145,7 +145,7 @@ export const registryEnvelope = z.object({
 /**
  * The whole document's shape in one pass, the common case: when every entry has its shape, the
  * naming rules run on each (`checkNames`) outside zod's machinery, which costs a third of the
- * parse when paid once per App (BENCHMARKS.md, "core").
+ * parse when paid once per App (ADR 31).
  */
 export const registryShape = z.object({
   apiVersion,

@@ -28,7 +28,6 @@ describe("the bench starts what the image starts", () => {
       MALLOC_MMAP_THRESHOLD_: "65536",
       MALLOC_TRIM_THRESHOLD_: "65536",
     });
-    expect(command.compileCache).toBe(false);
   });
 
   it("reads resident memory and CPU of a process from /proc", () => {

@@ -9,7 +9,7 @@ import type { ApiStatus, ListPage, SecretObject, WatchEvent } from "../cache/lis
 import { secretData } from "./secret-data.ts";
 
 // No transforms: a schema without them is compiled by zod into one fast function, three to four
-// times faster per Secret (BENCHMARKS.md, "Start-up"); nulls are dropped after parsing instead.
+// times faster per Secret in the diagnostic run that chose it; nulls are dropped after parsing.
 const secretSchema = z.object({
   metadata: z.object({
     namespace: z.string(),
