@@ -53,16 +53,8 @@ export async function stopChild(proc: ChildProcess, graceMs = 1_000): Promise<vo
 }
 
 /** A loopback port that was free a moment ago (for children that must be told their port). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const address = s.address();
-      const port = typeof address === "object" && address !== null ? address.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
+export async function freePort(): Promise<number> {
+  return (await freePorts(1))[0]!;
 }
 
 /**
