@@ -36,6 +36,37 @@ const clientNodeIsPure: Plugin = {
 };
 
 /**
+ * No copy of undici is loaded at start; the sidecar never uses one. client-node's KubeConfig
+ * imports the npm package for its fetch-based API clients (`makeApiClient`), which the sidecar
+ * does not call (it authenticates through `applyToHTTPSOptions`): a stub stands in, and throws
+ * if a client-node update ever reaches it. And an ES module import of node:http makes Node build
+ * the module's namespace, whose lazy WebSocket, CloseEvent and MessageEvent getters load Node's
+ * own copy: the bundle requires node:http instead (its CommonJS dependencies already do).
+ */
+const noUndici: Plugin = {
+  name: "no-undici",
+  setup(b) {
+    b.onResolve({ filter: /^undici$/ }, () => ({ path: "undici", namespace: "no-undici" }));
+    b.onLoad({ filter: /^undici$/, namespace: "no-undici" }, () => ({
+      contents: `function unused() { throw new Error("replica-mirror bundles no undici: client-node's fetch API clients are not part of the sidecar"); }
+export class Agent { constructor() { unused(); } }
+export class ProxyAgent { constructor() { unused(); } }
+export function fetch() { unused(); }`,
+      loader: "js",
+    }));
+    b.onResolve({ filter: /^(node:)?http$/ }, (args) =>
+      args.kind === "require-call"
+        ? { path: "node:http", external: true }
+        : { path: "node:http", namespace: "no-undici" },
+    );
+    b.onLoad({ filter: /^node:http$/, namespace: "no-undici" }, () => ({
+      contents: 'module.exports = require("node:http");',
+      loader: "js",
+    }));
+  },
+};
+
+/**
  * The data thread's file, beside the chunk that starts it. CommonJS: a worker that boots as an ES
  * module pays for its own ES-module loader, 6 MiB of resident memory and 70 ms more per start on
  * the machine of BENCHMARKS.md (ADR 27).
@@ -49,6 +80,7 @@ const minify = { minifyWhitespace: true, minifySyntax: true } as const;
 /** The bundle plugins, by name: what `buildArtifact` applies unless told to leave one out. */
 export const BUNDLE_PLUGINS = {
   "client-node-side-effect-free": clientNodeIsPure,
+  "no-undici": noUndici,
 } as const;
 
 export interface BuildOptions {

@@ -93,6 +93,14 @@ describe("Dockerfile", () => {
     const generated = inputs.filter((i) => i.includes("@kubernetes/client-node/dist/gen/"));
     // KubeConfig needs its configuration and server types, not the 700 API models and clients.
     expect(generated.length).toBeLessThan(20);
+    // No copy of undici loads at start (ADR 42): client-node's is a stub, and node:http is
+    // required, never imported as an ES module, whose namespace would load Node's own.
+    expect(inputs.filter((i) => i.includes("node_modules/undici/"))).toEqual([]);
+    const code = (await readdir(out)).filter((f) => f.endsWith(".mjs"));
+    const esmHttp = code.filter((f) =>
+      /import[^;"]*from\s*"node:http"/.test(readFileSync(join(out, f), "utf8")),
+    );
+    expect(esmHttp).toEqual([]);
     // zod is imported as a namespace, which esbuild tree-shakes; its `z` export object would
     // keep every locale (ADR 14). Error messages are English only.
     const locales = inputs.filter((i) => /\/zod\/.*\/locales\//.test(i));

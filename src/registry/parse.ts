@@ -1,7 +1,6 @@
 import { gunzipSync } from "node:zlib";
 import { parseJson } from "../json.ts";
 import { err, ok, type Result } from "../result.ts";
-import { normaliseHostname } from "./hostname.ts";
 import {
   type AppDocument,
   type AppSpec,
@@ -73,12 +72,13 @@ export function parseRegistryDocument(
 
 /** Every App entry has its shape: each is held to the naming rules and to unique names. */
 function checkedApps(entries: readonly AppDocument[], defaultNamespace: string): ParsedRegistry {
-  const valid: AppDocument[] = [];
+  const valid: ValidApp[] = [];
   const refused: RefusedApp[] = [];
   const first = new Map<string, number>();
   const issues: Issues = [];
   entries.forEach((app, index) => {
-    checkNames(app, issues);
+    const hostnames: string[] = [];
+    checkNames(app, issues, hostnames);
     if (issues.length > 0) {
       const reason = issues
         .slice(0, MAX_ISSUES)
@@ -89,7 +89,7 @@ function checkedApps(entries: readonly AppDocument[], defaultNamespace: string):
       return;
     }
     if (taken(first, app.name, index, refused)) return;
-    valid.push(app);
+    valid.push({ app, hostnames });
   });
   return { registry: registryOf(valid, defaultNamespace), refused: Object.freeze(refused) };
 }
@@ -122,7 +122,7 @@ function parseEntryByEntry(
     const message = `invalid registry: ${issues.join("; ")}${more > 0 ? `; and ${more} more` : ""}`;
     return err({ message, issues });
   }
-  const valid: AppDocument[] = [];
+  const valid: ValidApp[] = [];
   const refused: RefusedApp[] = [];
   const first = new Map<string, number>();
   envelope.data.apps.forEach((entry, index) => {
@@ -136,7 +136,9 @@ function parseEntryByEntry(
       return;
     }
     if (taken(first, app.data.name, index, refused)) return;
-    valid.push(app.data);
+    const hostnames: string[] = [];
+    checkNames(app.data, [], hostnames);
+    valid.push({ app: app.data, hostnames });
   });
   return ok({ registry: registryOf(valid, defaultNamespace), refused: Object.freeze(refused) });
 }
@@ -148,16 +150,22 @@ function nameOf(entry: unknown): string | null {
   return typeof name === "string" ? name : null;
 }
 
+/** An App entry that follows every rule, and its hostnames in normal form. */
+interface ValidApp {
+  readonly app: AppDocument;
+  readonly hostnames: string[];
+}
+
 /**
  * The Registry of valid App entries: the default namespace and a null upstream filled in,
  * hostnames normalised and deduplicated, frozen, because Snapshots share these objects with
  * every later Snapshot.
  */
-function registryOf(docs: readonly AppDocument[], defaultNamespace: string): Registry {
-  const apps: AppSpec[] = docs.map((a) =>
+function registryOf(valid: readonly ValidApp[], defaultNamespace: string): Registry {
+  const apps: AppSpec[] = valid.map(({ app: a, hostnames }) =>
     Object.freeze({
       name: a.name,
-      hostnames: Object.freeze(patterns(a.hostnames)),
+      hostnames: Object.freeze(distinct(hostnames)),
       secretRef: Object.freeze({
         namespace: a.secretRef.namespace ?? defaultNamespace,
         name: a.secretRef.name,
@@ -169,27 +177,10 @@ function registryOf(docs: readonly AppDocument[], defaultNamespace: string): Reg
   return Object.freeze({ apps: Object.freeze(apps) });
 }
 
-/**
- * Hostnames the schema accepted, in normal form, each once: the parsed array itself when it is
- * normal already and holds one or two distinct names, as almost every App's does.
- */
-function patterns(hostnames: string[]): string[] {
-  let normal = true;
-  for (let i = 0; i < hostnames.length && normal; i++)
-    normal = normalised(hostnames[i]!) === hostnames[i];
-  if (
-    normal &&
-    (hostnames.length === 1 || (hostnames.length === 2 && hostnames[0] !== hostnames[1]))
-  )
-    return hostnames;
-  return [...new Set(hostnames.map(normalised))];
-}
-
-/** A hostname the schema accepted, in its normal form. */
-function normalised(hostname: string): string {
-  const n = normaliseHostname(hostname);
-  if (!n.ok) throw new Error(`the schema accepted a hostname it should have refused: ${n.error}`);
-  return n.value;
+/** Each name once, in order; the array itself when it holds one or two distinct names, as almost every App's does. */
+function distinct(names: string[]): string[] {
+  if (names.length === 1 || (names.length === 2 && names[0] !== names[1])) return names;
+  return [...new Set(names)];
 }
 
 function decode(value: Uint8Array, cap: number): Result<string, RegistryError> {

@@ -80,7 +80,7 @@ export const MAX_UPSTREAM = 2_048;
 // cost of the rest at 10k Apps. Paths are built only for an issue.
 const appShape = z.object({
   name: z.string(),
-  hostnames: z.array(z.string()).min(1, "at least one hostname is required"),
+  hostnames: z.array(z.string()),
   secretRef: z.object({ namespace: z.string().optional(), name: z.string(), key: z.string() }),
   upstream: z.string().optional(),
   // The leader's view of readiness: accepted and ignored (docs/serving.md, "Readiness is this
@@ -91,12 +91,17 @@ const appShape = z.object({
 /** Where a check puts what it found wrong: zod's own issue list, or a plain array. */
 export type Issues = z.core.ParsePayload<unknown>["issues"];
 
-/** Every naming rule of one App: an issue per broken rule, its path inside the App. */
-export function checkNames(app: AppDocument, issues: Issues): void {
+/**
+ * Every naming rule of one App: an issue per broken rule, its path inside the App. Each valid
+ * hostname's normal form goes into `normal`, when given, in order.
+ */
+export function checkNames(app: AppDocument, issues: Issues, normal?: string[]): void {
   const { name, hostnames, secretRef: ref } = app;
   // Plain statements, no closures: this runs once per App of every Registry value.
   let why = dnsLabel(name);
   if (why !== null) issues.push(issue(why, name, ["name"]));
+  if (hostnames.length === 0)
+    issues.push(issue("at least one hostname is required", hostnames, ["hostnames"]));
   if (hostnames.length > MAX_HOSTNAMES)
     issues.push(issue(`at most ${MAX_HOSTNAMES} hostnames`, hostnames, ["hostnames"]));
   // Handed to the data plane as a header value: nginx's default buffer for a header line is 8 KiB.
@@ -105,6 +110,7 @@ export function checkNames(app: AppDocument, issues: Issues): void {
   for (let h = 0; h < hostnames.length; h++) {
     const hostname = normaliseHostname(hostnames[h]!);
     if (!hostname.ok) issues.push(issue(hostname.error, hostnames[h], ["hostnames", h]));
+    else normal?.push(hostname.value);
   }
   if (ref.namespace !== undefined) {
     why = dnsLabel(ref.namespace);
