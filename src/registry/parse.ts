@@ -4,7 +4,7 @@ import { err, ok, type Result } from "../result.ts";
 import {
   type AppDocument,
   type AppSpec,
-  appDocument,
+  appShape,
   checkNames,
   type Issues,
   type Registry,
@@ -72,26 +72,47 @@ export function parseRegistryDocument(
 
 /** Every App entry has its shape: each is held to the naming rules and to unique names. */
 function checkedApps(entries: readonly AppDocument[], defaultNamespace: string): ParsedRegistry {
+  return admitted(entries, (app) => ok(app), defaultNamespace);
+}
+
+/**
+ * Each entry that `shape` accepts is held to the naming rules once (`checkNames`, which also
+ * hands on its hostnames in normal form), then to unique names; refusals come in entry order.
+ */
+function admitted<E>(
+  entries: readonly E[],
+  shape: (entry: E) => Result<AppDocument, string>,
+  defaultNamespace: string,
+): ParsedRegistry {
   const valid: ValidApp[] = [];
   const refused: RefusedApp[] = [];
   const first = new Map<string, number>();
   const issues: Issues = [];
-  entries.forEach((app, index) => {
+  entries.forEach((entry, index) => {
+    const shaped = shape(entry);
+    if (!shaped.ok) {
+      refused.push({ index, name: nameOf(entry), reason: shaped.error });
+      return;
+    }
+    const app = shaped.value;
     const hostnames: string[] = [];
     checkNames(app, issues, hostnames);
     if (issues.length > 0) {
-      const reason = issues
-        .slice(0, MAX_ISSUES)
-        .map((i) => formatIssue(i))
-        .join("; ");
+      refused.push({ index, name: app.name, reason: reasonOf(issues) });
       issues.length = 0;
-      refused.push({ index, name: app.name, reason });
       return;
     }
     if (taken(first, app.name, index, refused)) return;
     valid.push({ app, hostnames });
   });
   return { registry: registryOf(valid, defaultNamespace), refused: Object.freeze(refused) };
+}
+
+function reasonOf(issues: readonly Parameters<typeof formatIssue>[0][]): string {
+  return issues
+    .slice(0, MAX_ISSUES)
+    .map((i) => formatIssue(i))
+    .join("; ");
 }
 
 /** Whether an earlier entry took `name` (then this one is refused); else it is taken now. */
@@ -122,25 +143,11 @@ function parseEntryByEntry(
     const message = `invalid registry: ${issues.join("; ")}${more > 0 ? `; and ${more} more` : ""}`;
     return err({ message, issues });
   }
-  const valid: ValidApp[] = [];
-  const refused: RefusedApp[] = [];
-  const first = new Map<string, number>();
-  envelope.data.apps.forEach((entry, index) => {
-    const app = appDocument.safeParse(entry);
-    if (!app.success) {
-      const reason = app.error.issues
-        .slice(0, MAX_ISSUES)
-        .map((i) => formatIssue(i))
-        .join("; ");
-      refused.push({ index, name: nameOf(entry), reason });
-      return;
-    }
-    if (taken(first, app.data.name, index, refused)) return;
-    const hostnames: string[] = [];
-    checkNames(app.data, [], hostnames);
-    valid.push({ app: app.data, hostnames });
-  });
-  return ok({ registry: registryOf(valid, defaultNamespace), refused: Object.freeze(refused) });
+  const shape = (entry: unknown): Result<AppDocument, string> => {
+    const app = appShape.safeParse(entry);
+    return app.success ? ok(app.data) : err(reasonOf(app.error.issues));
+  };
+  return ok(admitted(envelope.data.apps, shape, defaultNamespace));
 }
 
 /** An entry's `name`, when it is a string. */

@@ -78,7 +78,7 @@ export const MAX_UPSTREAM = 2_048;
 // fast function. An App's naming rules are one check of the whole App once its shape holds
 // (`checkNames`): per-field checks cost zod's machinery once per string, about three times the
 // cost of the rest at 10k Apps. Paths are built only for an issue.
-const appShape = z.object({
+export const appShape = z.object({
   name: z.string(),
   hostnames: z.array(z.string()),
   secretRef: z.object({ namespace: z.string().optional(), name: z.string(), key: z.string() }),
@@ -125,9 +125,6 @@ export function checkNames(app: AppDocument, issues: Issues, normal?: string[]):
 const issue = (message: string, input: unknown, path: (string | number)[]) =>
   ({ code: "custom", message, input, path }) as const;
 
-/** One App entry of the document, checked on its own: an invalid entry refuses only its App. */
-export const appDocument = appShape.check((ctx) => checkNames(ctx.value, ctx.issues));
-
 /** A document as the schema accepts it: hostnames as written, not yet normalised. */
 export type AppDocument = z.infer<typeof appShape>;
 
@@ -141,7 +138,7 @@ const apiVersion = z.literal(REGISTRY_API_VERSION, { error: `must be "${REGISTRY
 
 /**
  * The document around its Apps (unknown fields are dropped: forward compatibility). A document
- * this refuses is refused whole; its App entries are checked one by one (`appDocument`).
+ * this refuses is refused whole; its App entries are checked one by one (`appShape`, then `checkNames`).
  */
 export const registryEnvelope = z.object({
   apiVersion,
