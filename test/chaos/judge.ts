@@ -43,8 +43,15 @@ export interface Versions {
   readonly registryRv: number | undefined;
 }
 
-/** The highest versions a sidecar answered with. */
+/** The highest versions a sidecar answered with on one listener. */
 type Floor = { revision: number; registryRv: number };
+
+/**
+ * Where an answer came from. Versions never go back on one listener, but the data listener's
+ * thread gets each Snapshot's view a moment after the ops listener serves it (docs/serving.md,
+ * "Where the data plane's requests are answered"), so each listener has a floor of its own.
+ */
+export type Listener = "route" | "ops";
 
 export class Judge {
   readonly #history: History;
@@ -63,7 +70,8 @@ export class Judge {
   constructor(history: History, sidecars: readonly ChaosSidecar[]) {
     this.#history = history;
     for (const s of sidecars) {
-      this.#floors.set(s.name, { revision: 0, registryRv: 0 });
+      for (const listener of ["route", "ops"] as const)
+        this.#floors.set(`${s.name} ${listener}`, { revision: 0, registryRv: 0 });
       this.#appsFloors.set(s.name, { registry: 0, secrets: new Map() });
     }
   }
@@ -101,14 +109,23 @@ export class Judge {
     };
   }
 
-  /** The versions a sidecar had answered with when a request left. */
-  floorOf(s: ChaosSidecar): Readonly<Floor> {
-    return { ...this.#floors.get(s.name)! };
+  /** The versions a sidecar had answered with on `listener` when a request left. */
+  floorOf(s: ChaosSidecar, listener: Listener): Readonly<Floor> {
+    return { ...this.#floors.get(`${s.name} ${listener}`)! };
   }
 
-  /** An answer's versions may not be below what the sidecar answered before the request left. */
-  ordered(s: ChaosSidecar, path: string, before: Readonly<Floor>, answer: Versions): void {
-    const now = this.#floors.get(s.name)!;
+  /**
+   * An answer's versions may not be below what the same listener of the sidecar answered before
+   * the request left.
+   */
+  ordered(
+    s: ChaosSidecar,
+    listener: Listener,
+    path: string,
+    before: Readonly<Floor>,
+    answer: Versions,
+  ): void {
+    const now = this.#floors.get(`${s.name} ${listener}`)!;
     const { revision, registryRv } = answer;
     if (revision !== undefined) {
       if (revision < before.revision)

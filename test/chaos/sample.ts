@@ -76,10 +76,11 @@ export class Prober {
 
   /** GETs `path` from a sidecar; rejects when it does not answer within 3 s. */
   async get(s: ChaosSidecar, path: string, headers: Record<string, string> = {}): Promise<Got> {
-    const before = this.#judge.floorOf(s);
-    const port = path.startsWith("/v1/route") ? s.port : s.opsPort;
+    const listener = path.startsWith("/v1/route") ? "route" : "ops";
+    const before = this.#judge.floorOf(s, listener);
+    const port = listener === "route" ? s.port : s.opsPort;
     const answer = await get(port, path, headers, { agent: this.#agent, timeoutMs: 3_000 });
-    this.#judge.ordered(s, path, before, versionsOf(answer));
+    this.#judge.ordered(s, listener, path, before, versionsOf(answer));
     return answer;
   }
 
