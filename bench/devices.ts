@@ -53,6 +53,13 @@ const VARIANTS: readonly Variant[] = [
     without: "collection after start (ADR 25)",
     build: { replace: { "src/runtime/v8-collection.ts": "bench/variants/no-collection.ts" } },
   },
+  {
+    name: "status-app-at-start",
+    without: "status API built on first use (ADR 43)",
+    build: {
+      replace: { "src/ops/status-app-loader.ts": "bench/variants/status-app-at-start.ts" },
+    },
+  },
   ...Object.keys(BUNDLE_PLUGINS).map(
     (plugin): Variant => ({
       name: `no-${plugin}`,

@@ -3,7 +3,8 @@ import type { Logger } from "pino";
 import type { RetryAfterSeconds } from "../answers/route-answer.ts";
 import type { SnapshotHolder } from "../snapshot/holder.ts";
 import type { Metrics } from "./metrics.ts";
-import { createStatusApp, type StatusAppOptions } from "./status-app.ts";
+import type { StatusAppOptions } from "./status-app.ts";
+import { statusAppOnFirstUse } from "./status-app-loader.ts";
 
 interface OpsServerOptions {
   readonly holder: SnapshotHolder;
@@ -28,7 +29,7 @@ interface OpsServerOptions {
 export interface OpsServer {
   /** Not listening yet: the caller listens. */
   readonly server: Server;
-  /** Closes the status API; the server is the caller's to close. */
+  /** Closes the status API, if it was ever loaded; the server is the caller's to close. */
   closeStatusApi(): Promise<void>;
 }
 
@@ -50,7 +51,8 @@ const CHECK_INTERVAL_MS = 5_000;
  * answers from a first Snapshot, then 200 until shutdown begins: a replica that lost the API
  * server keeps serving its last Snapshot), `/metrics` (GET and
  * HEAD, a query ignored), answered here; every other request goes to the lookup and status API,
- * a Fastify app (`createStatusApp`) that routes it through its public `routing`. No body is read.
+ * a Fastify app (`createStatusApp`), loaded on the first such request, that routes it through its
+ * public `routing`. No body is read.
  */
 export function createOpsServer(options: OpsServerOptions): OpsServer {
   const { holder, metrics } = options;
@@ -58,19 +60,13 @@ export function createOpsServer(options: OpsServerOptions): OpsServer {
   const answering = options.answering ?? (() => true);
   const stopping = options.stopping ?? (() => false);
   const log = options.logger ?? false;
-  const statusApp = createStatusApp({
+  const statusApp = statusAppOnFirstUse({
     holder,
     logger: log,
     retryAfter: options.retryAfter,
     ...(options.proxies === undefined ? {} : { proxies: options.proxies }),
   });
-  const statusReady = new Promise<void>((resolve, reject) => {
-    statusApp.ready((e) => (e ? reject(e) : resolve()));
-  });
-  // A status API that fails to start is a bug, logged once; the probes and /metrics still answer.
-  statusReady.catch((e: unknown) => {
-    if (log !== false) log.error({ err: e }, "status API failed to start");
-  });
+  let failureLogged = false;
 
   const answer = (request: IncomingMessage, response: ServerResponse): void => {
     const url = request.url ?? "/";
@@ -93,9 +89,13 @@ export function createOpsServer(options: OpsServerOptions): OpsServer {
       else if (ready()) send(response, 200, TEXT, "ok");
       else send(response, 503, TEXT, "not synced");
     } else {
-      statusReady.then(
-        () => statusApp.routing(request, response),
-        () => {
+      statusApp.app().then(
+        (app) => app.routing(request, response),
+        (e: unknown) => {
+          // A status API that fails to start is a bug, logged once; the probes and /metrics
+          // still answer.
+          if (!failureLogged && log !== false) log.error({ err: e }, "status API failed to start");
+          failureLogged = true;
           send(response, 500, TEXT, "internal");
         },
       );
@@ -114,9 +114,7 @@ export function createOpsServer(options: OpsServerOptions): OpsServer {
   server.maxConnections = MAX_CONNECTIONS;
   return {
     server,
-    async closeStatusApi() {
-      await statusApp.close();
-    },
+    closeStatusApi: () => statusApp.close(),
   };
 }
 
