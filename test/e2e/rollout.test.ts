@@ -107,6 +107,12 @@ describe.skipIf(nginx.binary.path === undefined)("SIGTERM to the sidecar behind 
     await new Promise((r) => setTimeout(r, 1_000));
     signalledAt = performance.now();
     stopping = sidecar.stop(GRACE_MS + 10_000);
+    // The signal reaches the process a moment after kill() returns: a probe sent in between is
+    // still answered 200. Readiness must drop soon after, and stay down.
+    while ((await get(sidecar.opsPort, "/readyz")).status !== 503) {
+      if (performance.now() > signalledAt + 1_000) break;
+    }
+    const readyzDroppedAfterMs = performance.now() - signalledAt;
     // What the kubelet and the data plane see during the grace.
     while (performance.now() < signalledAt + GRACE_MS - MARGIN_MS) {
       for (const path of ["/readyz", "/healthz"])
@@ -126,9 +132,11 @@ describe.skipIf(nginx.binary.path === undefined)("SIGTERM to the sidecar behind 
       probes: [...new Set(probes.map(([what, status]) => `${what} ${status}`))].sort(),
       exit,
       closedAfterGrace: exitedAfterMs >= GRACE_MS,
+      readyzDroppedSoon: readyzDroppedAfterMs < 1_000,
     }).toEqual({
       outcomes: ["200"],
       routedInGrace: true,
+      readyzDroppedSoon: true,
       probes: ["/healthz 200", "/readyz 503", "route 200"],
       exit: { code: 0, signal: null },
       closedAfterGrace: true,
