@@ -34,6 +34,9 @@ type Applied = "ignored" | "unchanged" | "changed";
 export class SecretStore {
   readonly #present = new SecretIndex<SecretData>();
   readonly #deletedAt = new SecretIndex<string>();
+  // The keys each present Secret's bytes were kept for: a key referenced since then was dropped
+  // when the Secret arrived, so the same resourceVersion read again is news, not a repeat.
+  readonly #keptFor = new SecretIndex<ReadonlySet<string>>();
   #watched: WatchedSet = new SecretIndex();
 
   /** The Secrets a Snapshot may read. */
@@ -55,9 +58,13 @@ export class SecretStore {
       if (!watched.has(namespace, name)) this.#deletedAt.delete(namespace, name);
     for (const [namespace, name, held] of [...this.#present.entries()]) {
       const keys = watched.get(namespace, name);
-      if (keys === undefined) this.#present.delete(namespace, name);
-      else if (Object.keys(held.data).some((k) => !keys.has(k)))
+      if (keys === undefined) {
+        this.#present.delete(namespace, name);
+        this.#keptFor.delete(namespace, name);
+      } else if (Object.keys(held.data).some((k) => !keys.has(k))) {
         this.#present.set(namespace, name, { ...held, data: referencedBytes(held.data, keys) });
+        this.#keptFor.set(namespace, name, keys);
+      }
     }
   }
 
@@ -79,6 +86,7 @@ export class SecretStore {
       const order = compareResourceVersions(held.resourceVersion, resourceVersion);
       if (order !== null && order >= 0) continue;
       this.#present.delete(ns, name);
+      this.#keptFor.delete(ns, name);
       this.#deletedAt.set(ns, name, resourceVersion);
       deleted.push({ namespace: ns, name });
     }
@@ -105,12 +113,18 @@ export class SecretStore {
       const order = compareResourceVersions(resourceVersion, held);
       // A watch delivers in order, so only a GET that got ahead of it can be newer than an event.
       if (order !== null && order < 0) return "unchanged";
-      if (order === 0 && (kind === "delete") === this.#deletedAt.has(namespace, name))
+      if (
+        order === 0 &&
+        (kind === "delete"
+          ? this.#deletedAt.has(namespace, name)
+          : !this.#deletedAt.has(namespace, name) && this.#kept(namespace, name, keys))
+      )
         return "unchanged";
       if (order === null && source === "get") return "unchanged";
     }
     if (kind === "delete") {
       this.#present.delete(namespace, name);
+      this.#keptFor.delete(namespace, name);
       this.#deletedAt.set(namespace, name, resourceVersion);
     } else {
       this.#deletedAt.delete(namespace, name);
@@ -118,7 +132,16 @@ export class SecretStore {
         data: referencedBytes(object.data, keys),
         resourceVersion,
       });
+      this.#keptFor.set(namespace, name, keys);
     }
     return "changed";
+  }
+
+  /** Whether the held bytes of a present Secret were kept for every key of `keys`. */
+  #kept(namespace: string, name: string, keys: ReadonlySet<string>): boolean {
+    const kept = this.#keptFor.get(namespace, name);
+    if (kept === undefined) return false;
+    for (const k of keys) if (!kept.has(k)) return false;
+    return true;
   }
 }

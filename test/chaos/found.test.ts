@@ -54,6 +54,44 @@ describe("found by the chaos model check", () => {
     }
   });
 
+  // Seed 2003, 60 steps, the first 51 operations: tenant-a/shared held only `alt` (rv 25) while
+  // the Registry read its `token`, so the store kept nothing of it; a Registry that then read
+  // `alt` fetched rv 25 again, and the store took the same version for old news: key-missing at
+  // rv 25 for good, while the key was there. Fixed: the store remembers the keys it kept a
+  // Secret's bytes for, and takes the same version again when a key was referenced since.
+  it("reads a newly referenced key of a Secret it already holds at the same version", async () => {
+    const envtest = await envtestFor();
+    const m = await startTestSidecar(envtest);
+    try {
+      envtest.apply({ namespace: "default", name: "shared", data: { alt: "a1" } });
+      const app = (key: string) => [
+        {
+          name: "shop",
+          hostnames: ["shop.example.com"],
+          namespace: "default",
+          secret: "shared",
+          key,
+        },
+      ];
+      writeRegistry(envtest, app("token"));
+      await waitUntil(() =>
+        m.holder.current() && findApp(m.holder.current()!, "shop")?.reason === "key-missing"
+          ? true
+          : undefined,
+      );
+      writeRegistry(envtest, app("alt"));
+      await waitUntil(() =>
+        findApp(m.holder.current()!, "shop")?.secretRef.key === "alt" ? true : undefined,
+      );
+      await m.mirror.idle();
+      const shop = findApp(m.holder.current()!, "shop");
+      expect([shop?.ready, shop?.reason]).toEqual([true, null]);
+    } finally {
+      await m.stop();
+      await envtest.close();
+    }
+  });
+
   // Seed 40, 80 steps, the first 15 operations (sidecar c, and a in another run): a relist after
   // 410 found tenant-b/blog-credentials deleted, yet the sidecar kept serving it (key-missing at
   // rv 14) for good. The Secret watch had missed rv 14 (a decode restart, then 410), while the

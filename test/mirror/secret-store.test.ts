@@ -21,6 +21,12 @@ function storeWatching(...names: string[]): SecretStore {
   return store;
 }
 
+function storeWatchedTokenOnly(): SecretIndex<ReadonlySet<string>> {
+  const watched = new SecretIndex<ReadonlySet<string>>();
+  watched.set("ns", "a", new Set(["token"]));
+  return watched;
+}
+
 const contents = (store: SecretStore) =>
   [...store.view.entries()].map(([ns, name, v]) => [
     `${ns}/${name}`,
@@ -55,6 +61,25 @@ describe("SecretStore.apply", () => {
     expect(store.apply("upsert", secret("a", "10", "new"), "get")).toBe("changed");
     expect(store.apply("upsert", secret("a", "9", "lagging"), "watch")).toBe("unchanged");
     expect(contents(store)).toEqual([["ns/a", "10", "new"]]);
+  });
+
+  it("takes the same resourceVersion again when a key referenced since was not kept", () => {
+    const store = storeWatching("a");
+    const both = { metadata: { namespace: "ns", name: "a", resourceVersion: "25" } };
+    const read = { ...both, data: { token: "t", alt: "x" } };
+    expect(store.apply("upsert", read, "watch")).toBe("changed");
+    expect(store.apply("upsert", read, "get")).toBe("unchanged");
+    // A Registry that now reads `alt` as well: the GET that follows brings what was dropped.
+    const watched = new SecretIndex<ReadonlySet<string>>();
+    watched.set("ns", "a", new Set(["token", "alt"]));
+    store.setWatched(watched);
+    expect(store.apply("upsert", read, "get")).toBe("changed");
+    expect({ ...store.view.get("ns", "a")?.data }).toEqual({ token: "t", alt: "x" });
+    expect(store.apply("upsert", read, "get")).toBe("unchanged");
+    // Reading fewer keys drops the others, and the same version is still no news.
+    store.setWatched(storeWatchedTokenOnly());
+    expect(store.apply("upsert", read, "watch")).toBe("unchanged");
+    expect({ ...store.view.get("ns", "a")?.data }).toEqual({ token: "t" });
   });
 
   it("drops everything kept for Secrets that leave the watched set", () => {
