@@ -21,12 +21,6 @@ function storeWatching(...names: string[]): SecretStore {
   return store;
 }
 
-function storeWatchedTokenOnly(): SecretIndex<ReadonlySet<string>> {
-  const watched = new SecretIndex<ReadonlySet<string>>();
-  watched.set("ns", "a", new Set(["token"]));
-  return watched;
-}
-
 const contents = (store: SecretStore) =>
   [...store.view.entries()].map(([ns, name, v]) => [
     `${ns}/${name}`,
@@ -65,19 +59,21 @@ describe("SecretStore.apply", () => {
 
   it("takes the same resourceVersion again when a key referenced since was not kept", () => {
     const store = storeWatching("a");
-    const both = { metadata: { namespace: "ns", name: "a", resourceVersion: "25" } };
-    const read = { ...both, data: { token: "t", alt: "x" } };
+    const read = {
+      metadata: { namespace: "ns", name: "a", resourceVersion: "25" },
+      data: { token: "t", alt: "x" },
+    };
+    const reading = (...keys: string[]) =>
+      new SecretIndex<ReadonlySet<string>>().set("ns", "a", new Set(keys));
     expect(store.apply("upsert", read, "watch")).toBe("changed");
     expect(store.apply("upsert", read, "get")).toBe("unchanged");
     // A Registry that now reads `alt` as well: the GET that follows brings what was dropped.
-    const watched = new SecretIndex<ReadonlySet<string>>();
-    watched.set("ns", "a", new Set(["token", "alt"]));
-    store.setWatched(watched);
+    store.setWatched(reading("token", "alt"));
     expect(store.apply("upsert", read, "get")).toBe("changed");
     expect({ ...store.view.get("ns", "a")?.data }).toEqual({ token: "t", alt: "x" });
     expect(store.apply("upsert", read, "get")).toBe("unchanged");
     // Reading fewer keys drops the others, and the same version is still no news.
-    store.setWatched(storeWatchedTokenOnly());
+    store.setWatched(reading("token"));
     expect(store.apply("upsert", read, "watch")).toBe("unchanged");
     expect({ ...store.view.get("ns", "a")?.data }).toEqual({ token: "t" });
   });
