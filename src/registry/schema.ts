@@ -88,8 +88,15 @@ export const appShape = z.object({
   secretReady: z.boolean().optional(),
 });
 
-/** Where a check puts what it found wrong: zod's own issue list, or a plain array. */
-export type Issues = z.core.ParsePayload<unknown>["issues"];
+/** A broken naming rule: why, the value, and where it is inside the App. */
+export interface NameIssue {
+  readonly message: string;
+  readonly input: unknown;
+  readonly path: readonly (string | number)[];
+}
+
+/** Where `checkNames` puts what it found wrong. */
+export type Issues = NameIssue[];
 
 /**
  * Every naming rule of one App: an issue per broken rule, its path inside the App. Each valid
@@ -122,8 +129,11 @@ export function checkNames(app: AppDocument, issues: Issues, normal?: string[]):
   if (why !== null) issues.push(issue(why, ref.key, ["secretRef", "key"]));
 }
 
-const issue = (message: string, input: unknown, path: (string | number)[]) =>
-  ({ code: "custom", message, input, path }) as const;
+const issue = (message: string, input: unknown, path: (string | number)[]): NameIssue => ({
+  message,
+  input,
+  path,
+});
 
 /** A document as the schema accepts it: hostnames as written, not yet normalised. */
 export type AppDocument = z.infer<typeof appShape>;
