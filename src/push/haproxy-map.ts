@@ -65,3 +65,10 @@ export function parseHeldRevision(answer: string): number | null | undefined {
   const m = /\bvalue="(\d+)"/.exec(line);
   return m === null ? undefined : Number(m[1]);
 }
+
+/** `entry_cnt` of `map`'s line in the answer to `show map`; undefined when it has none. */
+export function entryCount(answer: string, map: string): number | undefined {
+  const line = answer.split("\n").find((l) => l.includes(` (${map}) `));
+  const m = line === undefined ? null : /\bentry_cnt=(\d+)/.exec(line);
+  return m === null ? undefined : Number(m[1]);
+}

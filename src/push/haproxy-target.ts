@@ -4,8 +4,8 @@
 // version is dropped by HAProxy at the next commit.
 
 import { err, ok, type Result } from "../result.ts";
-import { mapLines, parseHeldRevision, payloads, REVISION_KEY } from "./haproxy-map.ts";
-import { openRuntimeSession, type RuntimeAddress, type RuntimeSession } from "./haproxy-runtime.ts";
+import { entryCount, mapLines, parseHeldRevision, payloads, REVISION_KEY } from "./haproxy-map.ts";
+import { type RuntimeAddress, runtimeCommand } from "./haproxy-runtime.ts";
 import type { RoutingTable } from "./table.ts";
 import type { PushFailure, PushTarget } from "./target.ts";
 
@@ -15,7 +15,7 @@ export interface HaproxyTargetOptions {
   readonly socket: RuntimeAddress;
   /** The map file exactly as haproxy.cfg names it in `map_str(...)`. */
   readonly map: string;
-  /** Per command; a push of 10k Apps is about 70 commands. */
+  /** Per command; a push of 10k Apps is about 45 commands, one connection each. */
   readonly timeoutMs?: number;
   /** Bytes of payload per `add map` command; HAProxy's default tune.bufsize is 16384. */
   readonly payloadBytes?: number;
@@ -31,48 +31,57 @@ export function haproxyTarget(options: HaproxyTargetOptions): PushTarget {
   const { socket, map } = options;
   const timeoutMs = options.timeoutMs ?? 2_000;
   const payloadBytes = options.payloadBytes ?? 12_000;
-  /** Runs `use` over one session, closed afterwards whatever happens. */
-  async function session<T>(
-    use: (s: RuntimeSession) => Promise<Result<T, PushFailure>>,
-  ): Promise<Result<T, PushFailure>> {
-    const opened = await openRuntimeSession(socket, timeoutMs);
-    if (!opened.ok) return opened;
-    try {
-      return await use(opened.value);
-    } finally {
-      opened.value.close();
-    }
+  /** Runs `command`; its answer when it is `expected`, a rejection naming `what` otherwise. */
+  async function run(
+    command: string,
+    what: string,
+    expected: (answer: string) => boolean,
+  ): Promise<Result<string, PushFailure>> {
+    const answer = await runtimeCommand(socket, command, timeoutMs);
+    if (!answer.ok) return answer;
+    return expected(answer.value) ? answer : rejected(what, answer.value);
+  }
+  const silent = (answer: string) => answer === "";
+  /** The map's entries in all its versions, from `show map`'s line for it. */
+  async function entries(): Promise<Result<number, PushFailure>> {
+    const listed = await run("show map", "show map", (a) => entryCount(a, map) !== undefined);
+    return listed.ok ? ok(entryCount(listed.value, map)!) : listed;
   }
 
   return {
     name: options.name ?? "haproxy",
-    push: (table: RoutingTable) =>
-      session(async (s): Promise<Result<void, PushFailure>> => {
-        const prepared = await s.command(`prepare map ${map}`);
-        if (!prepared.ok) return prepared;
-        const version = NEW_VERSION.exec(prepared.value)?.[1];
-        if (version === undefined) return rejected(`prepare map ${map}`, prepared.value);
-        const adds = payloads(mapLines(table), payloadBytes).map(
-          (payload) => `add map @${version} ${map} <<\n${payload}\n`,
-        );
-        const added = await s.pipeline(adds);
+    async push(table: RoutingTable): Promise<Result<void, PushFailure>> {
+      const prepare = `prepare map ${map}`;
+      const prepared = await run(prepare, prepare, (a) => NEW_VERSION.test(a));
+      if (!prepared.ok) return prepared;
+      const version = NEW_VERSION.exec(prepared.value)![1];
+      const before = await entries();
+      if (!before.ok) return before;
+      const lines = mapLines(table);
+      const add = `add map @${version} ${map}`;
+      // One after another: HAProxy takes a payload in one buffer (tune.bufsize), and runs the
+      // commands of one map in turn anyway.
+      for (const payload of payloads(lines, payloadBytes)) {
+        const added = await run(`${add} <<\n${payload}\n`, add, silent);
         if (!added.ok) return added;
-        const refusal = added.value.find((answer) => answer !== "");
-        if (refusal !== undefined) return rejected(`add map @${version} ${map}`, refusal);
-        const committed = await s.command(`commit map @${version} ${map}`);
-        if (!committed.ok) return committed;
-        if (committed.value !== "")
-          return rejected(`commit map @${version} ${map}`, committed.value);
-        return ok(undefined);
-      }),
-    held: () =>
-      session(async (s): Promise<Result<number | null, PushFailure>> => {
-        const answer = await s.command(`get map ${map} ${REVISION_KEY}`);
-        if (!answer.ok) return answer;
-        const revision = parseHeldRevision(answer.value);
-        if (revision === undefined) return rejected(`get map ${map}`, answer.value);
-        return ok(revision);
-      }),
+      }
+      // A payload HAProxy could not take closes the connection with no answer, as a success
+      // does: the count of entries (every version's) tells them apart before the commit.
+      const after = await entries();
+      if (!after.ok) return after;
+      if (after.value !== before.value + lines.length) {
+        const message = `'${add}': ${after.value - before.value} of ${lines.length} entries taken`;
+        return err({ reason: "rejected", message });
+      }
+      const commit = `commit map @${version} ${map}`;
+      const committed = await run(commit, commit, silent);
+      return committed.ok ? ok(undefined) : committed;
+    },
+    async held(): Promise<Result<number | null, PushFailure>> {
+      const get = `get map ${map} ${REVISION_KEY}`;
+      const answer = await run(get, `get map ${map}`, (a) => parseHeldRevision(a) !== undefined);
+      return answer.ok ? ok(parseHeldRevision(answer.value)!) : answer;
+    },
   };
 }
 

@@ -56,7 +56,20 @@ export function routingTable(view: RouteView): RoutingTable {
   return { revision: view.revision, exact, wildcard };
 }
 
+// Snapshots share the App objects a change left alone (src/snapshot/app-table.ts), so a table
+// after a change to one App parses one upstream, not all of them (10k URLs: tens of ms).
+const entriesOfApps = new WeakMap<RouteApp, TableEntry>();
+
 function entryOf(app: RouteApp): TableEntry {
+  let entry = entriesOfApps.get(app);
+  if (entry === undefined) {
+    entry = newEntry(app);
+    entriesOfApps.set(app, entry);
+  }
+  return entry;
+}
+
+function newEntry(app: RouteApp): TableEntry {
   if (!app.ready) return { kind: "secret-unavailable", app: app.name };
   return {
     kind: "routed",

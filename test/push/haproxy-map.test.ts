@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { mapLines, parseHeldRevision, payloads } from "../../src/push/haproxy-map.ts";
+import { entryCount, mapLines, parseHeldRevision, payloads } from "../../src/push/haproxy-map.ts";
 import { routingTable } from "../../src/push/table.ts";
 import { snapshotOf } from "../support/world.ts";
 
@@ -50,6 +50,24 @@ describe("the HAProxy map of a table", () => {
       null,
       undefined,
     ]);
+  });
+});
+
+describe("the entries of a map, from show map", () => {
+  const answer = `# id (file) description
+0 (/etc/haproxy/other.map) pattern loaded from file '/etc/haproxy/other.map' used by map at file 'h.cfg' line 9. curr_ver=0 next_ver=0 entry_cnt=7
+1 (/etc/haproxy/m.map) pattern loaded from file '/etc/haproxy/m.map' used by map at file 'h.cfg' line 10. curr_ver=3 next_ver=4 entry_cnt=11003
+`;
+
+  it("reads the named map's count, every version's entries", () => {
+    expect([
+      entryCount(answer, "/etc/haproxy/m.map"),
+      entryCount(answer, "/etc/haproxy/other.map"),
+    ]).toEqual([11003, 7]);
+  });
+
+  it("is undefined for a map HAProxy does not list", () => {
+    expect(entryCount(answer, "/etc/haproxy/none.map")).toBeUndefined();
   });
 });
 
