@@ -31,34 +31,32 @@ export function haproxyTarget(options: HaproxyTargetOptions): PushTarget {
   const { socket, map } = options;
   const timeoutMs = options.timeoutMs ?? 2_000;
   const payloadBytes = options.payloadBytes ?? 12_000;
-  /** Runs `command`; its answer when it is `expected`, a rejection naming `what` otherwise. */
-  async function run(
+  /** Runs `command`: what `read` makes of its answer, or a rejection naming `what`. */
+  async function run<T>(
     command: string,
     what: string,
-    expected: (answer: string) => boolean,
-  ): Promise<Result<string, PushFailure>> {
+    read: (answer: string) => T | undefined,
+  ): Promise<Result<T, PushFailure>> {
     const answer = await runtimeCommand(socket, command, timeoutMs);
     if (!answer.ok) return answer;
-    return expected(answer.value) ? answer : rejected(what, answer.value);
+    const value = read(answer.value);
+    return value === undefined ? rejected(what, answer.value) : ok(value);
   }
-  const silent = (answer: string) => answer === "";
+  /** A command that succeeded says nothing. */
+  const silent = (answer: string) => (answer === "" ? answer : undefined);
   /** The map's entries in all its versions, from `show map`'s line for it. */
-  async function entries(): Promise<Result<number, PushFailure>> {
-    const listed = await run("show map", "show map", (a) => entryCount(a, map) !== undefined);
-    return listed.ok ? ok(entryCount(listed.value, map)!) : listed;
-  }
+  const entries = () => run("show map", "show map", (a) => entryCount(a, map));
 
   return {
     name: options.name ?? "haproxy",
     async push(table: RoutingTable): Promise<Result<void, PushFailure>> {
       const prepare = `prepare map ${map}`;
-      const prepared = await run(prepare, prepare, (a) => NEW_VERSION.test(a));
-      if (!prepared.ok) return prepared;
-      const version = NEW_VERSION.exec(prepared.value)![1];
+      const version = await run(prepare, prepare, (a) => NEW_VERSION.exec(a)?.[1]);
+      if (!version.ok) return version;
       const before = await entries();
       if (!before.ok) return before;
       const lines = mapLines(table);
-      const add = `add map @${version} ${map}`;
+      const add = `add map @${version.value} ${map}`;
       // One after another: HAProxy takes a payload in one buffer (tune.bufsize), and runs the
       // commands of one map in turn anyway.
       for (const payload of payloads(lines, payloadBytes)) {
@@ -73,14 +71,13 @@ export function haproxyTarget(options: HaproxyTargetOptions): PushTarget {
         const message = `'${add}': ${after.value - before.value} of ${lines.length} entries taken`;
         return err({ reason: "rejected", message });
       }
-      const commit = `commit map @${version} ${map}`;
+      const commit = `commit map @${version.value} ${map}`;
       const committed = await run(commit, commit, silent);
       return committed.ok ? ok(undefined) : committed;
     },
     async held(): Promise<Result<number | null, PushFailure>> {
       const get = `get map ${map} ${REVISION_KEY}`;
-      const answer = await run(get, `get map ${map}`, (a) => parseHeldRevision(a) !== undefined);
-      return answer.ok ? ok(parseHeldRevision(answer.value)!) : answer;
+      return run(get, `get map ${map}`, parseHeldRevision);
     },
   };
 }
