@@ -4,9 +4,10 @@
 // holds the not-synced routes, which have no revision.
 
 import { err, ok, type Result } from "../result.ts";
+import type { RouteView } from "../snapshot/types.ts";
 import { adminCall, adminRefused } from "./admin-http.ts";
 import { caddyRoutes, parseCaddyRevision, REVISION_ID, ROUTES_PATH } from "./caddy-routes.ts";
-import type { RoutingTable } from "./table.ts";
+import { tableOf } from "./table.ts";
 import type { PushFailure, PushTarget } from "./target.ts";
 
 export interface CaddyTargetOptions {
@@ -28,8 +29,8 @@ export function caddyTarget(options: CaddyTargetOptions): PushTarget {
   const routesOptions = options.groupSize === undefined ? {} : { groupSize: options.groupSize };
   return {
     name: options.name ?? "caddy",
-    async push(table: RoutingTable): Promise<Result<void, PushFailure>> {
-      const body = JSON.stringify(caddyRoutes(table, routesOptions));
+    async push(view: RouteView): Promise<Result<void, PushFailure>> {
+      const body = JSON.stringify(caddyRoutes(tableOf(view), routesOptions));
       const answer = await adminCall(`${admin}${ROUTES_PATH}`, pushTimeoutMs, {
         method: "PATCH",
         headers: { "content-type": "application/json" },

@@ -2,7 +2,9 @@
 // exact hostnames, wildcard suffixes and the revision under keys that cannot collide, so that
 // one versioned map (prepare, add, commit) replaces all of it at once.
 
-import type { RoutingTable, TableEntry } from "./table.ts";
+import type { RouteView } from "../snapshot/types.ts";
+import type { TableEntry } from "./table.ts";
+import { type LineFormat, lineCount, tableLines } from "./table-lines.ts";
 
 /** The key holding the table's revision: upper case, so no lower-cased request host equals it. */
 export const REVISION_KEY = "REVISION";
@@ -10,48 +12,86 @@ export const REVISION_KEY = "REVISION";
 /** Appended to a wildcard's suffix to form its key; upper case for the same reason. */
 export const WILDCARD_MARK = "/W";
 
-/** The map's lines, `key value`, the revision last (any order would do: one commit shows all). */
-export function mapLines(table: RoutingTable): string[] {
-  const lines: string[] = [];
-  const revision = String(table.revision);
-  for (const [host, entry] of table.exact) lines.push(`${host} ${entryValue(entry, revision)}`);
-  for (const [suffix, entry] of table.wildcard) {
-    lines.push(`${suffix}${WILDCARD_MARK} ${entryValue(entry, revision)}`);
-  }
-  lines.push(`${REVISION_KEY} ${revision}`);
-  return lines;
+/**
+ * The map as `add map` payloads: every line `key value|revision`, the REVISION key last (any
+ * order would do: one commit shows all).
+ */
+export interface MapPayloads {
+  /**
+   * Built one at a time as they are taken, so that a push holds one payload rather than all of
+   * them (600 kB at 10k Apps, which lived long enough to be promoted and collected as old).
+   * Taken once.
+   */
+  readonly payloads: Iterable<string>;
+  /** Lines in all payloads: what the map's entry count grows by once they are added. */
+  readonly lines: number;
 }
 
 /**
- * An entry's value, `|`-separated, as the configuration's backend reads it by field: the kind
- * (I: routed to an IPv4 literal, D: routed to a DNS name, N: routed but no http upstream, S: the
- * Secret is not here), the App, the revision, then host and port. No space, no line break.
+ * The table of `view` as `add map` payloads of at most `maxBytes`. Every value ends with
+ * `|revision`, so the line of an unchanged App differs from the last push's by its revision only
+ * and is rendered once per App chunk (table-lines.ts), here, the revision joined on as the
+ * payloads are taken.
  */
-function entryValue(entry: TableEntry, revision: string): string {
+export function mapPayloads(view: RouteView, maxBytes: number): MapPayloads {
+  const chunks = tableLines(view, mapLine);
+  return {
+    payloads: payloads(pieces(chunks, view.revision), maxBytes),
+    lines: lineCount(view) + 1,
+  };
+}
+
+/** Each chunk's lines as one piece, or line by line when a chunk's exceed `maxBytes`. */
+function* pieces(chunks: readonly (readonly string[])[], revision: number): Generator<string> {
+  const end = `|${revision}\n`;
+  for (const lines of chunks) {
+    if (lines.length > 0) yield `${lines.join(end)}${end}`;
+  }
+  yield `${REVISION_KEY} ${revision}\n`;
+}
+
+/**
+ * A line without its revision: the key, then the value's fields, `|`-separated, as the
+ * configuration's backends read them: the kind (I: routed to an IPv4 literal, D: routed to a DNS
+ * name, N: routed but no http upstream, S: the Secret is not here), the App, then host and port
+ * when routed to one; the revision follows. No space, no line break.
+ */
+const mapLine: LineFormat = (kind, name, entry) => {
+  const key = kind === "exact" ? name : `${name}${WILDCARD_MARK}`;
+  return `${key} ${entryValue(entry)}`;
+};
+
+function entryValue(entry: TableEntry): string {
   if (entry.kind === "secret-unavailable") return `S|${entry.app}`;
   const { target } = entry;
-  if (target === null) return `N|${entry.app}|${revision}`;
-  return `${target.literal ? "I" : "D"}|${entry.app}|${revision}|${target.host}|${target.port}`;
+  if (target === null) return `N|${entry.app}`;
+  return `${target.literal ? "I" : "D"}|${entry.app}|${target.host}|${target.port}`;
 }
 
 /**
- * Lines grouped into payloads of at most `maxBytes` (each line and its newline counted), in
- * order: the runtime API takes one command and its payload in one buffer (tune.bufsize).
+ * Pieces, each ending in a line break, concatenated in order into payloads of at most
+ * `maxBytes`; a piece longer than that is cut at line breaks (a line longer than that alone).
+ * The runtime API takes one command and its payload in one buffer (tune.bufsize).
  */
-export function payloads(lines: readonly string[], maxBytes: number): string[] {
-  const out: string[] = [];
-  let current = "";
-  for (const line of lines) {
-    const piece = `${line}\n`;
-    if (current.length > 0 && current.length + piece.length > maxBytes) {
-      out.push(current);
-      current = "";
+export function* payloads(pieces: Iterable<string>, maxBytes: number): Generator<string> {
+  let current: string[] = [];
+  let size = 0;
+  for (const piece of pieces) {
+    for (const part of piece.length > maxBytes ? linesOf(piece) : [piece]) {
+      if (size > 0 && size + part.length > maxBytes) {
+        yield current.join("");
+        current = [];
+        size = 0;
+      }
+      current.push(part);
+      size += part.length;
     }
-    current += piece;
   }
-  if (current.length > 0) out.push(current);
-  return out;
+  if (size > 0) yield current.join("");
 }
+
+/** A piece's lines, each with its line break. */
+const linesOf = (piece: string): string[] => piece.split(/(?<=\n)/);
 
 /**
  * The revision in the answer to `get map <map> REVISION`: a number, null when the key is not in

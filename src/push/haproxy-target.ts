@@ -4,9 +4,9 @@
 // version is dropped by HAProxy at the next commit.
 
 import { err, ok, type Result } from "../result.ts";
-import { entryCount, mapLines, parseHeldRevision, payloads, REVISION_KEY } from "./haproxy-map.ts";
+import type { RouteView } from "../snapshot/types.ts";
+import { entryCount, mapPayloads, parseHeldRevision, REVISION_KEY } from "./haproxy-map.ts";
 import { type RuntimeAddress, runtimeCommand } from "./haproxy-runtime.ts";
-import type { RoutingTable } from "./table.ts";
 import type { PushFailure, PushTarget } from "./target.ts";
 
 export interface HaproxyTargetOptions {
@@ -49,17 +49,17 @@ export function haproxyTarget(options: HaproxyTargetOptions): PushTarget {
 
   return {
     name: options.name ?? "haproxy",
-    async push(table: RoutingTable): Promise<Result<void, PushFailure>> {
+    async push(view: RouteView): Promise<Result<void, PushFailure>> {
+      const content = mapPayloads(view, payloadBytes);
       const prepare = `prepare map ${map}`;
       const version = await run(prepare, prepare, (a) => NEW_VERSION.exec(a)?.[1]);
       if (!version.ok) return version;
       const before = await entries();
       if (!before.ok) return before;
-      const lines = mapLines(table);
       const add = `add map @${version.value} ${map}`;
       // One after another: HAProxy takes a payload in one buffer (tune.bufsize), and runs the
       // commands of one map in turn anyway.
-      for (const payload of payloads(lines, payloadBytes)) {
+      for (const payload of content.payloads) {
         const added = await run(`${add} <<\n${payload}\n`, add, silent);
         if (!added.ok) return added;
       }
@@ -67,8 +67,8 @@ export function haproxyTarget(options: HaproxyTargetOptions): PushTarget {
       // does: the count of entries (every version's) tells them apart before the commit.
       const after = await entries();
       if (!after.ok) return after;
-      if (after.value !== before.value + lines.length) {
-        const message = `'${add}': ${after.value - before.value} of ${lines.length} entries taken`;
+      if (after.value !== before.value + content.lines) {
+        const message = `'${add}': ${after.value - before.value} of ${content.lines} entries taken`;
         return err({ reason: "rejected", message });
       }
       const commit = `commit map @${version.value} ${map}`;

@@ -3,9 +3,9 @@
 // at once. A restarted nginx has an empty dict and answers 404 for the revision: not synced.
 
 import { ok, type Result } from "../result.ts";
+import type { RouteView } from "../snapshot/types.ts";
 import { adminCall, adminRefused } from "./admin-http.ts";
 import { nginxTableBody } from "./nginx-table.ts";
-import type { RoutingTable } from "./table.ts";
 import type { PushFailure, PushTarget } from "./target.ts";
 
 export interface NginxTargetOptions {
@@ -21,11 +21,11 @@ export function nginxTarget(options: NginxTargetOptions): PushTarget {
   const timeoutMs = options.timeoutMs ?? 5_000;
   return {
     name: options.name ?? "nginx",
-    async push(table: RoutingTable): Promise<Result<void, PushFailure>> {
+    async push(view: RouteView): Promise<Result<void, PushFailure>> {
       const answer = await adminCall(`${endpoint}/replica-mirror/table`, timeoutMs, {
         method: "PUT",
         headers: { "content-type": "text/plain" },
-        body: nginxTableBody(table),
+        body: nginxTableBody(view),
       });
       if (!answer.ok) return answer;
       if (answer.value.status !== 204) return adminRefused("PUT", answer.value);

@@ -6,7 +6,6 @@
 import type { Clock } from "../clock.ts";
 import type { RouteView } from "../snapshot/types.ts";
 import type { PushObserver } from "./observer.ts";
-import { type RoutingTable, routingTable } from "./table.ts";
 import type { PushFailure, PushTarget } from "./target.ts";
 
 export interface PusherOptions {
@@ -28,18 +27,6 @@ export interface Pusher {
 
 /** 250 ms: a restarted proxy answers not-synced for at most this long plus one push. */
 export const DEFAULT_CHECK_INTERVAL_MS = 250;
-
-// Every pusher of a replica pushes the same Snapshots: the table is computed once per Snapshot.
-const tables = new WeakMap<RouteView, RoutingTable>();
-
-function tableOf(view: RouteView): RoutingTable {
-  let table = tables.get(view);
-  if (table === undefined) {
-    table = routingTable(view);
-    tables.set(view, table);
-  }
-  return table;
-}
 
 /**
  * Starts pushing to `target`. Nothing is pushed before the first `publish`; from then on the
@@ -91,7 +78,7 @@ export function startPusher(options: PusherOptions): Pusher {
 
   async function pushNewest(view: RouteView): Promise<void> {
     const started = clock.now();
-    const pushed = await target.push(tableOf(view));
+    const pushed = await target.push(view);
     if (!pushed.ok) return fail("push", pushed.error, started);
     // The check after every push: the proxy confirms the commit, and a restart that raced the
     // push shows here rather than at the next tick.

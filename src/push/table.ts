@@ -56,11 +56,26 @@ export function routingTable(view: RouteView): RoutingTable {
   return { revision: view.revision, exact, wildcard };
 }
 
+// Every pusher of a replica pushes the same Snapshots: a target that needs the table as maps
+// (Caddy's) computes it once per Snapshot.
+const tables = new WeakMap<RouteView, RoutingTable>();
+
+/** `routingTable(view)`, computed once per view. */
+export function tableOf(view: RouteView): RoutingTable {
+  let table = tables.get(view);
+  if (table === undefined) {
+    table = routingTable(view);
+    tables.set(view, table);
+  }
+  return table;
+}
+
 // Snapshots share the App objects a change left alone (src/snapshot/app-table.ts), so a table
 // after a change to one App parses one upstream, not all of them (10k URLs: tens of ms).
 const entriesOfApps = new WeakMap<RouteApp, TableEntry>();
 
-function entryOf(app: RouteApp): TableEntry {
+/** An App's entry, the same object for the same App object (Snapshots share unchanged Apps). */
+export function entryOf(app: RouteApp): TableEntry {
   let entry = entriesOfApps.get(app);
   if (entry === undefined) {
     entry = newEntry(app);

@@ -2,7 +2,7 @@
 // which revision it holds. Each proxy's client (HAProxy, Caddy, nginx) is one of these.
 
 import type { Result } from "../result.ts";
-import type { RoutingTable } from "./table.ts";
+import type { RouteView } from "../snapshot/types.ts";
 
 /** Why a push or a version check did not succeed. */
 export type PushFailureReason =
@@ -25,8 +25,11 @@ export interface PushFailure {
 export interface PushTarget {
   /** For metrics and logs: `haproxy`, `caddy`, `nginx`, or whatever the operator names it. */
   readonly name: string;
-  /** Replaces the proxy's whole table atomically: after success it answers from `table` only. */
-  push(table: RoutingTable): Promise<Result<void, PushFailure>>;
+  /**
+   * Replaces the proxy's whole table atomically: after success it answers from `view`'s table
+   * (table.ts) only. Each target renders the table in its proxy's format.
+   */
+  push(view: RouteView): Promise<Result<void, PushFailure>>;
   /** The revision of the table the proxy answers from; null when it holds none (not synced). */
   held(): Promise<Result<number | null, PushFailure>>;
 }

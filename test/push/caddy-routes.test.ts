@@ -213,15 +213,15 @@ describe("the Caddy routes of a table", () => {
 });
 
 describe("the nginx table body", () => {
-  it("starts with the revision, then one line per hostname and wildcard suffix, in the index's order", () => {
-    expect(nginxTableBody(routingTable(snapshot))).toBe(
+  it("starts with the revision, then one line per hostname, then per wildcard suffix, none with the revision", () => {
+    expect(nginxTableBody(snapshot)).toBe(
       [
         "revision 9",
-        "= c.example.com I|c|9|10.0.0.3|8080|http://10.0.0.3:8080",
+        "= c.example.com I|c|10.0.0.3|8080|http://10.0.0.3:8080",
         "= b.example.com S|b",
-        "= a.example.com D|a|9|a.svc|80|http://a.svc/",
-        "* x.c.example.com I|c|9|10.0.0.3|8080|http://10.0.0.3:8080",
-        "* example.com D|a|9|a.svc|80|http://a.svc/",
+        "= a.example.com D|a|a.svc|80|http://a.svc/",
+        "* x.c.example.com I|c|10.0.0.3|8080|http://10.0.0.3:8080",
+        "* example.com D|a|a.svc|80|http://a.svc/",
         "",
       ].join("\n"),
     );

@@ -1,11 +1,17 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { entryCount, mapLines, parseHeldRevision, payloads } from "../../src/push/haproxy-map.ts";
-import { routingTable } from "../../src/push/table.ts";
-import { snapshotOf } from "../support/world.ts";
+import {
+  entryCount,
+  mapPayloads,
+  parseHeldRevision,
+  payloads,
+} from "../../src/push/haproxy-map.ts";
+import { type LineFormat, tableLines } from "../../src/push/table-lines.ts";
+import { rebuildForSecrets } from "../../src/snapshot/build.ts";
+import { meta, secretData, secretsOf, snapshotOf } from "../support/world.ts";
 
 describe("the HAProxy map of a table", () => {
-  it("holds each hostname, each wildcard under its marked key, and the revision, in the index's order", () => {
+  it("holds each hostname, each wildcard under its marked key, and the revision, the revision ending every value", () => {
     const snapshot = snapshotOf(
       [
         {
@@ -24,21 +30,72 @@ describe("the HAProxy map of a table", () => {
       },
       12,
     );
-    expect(mapLines(routingTable(snapshot))).toEqual([
-      "off.example.com S|off",
-      "none.example.com N|none|12",
-      "ip.example.com I|ip|12|10.0.0.1|81",
-      "dns.example.com D|dns|12|dns.svc|80",
-      "ip.example.com/W I|ip|12|10.0.0.1|81",
-      "REVISION 12",
-    ]);
+    const map = mapPayloads(snapshot, 1_000);
+    expect({ payloads: [...map.payloads], lines: map.lines }).toEqual({
+      payloads: [
+        [
+          "off.example.com S|off|12",
+          "none.example.com N|none|12",
+          "ip.example.com I|ip|10.0.0.1|81|12",
+          "dns.example.com D|dns|dns.svc|80|12",
+          "ip.example.com/W I|ip|10.0.0.1|81|12",
+          "REVISION 12",
+          "",
+        ].join("\n"),
+      ],
+      lines: 6,
+    });
   });
 
-  it("groups lines into payloads of at most the given size, in order", () => {
-    const lines = ["a 1", "bb 22", "ccc 333", "d 4"];
-    expect(payloads(lines, 12)).toEqual(["a 1\nbb 22\n", "ccc 333\nd 4\n"]);
-    expect(payloads(lines, 1)).toEqual(["a 1\n", "bb 22\n", "ccc 333\n", "d 4\n"]);
-    expect(payloads([], 100)).toEqual([]);
+  it("splits the map into payloads of at most the given size, every line whole, none left out", () => {
+    const apps = Array.from({ length: 300 }, (_, i) => ({
+      name: `app-${i}`,
+      hostnames: [`app-${i}.example.com`, `*.w${i}.example.com`],
+      upstream: "http://10.0.0.1:80",
+    }));
+    const secrets = Object.fromEntries(apps.map((a) => [`${a.name}-credentials`, { token: "t" }]));
+    const snapshot = snapshotOf(apps, secrets, 3);
+    const [whole] = [...mapPayloads(snapshot, 1 << 20).payloads];
+    const split = mapPayloads(snapshot, 500);
+    const parts = [...split.payloads];
+    expect({
+      lines: split.lines,
+      largest: Math.max(...parts.map((p) => p.length)) <= 500,
+      wholeLines: parts.every((p) => p.endsWith("\n")),
+      sameText: parts.join(""),
+    }).toEqual({ lines: 601, largest: true, wholeLines: true, sameText: whole });
+    expect(whole!.split("\n").length - 1).toBe(601);
+  });
+
+  it("renders only the changed App's chunk again after a Secret change", () => {
+    const apps = Array.from({ length: 200 }, (_, i) => ({
+      name: `app-${String(i).padStart(3, "0")}`,
+      hostnames: [`app-${i}.example.com`],
+    }));
+    const before = snapshotOf(apps, {}, 1);
+    const secrets = secretsOf([["apps/app-150-credentials", secretData({ token: "t" })]]);
+    const after = rebuildForSecrets(
+      before,
+      [{ namespace: "apps", name: "app-150-credentials" }],
+      secrets,
+      meta(2),
+    );
+    const format: LineFormat = (_, name, entry) => `${name} ${entry.kind}`;
+    const [old, next] = [tableLines(before, format), tableLines(after, format)];
+    expect(next.map((lines, c) => lines === old[c])).toEqual([true, true, false, true]);
+    expect(next[2]!.filter((l) => l.endsWith("routed"))).toEqual(["app-150.example.com routed"]);
+  });
+
+  it("groups pieces into payloads of at most the given size, in order, cutting a long piece at lines", () => {
+    const pieces = ["a 1\n", "bb 22\n", "ccc 333\n", "d 4\n"];
+    expect([...payloads(pieces, 12)]).toEqual(["a 1\nbb 22\n", "ccc 333\nd 4\n"]);
+    expect([...payloads(pieces, 1)]).toEqual(pieces);
+    expect([...payloads(["a 1\nbb 22\nccc 333\n", "d 4\n"], 10)]).toEqual([
+      "a 1\nbb 22\n",
+      "ccc 333\n",
+      "d 4\n",
+    ]);
+    expect([...payloads([], 100)]).toEqual([]);
   });
 
   it("reads the held revision from get map's answer", () => {

@@ -3,7 +3,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { haproxyTarget } from "../../src/push/haproxy-target.ts";
-import { routingTable } from "../../src/push/table.ts";
 import { findTool } from "../support/tools.ts";
 import { snapshotOf } from "../support/world.ts";
 import { ask, TEXT_ANSWERS } from "../support/zero-hop.ts";
@@ -29,8 +28,8 @@ describe.skipIf(haproxy.path === undefined)("the HAProxy push target", () => {
     name: `app-${i}`,
     hostnames: [`app-${i}.example.com`],
   }));
-  const first = routingTable(snapshotOf(many, {}, 1));
-  const second = routingTable(snapshotOf(many.slice(1), {}, 2));
+  const first = snapshotOf(many, {}, 1);
+  const second = snapshotOf(many.slice(1), {}, 2);
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "replica-mirror-zero-hop-"));

@@ -1,10 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { PushObserver } from "../../src/push/observer.ts";
 import { startPusher } from "../../src/push/pusher.ts";
-import type { RoutingTable } from "../../src/push/table.ts";
 import type { PushFailure, PushTarget } from "../../src/push/target.ts";
 import { err, ok, type Result } from "../../src/result.ts";
-import type { Snapshot } from "../../src/snapshot/types.ts";
+import type { RouteView, Snapshot } from "../../src/snapshot/types.ts";
 import { FakeClock, settle } from "../support/fake-clock.ts";
 import { snapshotOf } from "../support/world.ts";
 
@@ -13,7 +12,7 @@ const INTERVAL = 250;
 /** A proxy in memory: the table it holds, pushes that can be held open, faults on demand. */
 class FakeProxy implements PushTarget {
   readonly name = "fake";
-  table: RoutingTable | null = null;
+  table: RouteView | null = null;
   /** Revisions of the pushes begun, in order. */
   readonly pushes: number[] = [];
   checks = 0;
@@ -24,7 +23,7 @@ class FakeProxy implements PushTarget {
   gated = false;
   #release: (() => void)[] = [];
 
-  async push(table: RoutingTable): Promise<Result<void, PushFailure>> {
+  async push(table: RouteView): Promise<Result<void, PushFailure>> {
     this.pushes.push(table.revision);
     this.inFlight++;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);

@@ -13,7 +13,6 @@ import { quantile } from "../../bench/measure.ts";
 import { alternate, medianRatio } from "../../bench/rounds.ts";
 import { systemClock } from "../../src/clock.ts";
 import { startPusher } from "../../src/push/pusher.ts";
-import { routingTable } from "../../src/push/table.ts";
 import type { Snapshot } from "../../src/snapshot/types.ts";
 import { waitUntil } from "../support/wait.ts";
 import { type AppInput, snapshotOf } from "../support/world.ts";
@@ -93,7 +92,7 @@ async function measure(proxy: string): Promise<void> {
   const t0 = performance.now();
   const first = snapshotFor(APPS, url, 1);
   const built = performance.now();
-  const pushed = await launch.target.push(routingTable(first));
+  const pushed = await launch.target.push(first);
   if (!pushed.ok) throw new Error(`${proxy}: ${pushed.error.message}`);
   console.log(
     `${proxy}: Snapshot of ${APPS} Apps built in ${(built - t0).toFixed(0)} ms, first push ${(performance.now() - built).toFixed(0)} ms`,

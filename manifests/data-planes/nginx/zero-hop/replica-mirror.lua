@@ -6,14 +6,15 @@
 --   revision <n>           first line
 --   = <hostname> <value>   an exact hostname
 --   * <suffix> <value>     the wildcard *.<suffix>
--- Values, fields separated by '|': I|app|revision|ipv4|port|upstream, D|app|revision|name|port|
--- upstream (routed to an IPv4 literal or a DNS name), N|app|revision (no http://host[:port]
--- upstream), S|app (the App's Secret is not here).
+-- Values, fields separated by '|': I|app|ipv4|port|upstream, D|app|name|port|upstream (routed to
+-- an IPv4 literal or a DNS name), N|app (no http://host[:port] upstream), S|app (the App's Secret
+-- is not here). No value holds the revision: a request takes it from "current" with the
+-- generation, so the sidecar renders an App's line once, not at every push.
 --
 -- Each push fills a new generation of keys ("<gen>=host", "<gen>*suffix") and then switches
--- "current" to it with one set: a request reads "current" once, so it sees one whole table. The
--- generation before the previous one is deleted then (the previous one may still be read by a
--- request that read "current" just before the switch).
+-- "current" ("<gen> <revision>") to it with one set: a request reads "current" once, so it sees
+-- one whole table and its revision. The generation before the previous one is deleted then (the
+-- previous one may still be read by a request that read "current" just before the switch).
 
 local dict = ngx.shared.replica_mirror
 local M = {}
@@ -52,15 +53,15 @@ local function valid(lowered)
   return true
 end
 
--- The fields of an entry, without building a table: kind, app, revision, host, port, upstream.
+-- The fields of an entry, without building a table: kind, app, host, port, upstream (the last
+-- field: an upstream may hold '|').
 local function fields(value)
   local a = value:find("|", 1, true)
   local b = a and value:find("|", a + 1, true)
   local c = b and value:find("|", b + 1, true)
   local d = c and value:find("|", c + 1, true)
-  local e = d and value:find("|", d + 1, true)
   return value:sub(1, 1), a and value:sub(a + 1, (b or 0) - 1), b and value:sub(b + 1, (c or 0) - 1),
-    c and value:sub(c + 1, d - 1), d and value:sub(d + 1, (e or 0) - 1), e and value:sub(e + 1)
+    c and value:sub(c + 1, (d or 0) - 1), d and value:sub(d + 1)
 end
 
 -- access_by_lua: answers a refusal, or leaves $mirror_* set for proxy_pass.
@@ -73,7 +74,7 @@ function M.route()
   if current == nil then
     return answer(503, "not-synced", "1", "routing table not synced yet")
   end
-  local gen = current:match("^(%d+)")
+  local gen, revision = current:match("^(%d+) (%d+)$")
   local lowered = (ngx.var.http_host or ""):lower()
   local key = key_of(lowered)
   local value = dict:get(gen .. "=" .. key)
@@ -87,7 +88,7 @@ function M.route()
     end
     if value == nil then return answer(404, "unknown-host", nil, "unknown host") end
   end
-  local kind, app, revision, host, port, upstream = fields(value)
+  local kind, app, host, port, upstream = fields(value)
   if kind == "S" then
     return answer(503, "secret-unavailable", "5", "credentials not available yet")
   end

@@ -1,0 +1,91 @@
+// The zero-hop table as a proxy's text lines, one per hostname and wildcard suffix, rendered per
+// App chunk and kept while the chunk lives. A Snapshot after a Secret change shares its hostname
+// index and every App chunk but the changed Apps' (src/snapshot/app-table.ts), so a push of 10k
+// Apps renders one chunk's lines, not 10k: rendering the whole table took about 8 ms a push
+// (plus its garbage), which the push's write-to-answer time paid in full.
+
+import { CHUNK_SIZE } from "../snapshot/app-table.ts";
+import type { RouteApp, RouteView } from "../snapshot/types.ts";
+import { entryOf, type TableEntry } from "./table.ts";
+
+/** A table key: an exact hostname, or the suffix of a wildcard (`a.b` for `*.a.b`). */
+export type KeyKind = "exact" | "wildcard";
+
+/**
+ * How one proxy writes the line of a key, without its line break. It must depend on nothing but
+ * its arguments (the lines are kept across Snapshots), so never on the revision.
+ */
+export type LineFormat = (kind: KeyKind, name: string, entry: TableEntry) => string;
+
+type Routes = RouteView["routes"];
+type Chunk = readonly RouteApp[];
+
+interface Key {
+  readonly kind: KeyKind;
+  readonly name: string;
+  /** The App's place in its chunk. */
+  readonly index: number;
+}
+
+// Per hostname index (one per Registry): its keys grouped by the App chunk of their slot.
+const keysByRoutes = new WeakMap<Routes, readonly (readonly Key[])[]>();
+// Per format, per hostname index, per App chunk: the chunk's lines.
+const linesByFormat = new WeakMap<LineFormat, WeakMap<Routes, WeakMap<Chunk, readonly string[]>>>();
+
+/**
+ * The table's lines in `format`: a list per App chunk, in slot order, each list exact hostnames
+ * first and then wildcard suffixes, every key of the view's index once. Lists of chunks whose
+ * Apps hold no key are empty. Callers must not change the lists.
+ */
+export function tableLines(view: RouteView, format: LineFormat): readonly (readonly string[])[] {
+  const keys = keysOf(view.routes);
+  const cache = cacheOf(format, view.routes);
+  const { chunks } = view.apps;
+  const out: (readonly string[])[] = [];
+  for (let c = 0; c < chunks.length; c++) {
+    const chunk = chunks[c]!;
+    let lines = cache.get(chunk);
+    if (lines === undefined) {
+      lines = (keys[c] ?? []).map((k) => format(k.kind, k.name, entryOf(chunk[k.index]!)));
+      cache.set(chunk, lines);
+    }
+    out.push(lines);
+  }
+  return out;
+}
+
+/** How many lines `tableLines` gives for `view`: its exact hostnames and wildcard suffixes. */
+export const lineCount = (view: RouteView): number =>
+  view.routes.exact.size + view.routes.wildcard.size;
+
+function keysOf(routes: Routes): readonly (readonly Key[])[] {
+  let keys = keysByRoutes.get(routes);
+  if (keys === undefined) {
+    const grouped: Key[][] = [];
+    const add = (kind: KeyKind, name: string, slot: number) => {
+      const c = Math.floor(slot / CHUNK_SIZE);
+      const group = grouped[c] ?? [];
+      grouped[c] = group;
+      group.push({ kind, name, index: slot % CHUNK_SIZE });
+    };
+    for (const [name, slot] of routes.exact) add("exact", name, slot);
+    for (const [name, slot] of routes.wildcard) add("wildcard", name, slot);
+    keys = grouped;
+    keysByRoutes.set(routes, keys);
+  }
+  return keys;
+}
+
+function cacheOf(format: LineFormat, routes: Routes): WeakMap<Chunk, readonly string[]> {
+  let byRoutes = linesByFormat.get(format);
+  if (byRoutes === undefined) {
+    byRoutes = new WeakMap();
+    linesByFormat.set(format, byRoutes);
+  }
+  let byChunk = byRoutes.get(routes);
+  if (byChunk === undefined) {
+    byChunk = new WeakMap();
+    byRoutes.set(routes, byChunk);
+  }
+  return byChunk;
+}
