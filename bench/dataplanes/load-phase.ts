@@ -1,6 +1,6 @@
 // One Registry size under load: every proxy alone, in hop mode (asking one shipped sidecar) and in
-// zero-hop mode (answering from the table its own shipped sidecar pushes), measured in alternating
-// rounds against the same upstream.
+// zero-hop mode (answering from the table its own shipped sidecar pushes), measured in rounds
+// against the same upstream, each mode between two runs of the proxy alone (rounds.ts).
 
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
@@ -8,7 +8,7 @@ import { type PlaneKind, writeShippedConfig } from "../../test/support/data-plan
 import { freePort } from "../child.ts";
 import type { BenchCluster } from "../cluster.ts";
 import { type LoadGenerator, writeHostsFile } from "../load.ts";
-import { alternate } from "../rounds.ts";
+import { type RoundGroup, sandwiched } from "../rounds.ts";
 import type { ServerProcess } from "../server-process.ts";
 import { startSynced } from "../shipped.ts";
 import type { SuiteContext } from "../suite.ts";
@@ -40,16 +40,22 @@ export async function benchLoad(cluster: BenchCluster, o: PhaseOptions): Promise
   let sidecar: ServerProcess | null = null;
   try {
     const synced = await startSynced(cluster, { env: o.ctx.env });
-    sidecar = synced.server;
+    const shared = synced.server;
+    sidecar = shared;
     const measured: Measured[] = [];
+    const groups: RoundGroup[] = [];
     const zeroHopTableMs: Partial<Record<PlaneKind, number>> = {};
     for (const { kind, zeroHopBaseline } of PROXIES) {
-      const baselines = zeroHopBaseline === "alone" ? [] : [zeroHopBaseline];
-      for (const variant of ["alone", "hop", ...baselines] as const) {
-        const proxy = await startVariant(kind, variant, o, sidecar.dataPort);
+      const started = async (variant: Baseline | "hop") => {
+        const proxy = await startVariant(kind, variant, o, shared.dataPort);
         proxies.push(proxy);
-        measured.push(measure(proxy, variant === "hop" ? sidecar.pid : null));
-      }
+        const m = measure(proxy, variant === "hop" ? shared.pid : null);
+        measured.push(m);
+        return m.server;
+      };
+      const alone = await started("alone");
+      const hop = await started("hop");
+      const pooled = zeroHopBaseline === "alone" ? alone : await started(zeroHopBaseline);
       const dir = await scratch(o, `${kind}-zero-hop-${cluster.apps}`);
       const pair = await startZeroHopPair(kind, {
         cluster,
@@ -59,14 +65,21 @@ export async function benchLoad(cluster: BenchCluster, o: PhaseOptions): Promise
       });
       pairs.push(pair);
       zeroHopTableMs[kind] = pair.tableMs;
-      measured.push(measure(pair.proxy, pair.sidecar.pid));
+      const zeroHop = measure(pair.proxy, pair.sidecar.pid);
+      measured.push(zeroHop);
+      if (pooled === alone) groups.push({ baseline: alone, variants: [hop, zeroHop.server] });
+      else
+        groups.push(
+          { baseline: alone, variants: [hop] },
+          { baseline: pooled, variants: [zeroHop.server] },
+        );
     }
     const hostsFile = writeHostsFile(cluster.apps);
     const upstreamConnectionsPerRequest: Record<string, number> = {};
     for (const m of measured)
       upstreamConnectionsPerRequest[m.server.name] = await probeUpstream(m.server, o, hostsFile);
     const servers = measured.map((m) => m.server);
-    const runs = await alternate(servers, {
+    const runs = await sandwiched(groups, {
       load: o.load,
       rounds: o.rounds,
       seconds: o.seconds,
