@@ -4,6 +4,7 @@
 // Apps renders one chunk's lines, not 10k: rendering the whole table took about 8 ms a push
 // (plus its garbage), which the push's write-to-answer time paid in full.
 
+import { cachedPer } from "../cached-per.ts";
 import { CHUNK_SIZE } from "../snapshot/app-table.ts";
 import type { RouteApp, RouteView } from "../snapshot/types.ts";
 import { entryOf, type TableEntry } from "./table.ts";
@@ -27,10 +28,10 @@ interface Key {
   readonly index: number;
 }
 
-// Per hostname index (one per Registry): its keys grouped by the App chunk of their slot.
-const keysByRoutes = new WeakMap<Routes, readonly (readonly Key[])[]>();
-// Per format, per hostname index, per App chunk: the chunk's lines.
-const linesByFormat = new WeakMap<LineFormat, WeakMap<Routes, WeakMap<Chunk, readonly string[]>>>();
+// Per format, per hostname index (one per Registry), per App chunk: the chunk's lines.
+const chunkLines = cachedPer((_: LineFormat) =>
+  cachedPer((_: Routes) => new WeakMap<Chunk, readonly string[]>()),
+);
 
 /**
  * The table's lines in `format`: a list per App chunk, in slot order, each list exact hostnames
@@ -39,7 +40,7 @@ const linesByFormat = new WeakMap<LineFormat, WeakMap<Routes, WeakMap<Chunk, rea
  */
 export function tableLines(view: RouteView, format: LineFormat): readonly (readonly string[])[] {
   const keys = keysOf(view.routes);
-  const cache = cacheOf(format, view.routes);
+  const cache = chunkLines(format)(view.routes);
   const { chunks } = view.apps;
   const out: (readonly string[])[] = [];
   for (let c = 0; c < chunks.length; c++) {
@@ -58,34 +59,16 @@ export function tableLines(view: RouteView, format: LineFormat): readonly (reado
 export const lineCount = (view: RouteView): number =>
   view.routes.exact.size + view.routes.wildcard.size;
 
-function keysOf(routes: Routes): readonly (readonly Key[])[] {
-  let keys = keysByRoutes.get(routes);
-  if (keys === undefined) {
-    const grouped: Key[][] = [];
-    const add = (kind: KeyKind, name: string, slot: number) => {
-      const c = Math.floor(slot / CHUNK_SIZE);
-      const group = grouped[c] ?? [];
-      grouped[c] = group;
-      group.push({ kind, name, index: slot % CHUNK_SIZE });
-    };
-    for (const [name, slot] of routes.exact) add("exact", name, slot);
-    for (const [name, slot] of routes.wildcard) add("wildcard", name, slot);
-    keys = grouped;
-    keysByRoutes.set(routes, keys);
-  }
-  return keys;
-}
-
-function cacheOf(format: LineFormat, routes: Routes): WeakMap<Chunk, readonly string[]> {
-  let byRoutes = linesByFormat.get(format);
-  if (byRoutes === undefined) {
-    byRoutes = new WeakMap();
-    linesByFormat.set(format, byRoutes);
-  }
-  let byChunk = byRoutes.get(routes);
-  if (byChunk === undefined) {
-    byChunk = new WeakMap();
-    byRoutes.set(routes, byChunk);
-  }
-  return byChunk;
-}
+/** Per hostname index: its keys grouped by the App chunk of their slot. */
+const keysOf = cachedPer((routes: Routes): readonly (readonly Key[])[] => {
+  const grouped: Key[][] = [];
+  const add = (kind: KeyKind, name: string, slot: number) => {
+    const c = Math.floor(slot / CHUNK_SIZE);
+    const group = grouped[c] ?? [];
+    grouped[c] = group;
+    group.push({ kind, name, index: slot % CHUNK_SIZE });
+  };
+  for (const [name, slot] of routes.exact) add("exact", name, slot);
+  for (const [name, slot] of routes.wildcard) add("wildcard", name, slot);
+  return grouped;
+});

@@ -3,6 +3,7 @@
 // settled when the Snapshot was built; the table only copies the winners.
 
 import { headerValue } from "../answers/header-value.ts";
+import { cachedPer } from "../cached-per.ts";
 import { appAt } from "../snapshot/app-table.ts";
 import type { RouteApp, RouteView } from "../snapshot/types.ts";
 import { type UpstreamTarget, upstreamTarget } from "./upstream-target.ts";
@@ -56,33 +57,18 @@ export function routingTable(view: RouteView): RoutingTable {
   return { revision: view.revision, exact, wildcard };
 }
 
-// Every pusher of a replica pushes the same Snapshots: a target that needs the table as maps
-// (Caddy's) computes it once per Snapshot.
-const tables = new WeakMap<RouteView, RoutingTable>();
+/**
+ * `routingTable(view)`, computed once per view: every pusher of a replica pushes the same
+ * Snapshots, and a target that needs the table as maps (Caddy's) takes it from here.
+ */
+export const tableOf = cachedPer(routingTable);
 
-/** `routingTable(view)`, computed once per view. */
-export function tableOf(view: RouteView): RoutingTable {
-  let table = tables.get(view);
-  if (table === undefined) {
-    table = routingTable(view);
-    tables.set(view, table);
-  }
-  return table;
-}
-
-// Snapshots share the App objects a change left alone (src/snapshot/app-table.ts), so a table
-// after a change to one App parses one upstream, not all of them (10k URLs: tens of ms).
-const entriesOfApps = new WeakMap<RouteApp, TableEntry>();
-
-/** An App's entry, the same object for the same App object (Snapshots share unchanged Apps). */
-export function entryOf(app: RouteApp): TableEntry {
-  let entry = entriesOfApps.get(app);
-  if (entry === undefined) {
-    entry = newEntry(app);
-    entriesOfApps.set(app, entry);
-  }
-  return entry;
-}
+/**
+ * An App's entry, the same object for the same App object: Snapshots share the App objects a
+ * change left alone (src/snapshot/app-table.ts), so a table after a change to one App parses one
+ * upstream, not all of them (10k URLs: tens of ms).
+ */
+export const entryOf = cachedPer(newEntry);
 
 function newEntry(app: RouteApp): TableEntry {
   if (!app.ready) return { kind: "secret-unavailable", app: app.name };
