@@ -11,11 +11,12 @@ import { DEFAULT_RETRY_AFTER, routeAnswerer } from "../../src/answers/route-answ
 import { systemClock } from "../../src/clock.ts";
 import { silentPushObserver } from "../../src/push/observer.ts";
 import { type Pusher, startPusher } from "../../src/push/pusher.ts";
+import { rebuildForSecrets } from "../../src/snapshot/build.ts";
 import type { Snapshot } from "../../src/snapshot/types.ts";
 import { sha256 } from "../support/data-plane.ts";
 import type { Tool } from "../support/tools.ts";
 import { waitUntil } from "../support/wait.ts";
-import { type AppInput, snapshotOf } from "../support/world.ts";
+import { type AppInput, meta, secretData, secretsOf, snapshotOf } from "../support/world.ts";
 import {
   ask,
   type EchoUpstreams,
@@ -281,6 +282,39 @@ export function describeZeroHop(spec: ZeroHopSpec): void {
         });
       }, 30_000);
     });
+
+    it("answers every Secret change as from the whole table, across App chunks and a restart", async () => {
+      // Three chunks of Apps (64 each): nginx pushes the changed ones only while the hostnames
+      // stay the same, and the whole table after its restart.
+      const apps: AppInput[] = Array.from({ length: 150 }, (_, i) => ({
+        name: `app-${String(i).padStart(3, "0")}`,
+        hostnames: [`app-${i}.example.com`, `*.w${i}.example.com`],
+        upstream: upstreams.urls[i % 2]!,
+      }));
+      const values = new Map(apps.map((a) => [`${a.name}-credentials`, "t"]));
+      const secrets = () =>
+        secretsOf([...values].map(([name, token]) => [`apps/${name}`, secretData({ token })]));
+      const hosts = ["app-5.example.com", "x.w5.example.com", "app-70.example.com"];
+      hosts.push("app-140.example.com", "y.w140.example.com", "app-149.example.com");
+      let snapshot = snapshotOf(apps, secretsFor(apps.map((a) => a.name)), ++revision);
+      await pushed(snapshot);
+      const steps: [string, string, boolean][] = [
+        ["app-005", "", false],
+        ["app-140", "", false],
+        ["app-005", "t", false],
+        ["app-149", "", true],
+        ["app-070", "", false],
+      ];
+      for (const [app, token, restart] of steps) {
+        if (restart) await proxy.restart();
+        values.set(`${app}-credentials`, token);
+        const ref = { namespace: "apps", name: `${app}-credentials` };
+        snapshot = rebuildForSecrets(snapshot, [ref], secrets(), meta(++revision));
+        await pushed(snapshot);
+        const got = await Promise.all(hosts.map((host) => through({ host })));
+        expect({ app, got }).toEqual({ app, got: hosts.map((h) => expected(snapshot, h)) });
+      }
+    }, 60_000);
 
     it("answers every host as /v1/route answers it, for random Registries", async () => {
       const choices = [

@@ -1,9 +1,11 @@
 -- replica-mirror's zero-hop mode for nginx with Debian's libnginx-mod-http-lua: the sidecar PUTs
--- its routing table to /replica-mirror/table on the push listener once per Snapshot; every
--- request is answered from the shared dict `replica_mirror` (see nginx.conf).
+-- its whole routing table to /replica-mirror/table on the push listener, then PATCHes the
+-- changes since (ADR 44); every request is answered from the shared dict `replica_mirror` (see
+-- nginx.conf).
 --
 -- The table, one entry a line (src/push/nginx-table.ts writes it):
 --   revision <n>           first line
+--   base <generation>      second line of a PATCH: the whole table's generation it changes
 --   = <hostname> <value>   an exact hostname
 --   * <suffix> <value>     the wildcard *.<suffix>
 -- Values, fields separated by '|': I|app|ipv4|port|upstream, D|app|name|port|upstream (routed to
@@ -11,10 +13,12 @@
 -- is not here). No value holds the revision: a request takes it from "current" with the
 -- generation, so the sidecar renders an App's line once, not at every push.
 --
--- Each push fills a new generation of keys ("<gen>=host", "<gen>*suffix") and then switches
--- "current" ("<gen> <revision>") to it with one set: a request reads "current" once, so it sees
--- one whole table and its revision. The generation before the previous one is deleted then (the
--- previous one may still be read by a request that read "current" just before the switch).
+-- A whole table (PUT) fills a new generation of keys ("<gen>=host", "<gen>*suffix"); the changes
+-- since it (PATCH: the lines of the Apps changed since that PUT, all of them each time, same keys)
+-- fill a new overlay generation read before it. "current" ("<gen> <revision>" or "<gen>
+-- <revision> <overlay>") is then switched with one set: a request reads "current" once, so it
+-- sees one whole table and its revision. The generations a switch retires are deleted at the next
+-- switch (a request that read "current" just before it may still read them).
 
 local dict = ngx.shared.replica_mirror
 local M = {}
@@ -64,6 +68,22 @@ local function fields(value)
     c and value:sub(c + 1, (d or 0) - 1), d and value:sub(d + 1)
 end
 
+-- The overlay generation ("" for none) as this worker's own tables of exact names and wildcard
+-- suffixes, parsed from the dict once per overlay: a request reads it without the dict's lock,
+-- and the overlay costs a table lookup a request rather than a dict read.
+local overlay_id, overlay_exact, overlay_wild = "", {}, {}
+local function overlay_of(id)
+  if id ~= overlay_id then
+    local exact, wild = {}, {}
+    local text = dict:get(id .. "#table") or ""
+    for kind, key, value in text:gmatch("\n([=*]) (%S+) ([^\n]*)") do
+      if kind == "=" then exact[key] = value else wild[key] = value end
+    end
+    overlay_id, overlay_exact, overlay_wild = id, exact, wild
+  end
+  return overlay_exact, overlay_wild
+end
+
 -- access_by_lua: answers a refusal, or leaves $mirror_* set for proxy_pass.
 function M.route()
   -- A client's own X-Mirror-* headers must never reach the upstream.
@@ -74,16 +94,18 @@ function M.route()
   if current == nil then
     return answer(503, "not-synced", "1", "routing table not synced yet")
   end
-  local gen, revision = current:match("^(%d+) (%d+)$")
+  local gen, revision, overlay = current:match("^(%d+) (%d+) ?(%d*)$")
   local lowered = (ngx.var.http_host or ""):lower()
   local key = key_of(lowered)
-  local value = dict:get(gen .. "=" .. key)
+  local exact, wild = overlay_of(overlay)
+  local value = exact[key] or dict:get(gen .. "=" .. key)
   if value == nil then
     if not valid(lowered) then return answer(400, "bad-host", nil, "bad host") end
     -- Wildcards, the longest suffix first.
     local dot = key:find(".", 1, true)
     while dot and value == nil do
-      value = dict:get(gen .. "*" .. key:sub(dot + 1))
+      local suffix = key:sub(dot + 1)
+      value = wild[suffix] or dict:get(gen .. "*" .. suffix)
       dot = key:find(".", dot + 1, true)
     end
     if value == nil then return answer(404, "unknown-host", nil, "unknown host") end
@@ -133,40 +155,69 @@ local function body_of_request()
 end
 
 local function drop(gen)
+  dict:delete(gen .. "#table")
   local keys = dict:get(gen .. "#keys")
   if keys == nil then return end
   for key in keys:gmatch("[^\n]+") do dict:delete(key) end
   dict:delete(gen .. "#keys")
 end
 
--- PUT /replica-mirror/table: the whole table, which replaces the one held.
+local function fail(status, ...)
+  ngx.status = status
+  ngx.say(...)
+  return ngx.exit(status)
+end
+
+-- PUT /replica-mirror/table: the whole table, which replaces the one held; answers its
+-- generation. PATCH: "base <generation>" on the second line, then the lines of the Apps changed
+-- since that PUT; 409 unless that generation is the one held.
 function M.load()
-  if ngx.req.get_method() ~= "PUT" then return ngx.exit(405) end
+  local method = ngx.req.get_method()
+  if method ~= "PUT" and method ~= "PATCH" then return ngx.exit(405) end
   local body = body_of_request()
   local revision = body and body:match("^revision (%d+)\n")
-  if not revision then
-    ngx.status = 400
-    ngx.say("the table must start with a revision line")
-    return ngx.exit(400)
+  if not revision then return fail(400, "the table must start with a revision line") end
+  local current = dict:get("current")
+  local held, _, held_overlay = (current or ""):match("^(%d+) (%d+) ?(%d*)$")
+  local base
+  if method == "PATCH" then
+    base = body:match("^revision %d+\nbase (%d+)\n")
+    if not base then return fail(400, "changes must name their base on the second line") end
+    if base ~= held then return fail(409, "the base generation is not the one held") end
   end
   local gen = dict:incr("generation", 1, 0)
+  if base then
+    -- An overlay is one value, which each worker parses once (overlay_of).
+    local ok, err = dict:safe_set(gen .. "#table", body)
+    if not ok then return fail(507, "the shared dict is full: ", err) end
+  end
   local keys = {}
-  for kind, key, value in body:gmatch("\n([=*]) (%S+) ([^\n]*)") do
+  for kind, key, value in (base and "" or body):gmatch("\n([=*]) (%S+) ([^\n]*)") do
     local full = gen .. kind .. key
     local ok, err = dict:safe_set(full, value)
     if not ok then
       for _, k in ipairs(keys) do dict:delete(k) end
-      ngx.status = 507
-      ngx.say("the shared dict is full: ", err)
-      return ngx.exit(507)
+      return fail(507, "the shared dict is full: ", err)
     end
     keys[#keys + 1] = full
   end
-  dict:safe_set(gen .. "#keys", table.concat(keys, "\n"))
-  dict:set("current", gen .. " " .. revision)
-  drop(gen - 2)
-  ngx.status = 204
-  return ngx.exit(204)
+  if not base then dict:safe_set(gen .. "#keys", table.concat(keys, "\n")) end
+  for old in (dict:get("retired") or ""):gmatch("%d+") do drop(old) end
+  local retired = {}
+  if held_overlay and held_overlay ~= "" then retired[#retired + 1] = held_overlay end
+  if base then
+    dict:set("current", base .. " " .. revision .. " " .. gen)
+  else
+    if held then retired[#retired + 1] = held end
+    dict:set("current", gen .. " " .. revision)
+  end
+  dict:set("retired", table.concat(retired, " "))
+  if base then
+    ngx.status = 204
+    return ngx.exit(204)
+  end
+  ngx.print(gen)
+  return ngx.exit(200)
 end
 
 -- GET /replica-mirror/revision: the revision of the table held, or 404 before the first push.
