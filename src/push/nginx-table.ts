@@ -10,15 +10,21 @@ import { type LineFormat, tableLines } from "./table-lines.ts";
 
 /** The whole table's body, for a PUT. */
 export function nginxTableBody(view: RouteView): string {
-  return body(`revision ${view.revision}\n`, tableLines(view, nginxLine));
+  return body(`revision ${view.revision}\n`, nginxLines(view));
 }
 
-/** A table nginx holds whole: the view it was pushed from and the generation nginx gave it. */
+/**
+ * A table nginx holds whole: its hostname index, its lines (per App chunk, as `nginxLines` gives
+ * them: no Secret bytes, and no App kept alive) and the generation nginx gave it.
+ */
 export interface NginxBase {
   readonly routes: RouteView["routes"];
-  readonly chunks: RouteView["apps"]["chunks"];
+  readonly lines: readonly (readonly string[])[];
   readonly generation: string;
 }
+
+/** `view`'s lines per App chunk; the same list for a chunk that Snapshots share. */
+export const nginxLines = (view: RouteView) => tableLines(view, nginxLine);
 
 /**
  * The body of a PATCH from `base` to `view`: every line of `view` that is not `base`'s (all since
@@ -32,14 +38,11 @@ export function nginxChangesBody(
   maxLines: number,
 ): string | null {
   if (view.routes !== base.routes) return null;
-  const { chunks } = view.apps;
-  const lines = tableLines(view, nginxLine);
-  // The base's lines are still kept (table-lines.ts): `base` holds its chunks.
-  const before = tableLines({ revision: 0, routes: base.routes, apps: base }, nginxLine);
+  const lines = nginxLines(view);
   const changed: string[] = [];
-  for (let c = 0; c < chunks.length; c++) {
-    if (chunks[c] === base.chunks[c]) continue;
-    const [now, then] = [lines[c]!, before[c]!];
+  for (let c = 0; c < lines.length; c++) {
+    const [now, then] = [lines[c]!, base.lines[c]!];
+    if (now === then) continue;
     for (let i = 0; i < now.length; i++) {
       if (now[i] === then[i]) continue;
       if (changed.length === maxLines) return null;

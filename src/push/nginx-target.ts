@@ -8,7 +8,7 @@
 import { ok, type Result } from "../result.ts";
 import type { RouteView } from "../snapshot/types.ts";
 import { type AdminAnswer, adminCall, adminRefused } from "./admin-http.ts";
-import { type NginxBase, nginxChangesBody, nginxTableBody } from "./nginx-table.ts";
+import { type NginxBase, nginxChangesBody, nginxLines, nginxTableBody } from "./nginx-table.ts";
 import type { PushFailure, PushTarget } from "./target.ts";
 
 export interface NginxTargetOptions {
@@ -41,7 +41,7 @@ export function nginxTarget(options: NginxTargetOptions): PushTarget {
     if (answer.value.status !== 200 || !/^\d+$/.test(answer.value.text)) {
       return adminRefused("PUT", answer.value);
     }
-    base = { routes: view.routes, chunks: view.apps.chunks, generation: answer.value.text };
+    base = { routes: view.routes, lines: nginxLines(view), generation: answer.value.text };
     return ok(undefined);
   }
 

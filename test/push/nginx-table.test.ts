@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { type NginxBase, nginxChangesBody, nginxTableBody } from "../../src/push/nginx-table.ts";
+import {
+  type NginxBase,
+  nginxChangesBody,
+  nginxLines,
+  nginxTableBody,
+} from "../../src/push/nginx-table.ts";
 import { rebuildForSecrets } from "../../src/snapshot/build.ts";
 import type { Snapshot } from "../../src/snapshot/types.ts";
 import { meta, secretData, secretsOf, snapshotOf } from "../support/world.ts";
@@ -17,7 +22,7 @@ const ready = (except: readonly string[]) =>
 const whole = snapshotOf(apps, Object.fromEntries(names.map((n) => [n, { token: "t" }])), 1);
 const baseOf = (s: Snapshot): NginxBase => ({
   routes: s.routes,
-  chunks: s.apps.chunks,
+  lines: nginxLines(s),
   generation: "7",
 });
 const refs = (...ns: string[]) => ns.map((name) => ({ namespace: "apps", name }));
