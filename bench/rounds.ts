@@ -87,7 +87,7 @@ export async function sandwiched(
 }
 
 /** Two runs of one server as one: their requests over their time, latencies averaged. */
-export function merged(a: RunResult, b: RunResult): RunResult {
+function merged(a: RunResult, b: RunResult): RunResult {
   const requests = a.requests + b.requests;
   const seconds = a.seconds + b.seconds;
   return {

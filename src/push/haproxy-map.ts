@@ -41,7 +41,7 @@ export function mapPayloads(view: RouteView, maxBytes: number): MapPayloads {
   };
 }
 
-/** Each chunk's lines as one piece, or line by line when a chunk's exceed `maxBytes`. */
+/** Each chunk's lines as one piece, the revision joined on (`payloads` cuts a long one). */
 function* pieces(chunks: readonly (readonly string[])[], revision: number): Generator<string> {
   const end = `|${revision}\n`;
   for (const lines of chunks) {
