@@ -4,7 +4,7 @@
 // measured runs (a profiler slows the process down); for finding where time goes.
 // Usage: node bench/profile-route.ts [SECONDS] [CONNECTIONS]
 
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -25,17 +25,28 @@ interface ProfileNode {
 }
 
 /**
- * Self time per function (`name file:line`) and per package, in microseconds, counting only the
- * samples of the load: the longest run of 100 ms bins in which the process was busy more than
- * half the time (start-up, the initial lists and idle waits are left out).
+ * Self time per function (`name file:line`) and per package, in microseconds, of the busiest
+ * thread's profile in `dir`, counting only the samples of the load: the longest run of 100 ms
+ * bins in which the thread was busy more than half the time (start-up, the initial lists and
+ * idle waits are left out).
  */
-function selfTimes(dir: string): {
+function selfTimes(dir: string): SelfTimes {
+  // One profile per thread: the data thread's (ADR 27) is the one busy under the load.
+  const all = readdirSync(dir)
+    .filter((f) => f.endsWith(".cpuprofile"))
+    .map((f) => threadSelfTimes(join(dir, f)));
+  if (all.length === 0) throw new Error(`no profile in ${dir}`);
+  const busy = (t: SelfTimes) => [...t.byFunction.values()].reduce((a, b) => a + b, 0);
+  return all.reduce((a, b) => (busy(b) > busy(a) ? b : a));
+}
+
+interface SelfTimes {
   byFunction: Map<string, number>;
   byPackage: Map<string, number>;
-} {
-  const file = readdirSync(dir).find((f) => f.endsWith(".cpuprofile"));
-  if (file === undefined) throw new Error(`no profile in ${dir}`);
-  const profile = JSON.parse(readFileSync(join(dir, file), "utf8")) as {
+}
+
+function threadSelfTimes(file: string): SelfTimes {
+  const profile = JSON.parse(readFileSync(file, "utf8")) as {
     nodes: ProfileNode[];
     samples: number[];
     timeDeltas: number[];
@@ -127,16 +138,16 @@ for (const [name, script, ownOps] of [
   const extra = ownOps ? [String(opsPort), String(APPS)] : [];
   const path = fileURLToPath(new URL(script, import.meta.url));
   const p = prof(name);
-  const argv = JSON.stringify([String(port), ...extra]);
+  // A wrapper file, not `--input-type=module -e`: the data thread's worker inherits the flags,
+  // and a worker refuses `--input-type`.
+  const wrapper = join(p.dir, "run.mjs");
+  writeFileSync(
+    wrapper,
+    `process.once("SIGTERM", () => process.exit(0)); await import(${JSON.stringify(path)});\n`,
+  );
   const server = startServerProcess({
     name,
-    args: [
-      ...command.nodeFlags,
-      ...p.flags,
-      "--input-type=module",
-      "-e",
-      `process.once("SIGTERM", () => process.exit(0)); process.argv.splice(1, Infinity, "-e", ...${argv}); await import(${JSON.stringify(path)});`,
-    ],
+    args: [...command.nodeFlags, ...p.flags, wrapper, String(port), ...extra],
     env,
     dataPort: port,
     opsPort,
