@@ -7,7 +7,7 @@ import http from "node:http";
 import { connect, createServer, type Socket } from "node:net";
 import { describe, expect, it } from "vitest";
 import { HOSTS, type PlaneKind } from "../support/data-plane.ts";
-import { planeInFront, shippedPlane } from "../support/plane-in-front.ts";
+import { shippedPlane, shippedPlaneThrough } from "../support/plane-in-front.ts";
 
 const REQUESTS = 3_200;
 /** Client connections, each sending its requests one after another. */
@@ -97,16 +97,10 @@ for (const kind of PLANES) {
   }
 
   describe(title, () => {
-    let relay: Awaited<ReturnType<typeof startCountingRelay>>;
-    const s = planeInFront(async (world, at) => {
-      relay = await startCountingRelay(world.sidecarPort);
-      return {
-        plane: await shipped.start(binary, { ...at, sidecarPort: relay.port }),
-        alsoStop: () => relay.close(),
-      };
-    });
+    const s = shippedPlaneThrough(shipped, binary, startCountingRelay);
 
     it(`routes ${REQUESTS} requests over at most ${MAX_ACCEPTED} connections to the sidecar`, async () => {
+      const relay = s.between;
       const before = relay.accepted();
       const statuses = await load(s.port, HOSTS.ready, REQUESTS, CONCURRENCY);
       const accepted = relay.accepted() - before;

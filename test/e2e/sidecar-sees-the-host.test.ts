@@ -7,7 +7,7 @@
 import http from "node:http";
 import { describe, expect, it } from "vitest";
 import { HOSTS, type PlaneKind, through } from "../support/data-plane.ts";
-import { planeInFront, shippedPlane } from "../support/plane-in-front.ts";
+import { shippedPlane, shippedPlaneThrough } from "../support/plane-in-front.ts";
 
 /** Each configuration's subrequest: its header names, lower-cased, in order. */
 const SENT: Partial<Record<PlaneKind, readonly string[]>> = {
@@ -71,16 +71,10 @@ for (const [kind, sent] of Object.entries(SENT) as [PlaneKind, readonly string[]
   }
 
   describe(title, () => {
-    let hop: Awaited<ReturnType<typeof startRecordingHop>>;
-    const s = planeInFront(async (world, at) => {
-      hop = await startRecordingHop(world.sidecarPort);
-      return {
-        plane: await shipped.start(binary, { ...at, sidecarPort: hop.port }),
-        alsoStop: () => hop.close(),
-      };
-    });
+    const s = shippedPlaneThrough(shipped, binary, startRecordingHop);
 
     it("sends the sidecar the host it asks about, and none of the client's headers", async () => {
+      const hop = s.between;
       const [before, valuesBefore] = [hop.seen().length, hop.values().length];
       const client = ["session=s3cr3t", "Bearer t0k3n", "client/1.0", "x"];
       const answer = await through(s.port, {

@@ -85,3 +85,39 @@ export function planeInFront(
     },
   };
 }
+
+/** Something between a data plane and the sidecar (a relay, a recorder): its port, its stop. */
+export interface Between {
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * `planeInFront` with the shipped data plane (`binary`) reaching the sidecar through what
+ * `between` starts on the sidecar's port; `between` reads it once the suite's hook ran.
+ */
+export function shippedPlaneThrough<T extends Between>(
+  shipped: ShippedPlane,
+  binary: string,
+  start: (sidecarPort: number) => Promise<T>,
+): PlaneInFront & { readonly between: T } {
+  const between = new HookSlot<T>("what stands between the data plane and the sidecar");
+  const s = planeInFront(async (world, at) => {
+    between.set(await start(world.sidecarPort));
+    return {
+      plane: await shipped.start(binary, { ...at, sidecarPort: between.value.port }),
+      alsoStop: () => between.value.close(),
+    };
+  });
+  return {
+    get world() {
+      return s.world;
+    },
+    get port() {
+      return s.port;
+    },
+    get between() {
+      return between.value;
+    },
+  };
+}
