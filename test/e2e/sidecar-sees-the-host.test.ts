@@ -1,8 +1,9 @@
 // What of a client's request reaches the sidecar through each shipped hop configuration: the host
 // it asks about, never the client's own headers (cookies, credentials), which the sidecar does not
-// read. A recording hop between the real data plane and the sidecar keeps the header names of
+// read. A recording hop between the real data plane and the sidecar keeps the header lines of
 // every request it passes on. Caddy's `forward_auth` copies the client's headers into its
-// subrequest and 2.6 cannot leave them all out, so it is not held to this (README, "Data planes").
+// subrequest, and 2.6 drops them only by name (`header_up -*` left 2.6.2 answering nothing), so
+// it is not held to this (ADR 45).
 
 import http from "node:http";
 import { describe, expect, it } from "vitest";
