@@ -3,8 +3,7 @@
 // one versioned map (prepare, add, commit) replaces all of it at once.
 
 import type { RouteView } from "../snapshot/types.ts";
-import type { TableEntry } from "./table.ts";
-import { type LineFormat, lineCount, tableLines } from "./table-lines.ts";
+import { entryFields, type LineFormat, lineCount, tableLines } from "./table-lines.ts";
 
 /** The key holding the table's revision: upper case, so no lower-cased request host equals it. */
 export const REVISION_KEY = "REVISION";
@@ -51,22 +50,13 @@ function* pieces(chunks: readonly (readonly string[])[], revision: number): Gene
 }
 
 /**
- * A line without its revision: the key, then the value's fields, `|`-separated, as the
- * configuration's backends read them: the kind (I: routed to an IPv4 literal, D: routed to a DNS
- * name, N: routed but no http upstream, S: the Secret is not here), the App, then host and port
- * when routed to one; the revision follows. No space, no line break.
+ * A line without its revision: the key, then the entry's fields (`entryFields`); the revision
+ * follows as the last field.
  */
 const mapLine: LineFormat = (kind, name, entry) => {
   const key = kind === "exact" ? name : `${name}${WILDCARD_MARK}`;
-  return `${key} ${entryValue(entry)}`;
+  return `${key} ${entryFields(entry)}`;
 };
-
-function entryValue(entry: TableEntry): string {
-  if (entry.kind === "secret-unavailable") return `S|${entry.app}`;
-  const { target } = entry;
-  if (target === null) return `N|${entry.app}`;
-  return `${target.literal ? "I" : "D"}|${entry.app}|${target.host}|${target.port}`;
-}
 
 /**
  * Pieces, each ending in a line break, concatenated in order into payloads of at most

@@ -6,7 +6,7 @@
 
 import type { RouteView } from "../snapshot/types.ts";
 import type { TableEntry } from "./table.ts";
-import { type LineFormat, tableLines } from "./table-lines.ts";
+import { entryFields, type LineFormat, tableLines } from "./table-lines.ts";
 
 /** The whole table's body, for a PUT. */
 export function nginxTableBody(view: RouteView): string {
@@ -63,11 +63,8 @@ function body(head: string, chunks: readonly (readonly string[])[]): string {
 const nginxLine: LineFormat = (kind, name, entry) =>
   `${kind === "exact" ? "=" : "*"} ${name} ${entryValue(entry)}`;
 
-/** The fields of replica-mirror.lua's `fields`: kind, App, then host, port and upstream. */
+/** The fields of replica-mirror.lua's `fields`: `entryFields`, and the upstream when routed. */
 function entryValue(entry: TableEntry): string {
-  if (entry.kind === "secret-unavailable") return `S|${entry.app}`;
-  const { target } = entry;
-  if (target === null) return `N|${entry.app}`;
-  const kind = target.literal ? "I" : "D";
-  return `${kind}|${entry.app}|${target.host}|${target.port}|${entry.upstream}`;
+  const fields = entryFields(entry);
+  return entry.kind === "routed" && entry.target !== null ? `${fields}|${entry.upstream}` : fields;
 }

@@ -55,6 +55,19 @@ export function tableLines(view: RouteView, format: LineFormat): readonly (reado
   return out;
 }
 
+/**
+ * An entry's value as the proxies' configurations read it by `|`-separated field: the kind (I:
+ * routed to an IPv4 literal, D: routed to a DNS name, N: routed but no http upstream, S: the
+ * Secret is not here), the App, then host and port when routed to one. No space, no line break;
+ * a format may append fields of its own.
+ */
+export function entryFields(entry: TableEntry): string {
+  if (entry.kind === "secret-unavailable") return `S|${entry.app}`;
+  const { target } = entry;
+  if (target === null) return `N|${entry.app}`;
+  return `${target.literal ? "I" : "D"}|${entry.app}|${target.host}|${target.port}`;
+}
+
 /** How many lines `tableLines` gives for `view`: its exact hostnames and wildcard suffixes. */
 export const lineCount = (view: RouteView): number =>
   view.routes.exact.size + view.routes.wildcard.size;
