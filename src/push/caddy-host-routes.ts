@@ -24,6 +24,8 @@ export const wildcardKey = (suffix: string): string => `${WILDCARD_MARK}${suffix
 const LABELS = "(?:[a-z0-9_-]{1,63}\\.)*[a-z0-9_-]{1,63}";
 const ANY_CASE_LABELS = "(?:[A-Za-z0-9_-]{1,63}\\.)*[A-Za-z0-9_-]{1,63}";
 const PORT = "(?::[0-9]{1,5})?";
+// A name whose last label is a number (digits, or 0x and hex digits) is an IPv4 literal.
+const ENDS_IN_A_NUMBER = "(?:^|\\.)(?:[0-9]+|0x[0-9a-f]*)$";
 const hostMatches = (pattern: string): Json => ({ header_regexp: { Host: { pattern } } });
 
 // A Host needs normalising when it holds a port, ends with a dot or has an upper-case letter;
@@ -93,7 +95,11 @@ export function missRoute(
 ): Json {
   const routes: Json[] = [
     {
-      match: [{ not: [hostMatches(`^${LABELS}$`)] }, hostMatches("^.{254,}$")],
+      match: [
+        { not: [hostMatches(`^${LABELS}$`)] },
+        hostMatches("^.{254,}$"),
+        hostMatches(ENDS_IN_A_NUMBER),
+      ],
       handle: [badHost],
     },
   ];

@@ -30,4 +30,5 @@ describeDataPlane({
       body: "routing sidecar unreachable",
     },
   },
+  upstreamHeaders: ["x-mirror-app", "x-mirror-upstream", "x-mirror-revision"],
 });

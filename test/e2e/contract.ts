@@ -16,6 +16,7 @@ import {
   through,
 } from "../support/data-plane.ts";
 import { planeInFront, type ShippedPlane } from "../support/plane-in-front.ts";
+import { echoedOf, genuineMirror, type MirrorHeader, trustCases } from "./contract-trust.ts";
 import type { Tool } from "../support/tools.ts";
 import { waitUntil } from "../support/wait.ts";
 
@@ -51,16 +52,19 @@ interface DataPlaneSpec extends ShippedPlane {
   /** For the suite's title: "nginx auth_request". */
   readonly name: string;
   readonly answers: ClientAnswers;
+  /** The `x-mirror-*` headers it sets on a routed request to the upstream (lower-case). */
+  readonly upstreamHeaders: readonly MirrorHeader[];
 }
 
 // Larger than every data plane's in-memory body buffer, and not text.
 const BODY = Uint8Array.from({ length: 100_000 }, (_, i) => (i * 31 + 7) % 256);
 
 /** What both modes' suites share: the data plane's port, the world, and the answers. */
-interface ContractContext {
+export interface ContractContext {
   ask(request: Parameters<typeof through>[1]): Promise<ClientAnswer>;
   world(): RoutingWorld;
   readonly answers: ClientAnswers;
+  readonly upstreamHeaders: readonly MirrorHeader[];
 }
 
 /** The answers every data plane gives the same way whether it hops to the sidecar or not. */
@@ -73,7 +77,7 @@ function contractCases(c: ContractContext): void {
     expect({ status: answer.status, reason: answer.reason, echoed: echoedOf(answer) }).toEqual({
       status: 200,
       reason: null,
-      echoed: echo("GET", "/orders/42", new Uint8Array()),
+      echoed: echo(c, "GET", "/orders/42", new Uint8Array()),
     });
   });
 
@@ -81,7 +85,7 @@ function contractCases(c: ContractContext): void {
     const answer = await c.ask({ host: HOSTS.ready, method: "POST", path: "/upload", body: BODY });
     expect({ status: answer.status, echoed: echoedOf(answer) }).toEqual({
       status: 200,
-      echoed: echo("POST", "/upload", BODY),
+      echoed: echo(c, "POST", "/upload", BODY),
     });
   });
 
@@ -134,6 +138,8 @@ function contractCases(c: ContractContext): void {
     }
   });
 
+  trustCases(c);
+
   it("keeps routing while the API server is gone", async () => {
     const back = c.world().apiServerGone(1_500);
     await new Promise((r) => setTimeout(r, 200));
@@ -163,7 +169,12 @@ export function describeDataPlane(spec: DataPlaneSpec): void {
       plane: await spec.start(binary, { ...at, sidecarPort: world.sidecarPort }),
     }));
 
-    contractCases({ ask: (r) => through(s.port, r), world: () => s.world, answers: spec.answers });
+    contractCases({
+      ask: (r) => through(s.port, r),
+      world: () => s.world,
+      answers: spec.answers,
+      upstreamHeaders: spec.upstreamHeaders,
+    });
 
     // The two suites below replace the sidecar under the running data plane; they run after the
     // tests above, in order.
@@ -202,6 +213,7 @@ interface ZeroHopPlaneSpec {
   readonly binary: Tool;
   start(binary: string, dir: string): Promise<ZeroHopPlane>;
   readonly answers: Omit<ClientAnswers, "sidecarDown">;
+  readonly upstreamHeaders: readonly MirrorHeader[];
 }
 
 /**
@@ -253,6 +265,7 @@ export function describeZeroHopDataPlane(spec: ZeroHopPlaneSpec): void {
       ask,
       world: () => world,
       answers: { ...spec.answers, sidecarDown: spec.answers.notSynced },
+      upstreamHeaders: spec.upstreamHeaders,
     });
 
     it("gets its table back within a second of a restart", async () => {
@@ -273,20 +286,12 @@ export function describeZeroHopDataPlane(spec: ZeroHopPlaneSpec): void {
   });
 }
 
-/** The upstream's report, or the body as it is when the answer did not come from the upstream. */
-function echoedOf(answer: ClientAnswer): Echoed | string {
-  try {
-    return JSON.parse(answer.body) as Echoed;
-  } catch {
-    return answer.body;
-  }
-}
-
-function echo(method: string, path: string, body: Uint8Array): Echoed {
+function echo(c: ContractContext, method: string, path: string, body: Uint8Array): Echoed {
   return {
     method,
     host: HOSTS.ready,
     app: "shop",
+    mirror: genuineMirror(c, "shop"),
     path,
     bodyBytes: body.length,
     bodySha256: sha256(body),

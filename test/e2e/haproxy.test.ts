@@ -8,4 +8,5 @@ describeDataPlane({
   ...shippedPlane("haproxy"),
   // `http-request return` per reason; no answer from the sidecar, or another one, is a 502.
   answers: mappedAnswers("", 502),
+  upstreamHeaders: ["x-mirror-app", "x-mirror-revision"],
 });

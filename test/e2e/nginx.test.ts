@@ -8,4 +8,5 @@ describeDataPlane({
   ...shippedPlane("nginx"),
   // @mirror_error: each reason its status and text; any other 500 (no sidecar) stays a 500.
   answers: mappedAnswers("\n", 500),
+  upstreamHeaders: ["x-mirror-app"],
 });

@@ -27,6 +27,7 @@ describeZeroHopDataPlane({
   binary: findTool("haproxy", ["/usr/sbin/haproxy", "/usr/local/sbin/haproxy"], ["-v"]),
   start: startZeroHopHaproxy,
   answers: answersOf(TEXT_ANSWERS),
+  upstreamHeaders: ["x-mirror-app", "x-mirror-revision"],
 });
 
 describeZeroHopDataPlane({
@@ -34,4 +35,5 @@ describeZeroHopDataPlane({
   binary: findTool("caddy", ["/usr/bin/caddy", "/usr/local/bin/caddy"], ["version"]),
   start: startZeroHopCaddy,
   answers: answersOf(CADDY_ANSWERS),
+  upstreamHeaders: ["x-mirror-app", "x-mirror-revision", "x-mirror-upstream"],
 });

@@ -28,6 +28,7 @@ import {
 } from "../support/zero-hop.ts";
 import { requestHost, snapshotOfWorld, zeroHopWorld } from "../support/zero-hop-arbitraries.ts";
 import type { ZeroHopProxy } from "../support/zero-hop-proxies.ts";
+import { trustCases } from "./zero-hop-trust.ts";
 import { BODY, contractWorld, READY, secretsFor } from "./zero-hop-world.ts";
 
 export interface ZeroHopSpec {
@@ -228,6 +229,12 @@ export function describeZeroHop(spec: ZeroHopSpec): void {
 
       it("refuses to route an App whose upstream is not http://host[:port]", async () => {
         expect(await through({ host: "bare.example.com" })).toEqual(spec.answers.noHttpUpstream);
+      });
+
+      trustCases({
+        through,
+        expected: (host, path) => expected(snapshot, host, path),
+        badHost: (host) => spec.parserRefuses?.(host) ?? spec.answers.badHost,
       });
     });
 

@@ -6,7 +6,7 @@
 
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { chmod, copyFile, readFile, writeFile } from "node:fs/promises";
+import { chmod, copyFile, readFile, symlink, writeFile } from "node:fs/promises";
 import http from "node:http";
 import { createServer } from "node:net";
 import { join } from "node:path";
@@ -32,6 +32,8 @@ export interface Echoed {
   readonly method: string;
   readonly host: string | null;
   readonly app: string | null;
+  /** Every `x-mirror-*` header line that arrived, by lower-case name, each value in order. */
+  readonly mirror: Readonly<Record<string, readonly string[]>>;
   readonly path: string;
   readonly bodyBytes: number;
   readonly bodySha256: string;
@@ -49,10 +51,16 @@ async function startEchoUpstream(): Promise<{ url: string; close(): Promise<void
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
       const body = Buffer.concat(chunks);
+      const mirror: Record<string, string[]> = {};
+      for (let i = 0; i < req.rawHeaders.length; i += 2) {
+        const name = req.rawHeaders[i]!.toLowerCase();
+        if (name.startsWith("x-mirror-")) (mirror[name] ??= []).push(req.rawHeaders[i + 1]!);
+      }
       const echoed: Echoed = {
         method: req.method ?? "",
         host: req.headers.host ?? null,
         app: (req.headers["x-mirror-app"] as string | undefined) ?? null,
+        mirror,
         path: req.url ?? "",
         bodyBytes: body.length,
         bodySha256: sha256(body),
@@ -87,6 +95,8 @@ export const HOSTS = {
 /** The envtest world, its sidecar on a fixed port, and the Apps' upstream. */
 export interface RoutingWorld {
   readonly envtest: Envtest;
+  /** The Apps' upstream, as the Registry names it: `http://127.0.0.1:<port>`. */
+  readonly upstream: string;
   /** The port of the sidecar's data listener, the same for the sidecar that replaces it. */
   readonly sidecarPort: number;
   /** Creates the Secret of the `news` App. */
@@ -145,6 +155,7 @@ export async function startRoutingWorld(
   }
   return {
     envtest,
+    upstream: upstream.url,
     sidecarPort,
     createLaterSecret: () => writeSecret(envtest, APP_NS, "news-credentials", { token: "n" }),
     async replaceWithUnsynced() {
@@ -306,6 +317,7 @@ export function findPlane(kind: PlaneKind): Tool {
 }
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const NGINX_MODULES = "/usr/lib/nginx/modules";
 const shipped = (path: string) => readFile(join(ROOT, path), "utf8");
 
 /**
@@ -327,6 +339,9 @@ export async function writeShippedConfig(kind: PlaneKind, setup: PlaneSetup): Pr
         ["server 127.0.0.1:8080", `server ${sidecar}`],
       ]);
       await writeFile(join(dir, "nginx.conf"), conf);
+      // Debian's modules-enabled files load `modules/<name>.so` under nginx's prefix, which is
+      // /usr/share/nginx (a link to this) in a real start and the scratch directory here.
+      await symlink(NGINX_MODULES, join(dir, "modules"));
       // Run as root (CI), nginx's workers are `nobody`: they must reach the body temp directory.
       await chmod(dir, 0o755);
       return { args: ["-p", dir, "-c", join(dir, "nginx.conf"), "-g", "daemon off;"], env: {} };

@@ -73,7 +73,19 @@ export const requestHost: fc.Arbitrary<string> = fc.oneof(
   },
   { weight: 1, arbitrary: name.map((n) => `*.${n}`) },
   { weight: 1, arbitrary: name.map((n) => `.${n}`) },
-  { weight: 1, arbitrary: fc.constantFrom("", "[::1]", "[::1]:80", "127.0.0.1", "localhost:8000") },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      "",
+      "[::1]",
+      "[::1]:80",
+      "127.0.0.1",
+      "10.0.0.12:8000",
+      "127.1.",
+      "shop.0x7F",
+      "localhost:8000",
+    ),
+  },
   { weight: 1, arbitrary: fc.integer({ min: 60, max: 66 }).map((n) => `${"l".repeat(n)}.shop`) },
   {
     weight: 1,

@@ -41,7 +41,8 @@ local function key_of(lowered)
 end
 
 -- What /v1/route accepts: [a-z0-9_-] labels of 1 to 63 characters, at most 253 in all, one
--- optional trailing dot, an optional port of 1 to 5 digits.
+-- optional trailing dot, an optional port of 1 to 5 digits; the last label not a number (digits,
+-- or 0x and hex digits: an IPv4 literal in one of its spellings).
 local function valid(lowered)
   local name = lowered
   local colon = name:find(":", 1, true)
@@ -51,10 +52,23 @@ local function valid(lowered)
   end
   if name:sub(-1) == "." then name = name:sub(1, -2) end
   if #name == 0 or #name > 253 then return false end
+  local last
   for label in (name .. "."):gmatch("([^.]*)%.") do
     if #label == 0 or #label > 63 or label:find("[^a-z0-9_-]") then return false end
+    last = label
   end
-  return true
+  return not (last:find("^%d+$") or last:find("^0x%x*$"))
+end
+
+-- The client's own X-Mirror-* headers, whatever their case or place, never reach the upstream.
+-- The raw header block is searched once; only a request that carries one pays for the table of
+-- its headers.
+local function strip_client_headers()
+  if ngx.re.find(ngx.req.raw_header(true), [[^x-mirror-]], "ijom") then
+    for name in pairs(ngx.req.get_headers(0, true)) do
+      if name:sub(1, 9):lower() == "x-mirror-" then ngx.req.clear_header(name) end
+    end
+  end
 end
 
 -- The fields of an entry, without building a table: kind, app, host, port, upstream (the last
@@ -86,10 +100,7 @@ end
 
 -- access_by_lua: answers a refusal, or leaves $mirror_* set for proxy_pass.
 function M.route()
-  -- A client's own X-Mirror-* headers must never reach the upstream.
-  for name in pairs(ngx.req.get_headers(100, true)) do
-    if name:lower():sub(1, 9) == "x-mirror-" then ngx.req.clear_header(name) end
-  end
+  strip_client_headers()
   local current = dict:get("current")
   if current == nil then
     return answer(503, "not-synced", "1", "routing table not synced yet")
@@ -97,6 +108,17 @@ function M.route()
   local gen, revision, overlay = current:match("^(%d+) (%d+) ?(%d*)$")
   local lowered = (ngx.var.http_host or ""):lower()
   local key = key_of(lowered)
+  -- nginx's $host is the Host's name, unless the request target is absolute-form: then its
+  -- authority, which wins over Host (RFC 9112 §3.2.2) and goes on to the upstream as Host
+  -- ($mirror_authority: $http_host keeps the value it was first read with).
+  if key ~= ngx.var.host then
+    local authority = ngx.var.request:match("^%S+ [hH][tT][tT][pP][sS]?://([^/?#%s]+)")
+    if authority then
+      ngx.var.mirror_authority = authority
+      lowered = authority:lower()
+      key = key_of(lowered)
+    end
+  end
   local exact, wild = overlay_of(overlay)
   local value = exact[key] or dict:get(gen .. "=" .. key)
   if value == nil then
