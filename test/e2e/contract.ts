@@ -16,9 +16,9 @@ import {
   through,
 } from "../support/data-plane.ts";
 import { planeInFront, type ShippedPlane } from "../support/plane-in-front.ts";
-import { echoedOf, genuineMirror, type MirrorHeader, trustCases } from "./contract-trust.ts";
 import type { Tool } from "../support/tools.ts";
 import { waitUntil } from "../support/wait.ts";
+import { echoedOf, genuineMirror, type MirrorHeader, trustCases } from "./contract-trust.ts";
 
 /** What the client sees through this data plane for each answer of the sidecar but 200. */
 interface ClientAnswers {
