@@ -54,7 +54,8 @@ async function startEchoUpstream(): Promise<{ url: string; close(): Promise<void
       const mirror: Record<string, string[]> = {};
       for (let i = 0; i < req.rawHeaders.length; i += 2) {
         const name = req.rawHeaders[i]!.toLowerCase();
-        if (name.startsWith("x-mirror-")) (mirror[name] ??= []).push(req.rawHeaders[i + 1]!);
+        if (name.startsWith("x-mirror-"))
+          mirror[name] = [...(mirror[name] ?? []), req.rawHeaders[i + 1]!];
       }
       const echoed: Echoed = {
         method: req.method ?? "",
