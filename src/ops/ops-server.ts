@@ -1,7 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 import type { Logger } from "pino";
 import type { RetryAfterSeconds } from "../answers/route-answer.ts";
 import type { SnapshotHolder } from "../snapshot/holder.ts";
+import { ConnectionLedger } from "./connection-ledger.ts";
 import type { Metrics } from "./metrics.ts";
 import type { StatusAppOptions } from "./status-app.ts";
 import { statusAppOnFirstUse } from "./status-app-loader.ts";
@@ -37,8 +39,9 @@ const TEXT = "text/plain; charset=utf-8";
 // Longer than the 60 s after which most clients drop an idle connection: the server never
 // closes a connection a scraper is reusing.
 const KEEP_ALIVE_TIMEOUT_MS = 72_000;
-// Probes, scrapes and an operator's status API calls, from the pod IP: a few connections at a
-// time, and a cap far above them so that a flood costs bounded memory.
+// Probes, scrapes and an operator's status API calls: a few connections at a time, and a cap far
+// above them so that a flood costs bounded memory. At the cap a newcomer still gets in and the
+// connection idle longest is closed (ADR 47): the probes are never kept out.
 const MAX_CONNECTIONS = 128;
 const HEADERS_TIMEOUT_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -102,20 +105,37 @@ export function createOpsServer(options: OpsServerOptions): OpsServer {
     }
   };
 
-  const server = createServer(
-    {
-      keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
-      headersTimeout: HEADERS_TIMEOUT_MS,
-      requestTimeout: REQUEST_TIMEOUT_MS,
-      connectionsCheckingInterval: CHECK_INTERVAL_MS,
-    },
-    answer,
-  );
-  server.maxConnections = MAX_CONNECTIONS;
+  const server = createServer({
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    headersTimeout: HEADERS_TIMEOUT_MS,
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    connectionsCheckingInterval: CHECK_INTERVAL_MS,
+  });
+  // Before `answer`: a request is in flight from before its answer is written.
+  capConnections(server, MAX_CONNECTIONS);
+  server.on("request", answer);
   return {
     server,
     closeStatusApi: () => statusApp.close(),
   };
+}
+
+/**
+ * Holds `server` to `cap` connections by closing, for each one accepted past it, the one the
+ * ledger names: at most `cap` stay open, however fast they come.
+ */
+function capConnections(server: Server, cap: number): void {
+  const ledger = new ConnectionLedger<Socket>(cap);
+  server.on("connection", (socket: Socket) => {
+    ledger.open(socket)?.destroy();
+    socket.once("close", () => ledger.closed(socket));
+  });
+  server.on("request", (request: IncomingMessage, response: ServerResponse) => {
+    const { socket } = request;
+    ledger.requestStarted(socket);
+    // 'close' follows the last byte written, or the connection's end: either way it is done.
+    response.once("close", () => ledger.requestEnded(socket));
+  });
 }
 
 /** One whole answer; a HEAD answer carries the headers of the GET and no body (Node drops it). */
