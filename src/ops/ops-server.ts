@@ -4,9 +4,10 @@ import type { Logger } from "pino";
 import type { RetryAfterSeconds } from "../answers/route-answer.ts";
 import type { SnapshotHolder } from "../snapshot/holder.ts";
 import { ConnectionLedger } from "./connection-ledger.ts";
+import { isLoopbackPeer } from "./loopback-peer.ts";
 import type { Metrics } from "./metrics.ts";
 import type { StatusAppOptions } from "./status-app.ts";
-import { statusAppOnFirstUse } from "./status-app-loader.ts";
+import { type StatusAppLoader, statusAppOnFirstUse } from "./status-app-loader.ts";
 
 interface OpsServerOptions {
   readonly holder: SnapshotHolder;
@@ -25,6 +26,10 @@ interface OpsServerOptions {
   readonly logger?: Logger | false;
   /** Zero-hop: each proxy and the revision it answers from; default: none. */
   readonly proxies?: StatusAppOptions["proxies"];
+  /** Whether the status API answers peers off loopback (`--allow-remote-status-api`); default: no. */
+  readonly allowRemoteStatusApi?: boolean;
+  /** Tests: the status API's loader; default: the Fastify app, built on its first request. */
+  readonly statusApp?: StatusAppLoader;
 }
 
 /** The ops listener, and the status API it serves. */
@@ -47,15 +52,17 @@ const HEADERS_TIMEOUT_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 30_000;
 // The headers and request timeouts' granularity; the main thread sleeps between checks.
 const CHECK_INTERVAL_MS = 5_000;
+const REMOTE_DENIED = "the status API answers loopback peers only (--allow-remote-status-api)";
 
 /**
  * The ops listener, reachable from the kubelet and Prometheus: `/healthz` (200 while the data
  * listener answers, 503 once its thread stopped turning), `/readyz` (503 until the data listener
  * answers from a first Snapshot, then 200 until shutdown begins: a replica that lost the API
  * server keeps serving its last Snapshot), `/metrics` (GET and
- * HEAD, a query ignored), answered here; every other request goes to the lookup and status API,
- * a Fastify app (`createStatusApp`), loaded on the first such request, that routes it through its
- * public `routing`. No body is read.
+ * HEAD, a query ignored), answered here, to any peer; every other request goes to the lookup and
+ * status API, a Fastify app (`createStatusApp`), loaded on the first such request, that routes it
+ * through its public `routing`. Unless `allowRemoteStatusApi`, those requests from a peer off
+ * loopback are answered 403 here, and never load the app. No body is read.
  */
 export function createOpsServer(options: OpsServerOptions): OpsServer {
   const { holder, metrics } = options;
@@ -63,12 +70,15 @@ export function createOpsServer(options: OpsServerOptions): OpsServer {
   const answering = options.answering ?? (() => true);
   const stopping = options.stopping ?? (() => false);
   const log = options.logger ?? false;
-  const statusApp = statusAppOnFirstUse({
-    holder,
-    logger: log,
-    retryAfter: options.retryAfter,
-    ...(options.proxies === undefined ? {} : { proxies: options.proxies }),
-  });
+  const allowRemote = options.allowRemoteStatusApi ?? false;
+  const statusApp =
+    options.statusApp ??
+    statusAppOnFirstUse({
+      holder,
+      logger: log,
+      retryAfter: options.retryAfter,
+      ...(options.proxies === undefined ? {} : { proxies: options.proxies }),
+    });
   let failureLogged = false;
 
   const answer = (request: IncomingMessage, response: ServerResponse): void => {
@@ -91,6 +101,10 @@ export function createOpsServer(options: OpsServerOptions): OpsServer {
       if (stopping()) send(response, 503, TEXT, "shutting down");
       else if (ready()) send(response, 200, TEXT, "ok");
       else send(response, 503, TEXT, "not synced");
+    } else if (!allowRemote && !isLoopbackPeer(request.socket.remoteAddress)) {
+      // App names, hostnames and upstreams of every tenant: for an operator in the pod
+      // (`kubectl port-forward`, `kubectl exec`), not for every pod that reaches the port.
+      send(response, 403, TEXT, REMOTE_DENIED);
     } else {
       statusApp.app().then(
         (app) => app.routing(request, response),
