@@ -45,7 +45,7 @@ async function readyOps(): Promise<{ server: OpsServer["server"]; port: number }
   return { server: ops.server, port: (ops.server.address() as AddressInfo).port };
 }
 
-/** A connection that asked /healthz once and now sits idle, kept alive; its status, or how it ended. */
+/** A connection that asked /healthz once and now sits idle, kept alive (or was closed). */
 async function keptAlive(port: number): Promise<RawConnection> {
   const c = new RawConnection(port);
   held.push(c);
