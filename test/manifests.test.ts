@@ -151,16 +151,17 @@ describe("manifests/overlays/cluster-wide", () => {
 });
 
 describe("manifests/overlays/network-policy", () => {
+  const policies = render("overlays/network-policy") as unknown as {
+    kind: string;
+    metadata: { name: string; namespace: string };
+    spec: {
+      podSelector: { matchLabels: Record<string, string> };
+      policyTypes: string[];
+      ingress: { from?: unknown; ports: { protocol: string; port: number }[] }[];
+    };
+  }[];
+
   it("admits to the sidecar's pods only the data plane's port and the ops port", () => {
-    const policies = render("overlays/network-policy") as unknown as {
-      kind: string;
-      metadata: { namespace: string };
-      spec: {
-        podSelector: { matchLabels: Record<string, string> };
-        policyTypes: string[];
-        ingress: { from?: unknown; ports: { protocol: string; port: number }[] }[];
-      };
-    }[];
     const base = render("base");
     const { containers } = podOf(base);
     const podLabels = (
@@ -185,6 +186,29 @@ describe("manifests/overlays/network-policy", () => {
       .map((port) => [port.protocol, port.port]);
     expect(admitted.sort()).toEqual(exposed.map((port) => ["TCP", port]));
     expect(exposed).toEqual([8000, 9090]);
+  });
+
+  it("admits the ops port from the monitoring namespace only, the data plane's from anywhere", () => {
+    const rules = policies.map((p) => [
+      p.metadata.name,
+      p.spec.ingress.map((rule) => ({ from: rule.from, ports: rule.ports.map((q) => q.port) })),
+    ]);
+    expect(rules).toEqual([
+      ["replica-mirror-data-plane", [{ from: undefined, ports: [8000] }]],
+      [
+        "replica-mirror-ops",
+        [
+          {
+            from: [
+              {
+                namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } },
+              },
+            ],
+            ports: [9090],
+          },
+        ],
+      ],
+    ]);
   });
 });
 

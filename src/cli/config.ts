@@ -58,6 +58,7 @@ const serveFlags = z.object({
   "secret-selector": z.string().min(1, "must not be empty").optional(),
   listen: hostPort.default({ host: "127.0.0.1", port: 8080 }),
   "ops-listen": hostPort.default({ host: "0.0.0.0", port: 9090 }),
+  "allow-remote-status-api": bool.default(false),
   "watch-timeout": z.coerce
     .number()
     .int("must be a whole number")
@@ -177,6 +178,7 @@ export function parseServeConfig(
     secretSelector: f["secret-selector"],
     listen: f.listen,
     opsListen: f["ops-listen"],
+    allowRemoteStatusApi: f["allow-remote-status-api"],
     watchTimeoutSeconds: f["watch-timeout"],
     logLevel: f["log-level"],
     stateFile: f["state-file"],

@@ -45,6 +45,11 @@ export const FLAG_DOCS: Readonly<
     help: "the ops listener: /healthz, /readyz, /metrics and the lookup and status API",
     shownDefault: "0.0.0.0:9090",
   },
+  "allow-remote-status-api": {
+    value: "BOOL",
+    help: "let the status API (/v1/*) on --ops-listen answer peers off loopback: anyone who reaches the port reads App names, hostnames and upstreams",
+    shownDefault: "false: loopback peers only (kubectl port-forward, kubectl exec), 403 to others",
+  },
   "watch-timeout": {
     value: "SECONDS",
     help: "server-side timeout of each watch (randomised up to 2x); a watch silent for longer plus a grace is reopened",

@@ -1,10 +1,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 import type { Logger } from "pino";
 import type { RetryAfterSeconds } from "../answers/route-answer.ts";
 import type { SnapshotHolder } from "../snapshot/holder.ts";
+import { ConnectionLedger } from "./connection-ledger.ts";
+import { isLoopbackPeer } from "./loopback-peer.ts";
 import type { Metrics } from "./metrics.ts";
 import type { StatusAppOptions } from "./status-app.ts";
-import { statusAppOnFirstUse } from "./status-app-loader.ts";
+import { type StatusAppLoader, statusAppOnFirstUse } from "./status-app-loader.ts";
 
 interface OpsServerOptions {
   readonly holder: SnapshotHolder;
@@ -23,6 +26,10 @@ interface OpsServerOptions {
   readonly logger?: Logger | false;
   /** Zero-hop: each proxy and the revision it answers from; default: none. */
   readonly proxies?: StatusAppOptions["proxies"];
+  /** Whether the status API answers peers off loopback (`--allow-remote-status-api`); default: no. */
+  readonly allowRemoteStatusApi?: boolean;
+  /** Tests: the status API's loader; default: the Fastify app, built on its first request. */
+  readonly statusApp?: StatusAppLoader;
 }
 
 /** The ops listener, and the status API it serves. */
@@ -37,22 +44,25 @@ const TEXT = "text/plain; charset=utf-8";
 // Longer than the 60 s after which most clients drop an idle connection: the server never
 // closes a connection a scraper is reusing.
 const KEEP_ALIVE_TIMEOUT_MS = 72_000;
-// Probes, scrapes and an operator's status API calls, from the pod IP: a few connections at a
-// time, and a cap far above them so that a flood costs bounded memory.
+// Probes, scrapes and an operator's status API calls: a few connections at a time, and a cap far
+// above them so that a flood costs bounded memory. At the cap a newcomer still gets in and the
+// connection idle longest is closed (ADR 47): the probes are never kept out.
 const MAX_CONNECTIONS = 128;
 const HEADERS_TIMEOUT_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 30_000;
 // The headers and request timeouts' granularity; the main thread sleeps between checks.
 const CHECK_INTERVAL_MS = 5_000;
+const REMOTE_DENIED = "the status API answers loopback peers only (--allow-remote-status-api)";
 
 /**
  * The ops listener, reachable from the kubelet and Prometheus: `/healthz` (200 while the data
  * listener answers, 503 once its thread stopped turning), `/readyz` (503 until the data listener
  * answers from a first Snapshot, then 200 until shutdown begins: a replica that lost the API
  * server keeps serving its last Snapshot), `/metrics` (GET and
- * HEAD, a query ignored), answered here; every other request goes to the lookup and status API,
- * a Fastify app (`createStatusApp`), loaded on the first such request, that routes it through its
- * public `routing`. No body is read.
+ * HEAD, a query ignored), answered here, to any peer; every other request goes to the lookup and
+ * status API, a Fastify app (`createStatusApp`), loaded on the first such request, that routes it
+ * through its public `routing`. Unless `allowRemoteStatusApi`, those requests from a peer off
+ * loopback are answered 403 here, and never load the app. No body is read.
  */
 export function createOpsServer(options: OpsServerOptions): OpsServer {
   const { holder, metrics } = options;
@@ -60,12 +70,15 @@ export function createOpsServer(options: OpsServerOptions): OpsServer {
   const answering = options.answering ?? (() => true);
   const stopping = options.stopping ?? (() => false);
   const log = options.logger ?? false;
-  const statusApp = statusAppOnFirstUse({
-    holder,
-    logger: log,
-    retryAfter: options.retryAfter,
-    ...(options.proxies === undefined ? {} : { proxies: options.proxies }),
-  });
+  const allowRemote = options.allowRemoteStatusApi ?? false;
+  const statusApp =
+    options.statusApp ??
+    statusAppOnFirstUse({
+      holder,
+      logger: log,
+      retryAfter: options.retryAfter,
+      ...(options.proxies === undefined ? {} : { proxies: options.proxies }),
+    });
   let failureLogged = false;
 
   const answer = (request: IncomingMessage, response: ServerResponse): void => {
@@ -88,6 +101,10 @@ export function createOpsServer(options: OpsServerOptions): OpsServer {
       if (stopping()) send(response, 503, TEXT, "shutting down");
       else if (ready()) send(response, 200, TEXT, "ok");
       else send(response, 503, TEXT, "not synced");
+    } else if (!allowRemote && !isLoopbackPeer(request.socket.remoteAddress)) {
+      // App names, hostnames and upstreams of every tenant: for an operator in the pod
+      // (`kubectl port-forward`, `kubectl exec`), not for every pod that reaches the port.
+      send(response, 403, TEXT, REMOTE_DENIED);
     } else {
       statusApp.app().then(
         (app) => app.routing(request, response),
@@ -102,20 +119,37 @@ export function createOpsServer(options: OpsServerOptions): OpsServer {
     }
   };
 
-  const server = createServer(
-    {
-      keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
-      headersTimeout: HEADERS_TIMEOUT_MS,
-      requestTimeout: REQUEST_TIMEOUT_MS,
-      connectionsCheckingInterval: CHECK_INTERVAL_MS,
-    },
-    answer,
-  );
-  server.maxConnections = MAX_CONNECTIONS;
+  const server = createServer({
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    headersTimeout: HEADERS_TIMEOUT_MS,
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    connectionsCheckingInterval: CHECK_INTERVAL_MS,
+  });
+  // Before `answer`: a request is in flight from before its answer is written.
+  capConnections(server, MAX_CONNECTIONS);
+  server.on("request", answer);
   return {
     server,
     closeStatusApi: () => statusApp.close(),
   };
+}
+
+/**
+ * Holds `server` to `cap` connections by closing, for each one accepted past it, the one the
+ * ledger names: at most `cap` stay open, however fast they come.
+ */
+function capConnections(server: Server, cap: number): void {
+  const ledger = new ConnectionLedger<Socket>(cap);
+  server.on("connection", (socket: Socket) => {
+    ledger.open(socket)?.destroy();
+    socket.once("close", () => ledger.closed(socket));
+  });
+  server.on("request", (request: IncomingMessage, response: ServerResponse) => {
+    const { socket } = request;
+    ledger.requestStarted(socket);
+    // 'close' follows the last byte written, or the connection's end: either way it is done.
+    response.once("close", () => ledger.requestEnded(socket));
+  });
 }
 
 /** One whole answer; a HEAD answer carries the headers of the GET and no body (Node drops it). */

@@ -18,6 +18,8 @@ export interface SidecarConfig {
   readonly secretSelector: string | undefined;
   readonly listen: Address;
   readonly opsListen: Address;
+  /** Whether the status API on `opsListen` answers peers off loopback; probes and metrics do anyway. */
+  readonly allowRemoteStatusApi: boolean;
   readonly watchTimeoutSeconds: number;
   readonly logLevel: "trace" | "debug" | "info" | "warn" | "error" | "fatal";
   /** Undefined: no state file. */

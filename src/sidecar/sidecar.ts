@@ -178,6 +178,7 @@ export async function startSidecar(
     answering: () => thread.answering(),
     stopping: () => shuttingDown,
     proxies: () => pushers.held(),
+    allowRemoteStatusApi: config.allowRemoteStatusApi,
   });
   const drainMs = options.drainMs ?? DRAIN_MS;
   const listening = await thread.listening;

@@ -17,6 +17,7 @@ describe("parseServeConfig", () => {
         secretSelector: undefined,
         listen: { host: "127.0.0.1", port: 8080 },
         opsListen: { host: "0.0.0.0", port: 9090 },
+        allowRemoteStatusApi: false,
         watchTimeoutSeconds: 300,
         logLevel: "info",
         stateFile: undefined,
@@ -80,6 +81,22 @@ describe("parseServeConfig", () => {
       expect.stringMatching(/^--listen: :: is not a loopback address/),
       { host: "10.0.0.7", port: 8080 },
     ]);
+  });
+
+  it("keeps the status API to loopback peers unless told to answer the pod network", () => {
+    const remote = (argv: string[], env: Record<string, string> = {}) => {
+      const parsed = parseServeConfig(["--secret-namespaces=a", ...argv], env);
+      return parsed.ok ? parsed.value.allowRemoteStatusApi : parsed.error;
+    };
+    expect([
+      remote([]),
+      remote(["--allow-remote-status-api", "true"]),
+      remote([], { REPLICA_MIRROR_ALLOW_REMOTE_STATUS_API: "true" }),
+      remote(["--allow-remote-status-api=false"], {
+        REPLICA_MIRROR_ALLOW_REMOTE_STATUS_API: "true",
+      }),
+      remote(["--allow-remote-status-api", "yes"]),
+    ]).toEqual([false, true, true, false, "--allow-remote-status-api: must be true or false"]);
   });
 
   it("takes the data listener's limits and the shutdown grace from their flags", () => {
