@@ -53,6 +53,7 @@ const REQUEST_TIMEOUT_MS = 30_000;
 // The headers and request timeouts' granularity; the main thread sleeps between checks.
 const CHECK_INTERVAL_MS = 5_000;
 const REMOTE_DENIED = "the status API answers loopback peers only (--allow-remote-status-api)";
+const ROUTED_DENIED = "the status API does not answer a request a data plane routed (x-mirror-app)";
 
 /**
  * The ops listener, reachable from the kubelet and Prometheus: `/healthz` (200 while the data
@@ -105,6 +106,11 @@ export function createOpsServer(options: OpsServerOptions): OpsServer {
       // App names, hostnames and upstreams of every tenant: for an operator in the pod
       // (`kubectl port-forward`, `kubectl exec`), not for every pod that reaches the port.
       send(response, 403, TEXT, REMOTE_DENIED);
+    } else if (request.headers["x-mirror-app"] !== undefined) {
+      // Every shipped data plane sets x-mirror-app on the requests it routes, after dropping the
+      // client's: an App whose upstream name resolves to this pod reaches the port from
+      // loopback, and its clients must not read the status API through it.
+      send(response, 403, TEXT, ROUTED_DENIED);
     } else {
       statusApp.app().then(
         (app) => app.routing(request, response),

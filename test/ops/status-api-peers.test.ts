@@ -23,6 +23,7 @@ const OFF_LOOPBACK = Object.values(networkInterfaces())
 const LOOPBACK = "127.0.0.1";
 const TEXT = "text/plain; charset=utf-8";
 const DENIED = "the status API answers loopback peers only (--allow-remote-status-api)";
+const ROUTED = "the status API does not answer a request a data plane routed (x-mirror-app)";
 
 const open: OpsServer[] = [];
 afterEach(async () => {
@@ -58,11 +59,26 @@ async function ops(allowRemoteStatusApi?: boolean) {
 }
 
 /** One request from `source` (the client's end of the connection) to the listener on `port`. */
-function from(source: string, port: number, path: string, method = "GET") {
+function from(
+  source: string,
+  port: number,
+  path: string,
+  method = "GET",
+  headers: Record<string, string> = {},
+) {
   return new Promise<{ status: number; type: string | undefined; body: string }>(
     (resolve, reject) => {
       const req = http.request(
-        { host: LOOPBACK, port, path, method, localAddress: source, agent: false, timeout: 5_000 },
+        {
+          host: LOOPBACK,
+          port,
+          path,
+          method,
+          headers,
+          localAddress: source,
+          agent: false,
+          timeout: 5_000,
+        },
         (res) => {
           const chunks: Buffer[] = [];
           res.on("data", (c: Buffer) => chunks.push(c));
@@ -143,5 +159,25 @@ describe.skipIf(OFF_LOOPBACK === undefined)(`the status API, asked from ${OFF_LO
   it("answers the 403 as plain text", async () => {
     const { port } = await ops();
     expect(await from(remote, port, "/v1/apps")).toEqual({ status: 403, type: TEXT, body: DENIED });
+  });
+});
+
+describe("the status API, asked through a data plane that routed the request", () => {
+  it("answers 403 to a loopback peer whose request carries x-mirror-app, probes as ever", async () => {
+    const { port, loads } = await ops(true);
+    const routed = { "x-mirror-app": "tenant-a" };
+    const answers = await Promise.all(
+      ["/v1/apps", "/v1/snapshot", "/healthz"].map((path) =>
+        from(LOOPBACK, port, path, "GET", routed).then((r) => [path, r.status, r.body]),
+      ),
+    );
+    expect({ answers, loads: loads() }).toEqual({
+      answers: [
+        ["/v1/apps", 403, ROUTED],
+        ["/v1/snapshot", 403, ROUTED],
+        ["/healthz", 200, "ok"],
+      ],
+      loads: 0,
+    });
   });
 });
