@@ -1,17 +1,21 @@
 // The sidecar's last-good state on disk (README, "The state file"): read once at start for a warm
 // start, kept close behind the served Snapshots afterwards, written once more on shutdown.
 
+import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import type { Clock } from "../clock.ts";
-import type { MirrorInputs, WarmStart } from "../mirror/inputs.ts";
+import type { MirrorInputs, RegistryInput, WarmStart } from "../mirror/inputs.ts";
+import type { MirrorObserver } from "../mirror/observer.ts";
+import { continueFrom, standing } from "../state/generation.ts";
 import { readKeyFile, type StateKey } from "../state/key.ts";
+import { type Mark, markPathOf, readMarkFile } from "../state/mark.ts";
 import { readStateFile } from "../state/read-state.ts";
-import { type StateConfig, stateConfig } from "../state/state.ts";
+import { type Generation, type StateConfig, stateConfig } from "../state/state.ts";
 import { StateWriter } from "../state/writer.ts";
 import type { SidecarConfig } from "./config.ts";
 
 /** How a start went with the state file: the metric label of `replica_mirror_state_loads_total`. */
-export type StateLoad = "loaded" | "off" | "no-key" | string;
+export type StateLoad = "loaded" | "rolled-back" | "off" | "no-key" | string;
 
 /** What the state file gives a starting sidecar. */
 export interface OpenedState {
@@ -19,18 +23,36 @@ export interface OpenedState {
   readonly config: StateConfig;
   /** The inputs to serve at once, when the file held usable ones. */
   readonly warm: WarmStart | undefined;
+  /** The generation of this pod's last write: the next write follows it. */
+  readonly generation: Generation;
+  /** Set when the served state is not the newest this pod wrote: how, its Registry, the newest. */
+  readonly rolledBack: RolledBack | undefined;
 }
+
+/** A served state that is not the newest its pod wrote, against the newest (the mark). */
+export interface RolledBack {
+  readonly reason: "older" | "other-series";
+  /** The served state's Registry resourceVersion; null: absent. */
+  readonly registry: string | null;
+  readonly newest: Mark;
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+const versionOf = (r: RegistryInput): string | null => (r.present ? r.resourceVersion : null);
+const randomSeries = (): string => randomBytes(8).toString("hex");
 
 /**
  * The key and what the state file holds, or null when the feature is off (no `--state-file` or
  * no `--state-key-file`) or the key cannot be read. Never fails the start: a file that cannot be
- * used is one log line, and the sidecar starts cold.
+ * used is one log line, and the sidecar starts cold. A file older than the newest this pod wrote
+ * (by the high-water mark beside it) is served, with one warning line.
  */
 export async function openLastGoodState(
   config: SidecarConfig,
   log: Logger,
   now: number,
   counted: (load: StateLoad) => void,
+  newSeries: () => string = randomSeries,
 ): Promise<OpenedState | null> {
   const { stateFile, stateKeyFile } = config;
   if (stateFile === undefined) {
@@ -53,13 +75,23 @@ export async function openLastGoodState(
     return null;
   }
   const expected = stateConfig(config);
-  const read = await readStateFile({
-    path: stateFile,
-    key: key.value,
-    maxAgeMs: config.stateMaxAgeSeconds * 1000,
-    now,
-    config: expected,
-  });
+  const [read, mark] = await Promise.all([
+    readStateFile({
+      path: stateFile,
+      key: key.value,
+      maxAgeMs: config.stateMaxAgeSeconds * 1000,
+      now,
+      config: expected,
+    }),
+    readMarkFile(markPathOf(stateFile), key.value),
+  ]);
+  if (!mark.ok && mark.error.kind !== "missing")
+    log.warn(
+      { reason: mark.error.kind, err: mark.error.message },
+      "state file's high-water mark not used: a replayed state file cannot be told",
+    );
+  const newest = mark.ok ? mark.value : null;
+  const opened = { key: key.value, config: expected };
   if (!read.ok) {
     const level = read.error.kind === "missing" ? "info" : "warn";
     log[level](
@@ -67,15 +99,75 @@ export async function openLastGoodState(
       "state file not used: starting cold",
     );
     counted(read.error.kind);
-    return { key: key.value, config: expected, warm: undefined };
+    const generation = continueFrom(null, newest, newSeries);
+    return { ...opened, warm: undefined, generation, rolledBack: undefined };
   }
-  const { savedAt, ...inputs } = read.value;
-  log.info(
-    { secrets: inputs.secrets.length, savedAt: new Date(savedAt).toISOString() },
-    "state file loaded: serving its Snapshot until the watches confirm it",
+  const { savedAt, generation, ...inputs } = read.value;
+  const warm = { inputs, savedAt };
+  const fields = {
+    secrets: inputs.secrets.length,
+    savedAt: iso(savedAt),
+    writes: generation.writes,
+  };
+  const next = continueFrom(generation, newest, newSeries);
+  const stands = standing(generation, newest);
+  if (stands.kind === "unknown" || stands.kind === "newest") {
+    log.info(fields, "state file loaded: serving its Snapshot until the watches confirm it");
+    counted("loaded");
+    return { ...opened, warm, generation: next, rolledBack: undefined };
+  }
+  // Served all the same: while the API server is away, a stale Snapshot routes where none would
+  // (ADR 50); the watches replace it once they answer.
+  const registry = versionOf(inputs.registry);
+  log.warn(
+    {
+      ...fields,
+      reason: stands.kind,
+      registry,
+      newestWrites: stands.newest.writes,
+      newestSavedAt: iso(stands.newest.savedAt),
+      newestRegistry: stands.newest.registry,
+    },
+    "state file is not the newest this pod wrote: serving it until the watches confirm it",
   );
-  counted("loaded");
-  return { key: key.value, config: expected, warm: { inputs, savedAt } };
+  counted("rolled-back");
+  const rolledBack = { reason: stands.kind, registry, newest: stands.newest };
+  return { ...opened, warm, generation: next, rolledBack };
+}
+
+/**
+ * After a start that served a state older than the newest this pod wrote: one line once the
+ * watches confirmed the API server's inputs, with how long the old state was served, its
+ * Registry, the newest one the mark recorded and the API server's. Nothing otherwise.
+ */
+export function rolledBackObserver(
+  opened: OpenedState | null,
+  log: Logger,
+  clock: Clock,
+): MirrorObserver {
+  const rolledBack = opened?.rolledBack;
+  if (rolledBack === undefined) return {};
+  const since = clock.now();
+  let told = false;
+  return {
+    published({ snapshot }) {
+      if (told || snapshot.source.kind !== "api-server") return;
+      told = true;
+      const { reason, registry, newest } = rolledBack;
+      log.warn(
+        {
+          reason,
+          servedMs: Math.round(clock.now() - since),
+          registry,
+          newestRegistry: newest.registry,
+          apiServerRegistry: snapshot.registry.resourceVersion,
+          // Told by the mark's series and count, not by the opaque resourceVersions.
+          servedOlderRegistry: reason === "older" && registry !== newest.registry,
+        },
+        "rolled-back state file replaced by the API server's inputs",
+      );
+    },
+  };
 }
 
 /** What becomes of the state kept on disk. */
@@ -102,18 +194,20 @@ const REFRESH_MS = 5 * 60_000;
 /**
  * Writes the mirror's inputs after each change, at most once per the writer's interval, and
  * again every REFRESH_MS while the API server keeps being heard from; only whole inputs
- * (`capture` is null while a change is under way, and the next check tries again).
+ * (`capture` is null while a change is under way, and the next check tries again). Each state
+ * it hands the writer has one more write in its generation than the one before.
  */
 export function startStateKeeper(options: {
   readonly path: string;
   readonly opened: OpenedState;
   readonly capture: () => MirrorInputs | null;
   readonly clock: Clock;
-  /** Milliseconds since the epoch, for `savedAt`. */
+  /** Milliseconds since the epoch, for `savedAt` and the generation's `heardAt`. */
   readonly wallClock: () => number;
   readonly reports: StateKeeperReports;
 }): StateKeeper {
   const { clock, opened, reports } = options;
+  let { series, writes, heardAt: lastHeard } = opened.generation;
   const writer = new StateWriter({
     path: options.path,
     key: opened.key,
@@ -128,7 +222,13 @@ export function startStateKeeper(options: {
     const inputs = options.capture();
     if (inputs === null) return false;
     savedAt = clock.now();
-    writer.schedule({ ...inputs, savedAt: options.wallClock(), config: opened.config });
+    writes += 1;
+    writer.schedule({
+      ...inputs,
+      savedAt: options.wallClock(),
+      generation: { series, writes, heardAt: lastHeard },
+      config: opened.config,
+    });
     return true;
   };
   let cancel = (): void => {};
@@ -144,6 +244,7 @@ export function startStateKeeper(options: {
     },
     contact() {
       heardAt = clock.now();
+      lastHeard = options.wallClock();
     },
     async close() {
       cancel();

@@ -19,7 +19,12 @@ import { dataListenerLimits } from "../route/listener-limits.ts";
 import { routeTableFor } from "../snapshot/build.ts";
 import { SnapshotHolder } from "../snapshot/holder.ts";
 import type { Address, SidecarConfig } from "./config.ts";
-import { openLastGoodState, type StateKeeper, startStateKeeper } from "./last-good-state.ts";
+import {
+  openLastGoodState,
+  rolledBackObserver,
+  type StateKeeper,
+  startStateKeeper,
+} from "./last-good-state.ts";
 import { startPushers } from "./push-targets.ts";
 
 /** A running sidecar. */
@@ -116,6 +121,7 @@ export async function startSidecar(
     metrics.observer,
     metrics.state.observer,
     logObserver(log),
+    rolledBackObserver(opened, log, options.clock ?? systemClock),
     {
       // After the App Secret lists went out (the mirror starts them just before this call).
       registryAdopted: (registry) => setImmediate(() => thread.prepare(routeTableFor(registry))),

@@ -8,8 +8,14 @@ import type { StateConfig } from "./state.ts";
 const seconds = (ms: number): string => `${Math.round(ms / 100) / 10} s`;
 
 /**
- * Ok when the state was saved at most maxAgeMs before `now` (both ms since the epoch). A state
- * saved more than maxAgeMs after `now` is refused too: the clock stepped back, its age is unknown.
+ * How far after `now` a state may say it was saved: the skew between two clocks that write and
+ * read the same volume, not an age. A state further ahead would stay young past its max age.
+ */
+export const FUTURE_SKEW_MS = 5 * 60_000;
+
+/**
+ * Ok when the state was saved at most maxAgeMs before `now` (both ms since the epoch), and at
+ * most FUTURE_SKEW_MS after it: further ahead, a clock is wrong and the state's age is unknown.
  */
 export function checkAge(savedAt: number, now: number, maxAgeMs: number): Result<void, StateError> {
   const age = now - savedAt;
@@ -20,11 +26,11 @@ export function checkAge(savedAt: number, now: number, maxAgeMs: number): Result
         `saved ${seconds(age)} ago, more than the ${seconds(maxAgeMs)} allowed`,
       ),
     );
-  if (-age > maxAgeMs)
+  if (-age > FUTURE_SKEW_MS)
     return err(
       stateError(
         "saved-in-future",
-        `saved ${seconds(-age)} after now by this clock, more than the ${seconds(maxAgeMs)} allowed`,
+        `saved ${seconds(-age)} after now by this clock, more than the ${seconds(FUTURE_SKEW_MS)} of clock skew allowed`,
       ),
     );
   return ok(undefined);

@@ -20,10 +20,18 @@ const name = z.string().min(1);
 const version = z.string().min(1);
 const length = z.number().int().nonnegative();
 
+/** A state's generation, as the state file and the high-water mark both hold it. */
+export const generationSchema = z.object({
+  series: z.string().regex(/^[0-9a-f]{16}$/),
+  writes: z.number().int().positive(),
+  heardAt: z.number().int().nonnegative().nullable(),
+});
+
 // No transforms: zod compiles a schema without them into one fast function.
 const skeletonSchema = z.object({
   format: z.literal(FORMAT_VERSION),
   savedAt: z.number().int().nonnegative(),
+  generation: generationSchema,
   config: z.object({
     registry: z.object({ namespace: name, name, key: name }),
     secrets: z.object({
@@ -65,6 +73,7 @@ export function encodeState(state: State): Buffer {
   const skeleton: Skeleton = {
     format: FORMAT_VERSION,
     savedAt: state.savedAt,
+    generation: { ...state.generation },
     config: {
       registry: { ...state.config.registry },
       secrets: {
@@ -133,6 +142,7 @@ export function decodeState(plaintext: Uint8Array): Result<State, StateError> {
     return malformed("its value lengths do not add up to the bytes that follow the skeleton");
   return ok({
     savedAt: d.savedAt,
+    generation: d.generation,
     config: d.config,
     registry: d.registry.present
       ? { present: true, resourceVersion: d.registry.resourceVersion, value: registryValue }

@@ -1,7 +1,9 @@
 // The state file's envelope: AES-256-GCM under the state key, behind a header it authenticates.
+// The high-water mark beside the file (mark.ts) has the same envelope under its own magic, so
+// neither can stand in for the other.
 //
 //   offset  size  field
-//        0     8  magic "RMSTATE\0"
+//        0     8  magic "RMSTATE\0" (the high-water mark: "RMSTMARK")
 //        8     2  format version, big-endian (FORMAT_VERSION)
 //       10     8  key id (StateKey.id): a foreign key is told apart from a corrupt file
 //       18    12  IV, random per write
@@ -17,7 +19,9 @@ import { type StateError, stateError } from "./errors.ts";
 import type { StateKey } from "./key.ts";
 
 export const MAGIC = Buffer.from("RMSTATE\0", "latin1");
-export const FORMAT_VERSION = 1;
+export const MARK_MAGIC = Buffer.from("RMSTMARK", "latin1");
+/** 2: the state carries its generation, and a high-water mark is written beside it (ADR 50). */
+export const FORMAT_VERSION = 2;
 
 const VERSION_AT = 8;
 const KEY_ID_AT = 10;
@@ -31,12 +35,17 @@ const MAX_CIPHERTEXT = 0xffff_ffff;
 /** A fresh IV: random, because a counter would need state that survives restarts. */
 const randomIv = (): Buffer => randomBytes(IV_BYTES);
 
-/** The sealed file for `plaintext`: header, ciphertext, tag. */
-export function seal(plaintext: Uint8Array, key: StateKey, iv: Buffer = randomIv()): Buffer {
+/** The sealed file for `plaintext`: header (a state's magic unless told), ciphertext, tag. */
+export function seal(
+  plaintext: Uint8Array,
+  key: StateKey,
+  iv: Buffer = randomIv(),
+  magic: Buffer = MAGIC,
+): Buffer {
   if (iv.length !== IV_BYTES) throw new RangeError(`an IV is ${IV_BYTES} bytes`);
   if (plaintext.length > MAX_CIPHERTEXT) throw new RangeError("a state is at most 4 GiB");
   const header = Buffer.alloc(HEADER_BYTES);
-  MAGIC.copy(header, 0);
+  magic.copy(header, 0);
   header.writeUInt16BE(FORMAT_VERSION, VERSION_AT);
   header.write(key.id, KEY_ID_AT, "hex");
   iv.copy(header, IV_AT);
@@ -49,14 +58,24 @@ export function seal(plaintext: Uint8Array, key: StateKey, iv: Buffer = randomIv
 }
 
 /**
- * The plaintext of a sealed file, or which check it failed: truncated, not a state file, old or
- * future version, foreign key, corrupt (authentication failed).
+ * The plaintext of a sealed file that starts with `magic` (a state's unless told), or which check
+ * it failed: truncated, not a state file (or not a mark), old or future version, foreign key,
+ * corrupt (authentication failed).
  */
-export function unseal(file: Uint8Array, key: StateKey): Result<Buffer, StateError> {
+export function unseal(
+  file: Uint8Array,
+  key: StateKey,
+  magic: Buffer = MAGIC,
+): Result<Buffer, StateError> {
   const bytes = Buffer.from(file.buffer, file.byteOffset, file.byteLength);
-  const magic = bytes.subarray(0, MAGIC.length);
-  if (!magic.equals(MAGIC.subarray(0, magic.length)))
-    return err(stateError("not-a-state-file", "does not start with the state file's magic bytes"));
+  const start = bytes.subarray(0, magic.length);
+  if (!start.equals(magic.subarray(0, start.length)))
+    return err(
+      stateError(
+        "not-a-state-file",
+        `does not start with ${magic === MAGIC ? "the state file's" : "a high-water mark's"} magic bytes`,
+      ),
+    );
   if (bytes.length < HEADER_BYTES)
     return err(
       stateError(

@@ -41,6 +41,19 @@ export interface ScopeVersion {
   readonly resourceVersion: string;
 }
 
+/**
+ * A state's place among the writes of one pod (README, "The state file"): what tells a file
+ * replayed over a newer one, by the high-water mark written beside it (mark.ts).
+ */
+export interface Generation {
+  /** Random, picked by the first write in a volume and kept by every later one. */
+  readonly series: string;
+  /** This write's number in its series: more than that of any write of the series before it. */
+  readonly writes: number;
+  /** Milliseconds since the epoch when the API server was last heard from; null: not yet. */
+  readonly heardAt: number | null;
+}
+
 /** The last-good state of one replica, as written to and read back from the state file. */
 export interface State {
   /**
@@ -48,6 +61,7 @@ export interface State {
    * start measures. The owner sets it, so a quiet but healthy watch can refresh it.
    */
   readonly savedAt: number;
+  readonly generation: Generation;
   readonly config: StateConfig;
   readonly registry: RegistrySecretState;
   /** Present referenced App Secrets; one absent here is absent (or unknown) to the mirror. */

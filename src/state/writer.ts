@@ -1,10 +1,11 @@
 // Keeps the state file close behind the published Snapshots without writing each one: schedule()
 // keeps only the newest state; a write starts at most once per interval, and the newest state
-// pending then is the one written.
+// pending then is the one written. Each state on disk is followed by its high-water mark.
 
 import type { Clock } from "../clock.ts";
 import { type FileSystem, nodeFileSystem, removeStaleTemporaries } from "./file.ts";
 import type { StateKey } from "./key.ts";
+import { markOf, markPathOf, writeMarkFile } from "./mark.ts";
 import type { State } from "./state.ts";
 import { writeStateFile } from "./write-state.ts";
 
@@ -117,14 +118,22 @@ export class StateWriter {
       if (!this.#cleaned) {
         this.#cleaned = true;
         await removeStaleTemporaries(path, this.#fs);
+        await removeStaleTemporaries(markPathOf(path), this.#fs);
       }
       const written = await writeStateFile(path, key, state, this.#fs);
-      if (written.ok)
+      if (!written.ok) {
+        this.#options.onError(written.error);
+        return;
+      }
+      // After the state, never before: a pod that dies between the two leaves a state newer
+      // than its mark, which a start takes for the newest, not for a replayed copy.
+      const marked = await writeMarkFile(markPathOf(path), key, markOf(state), this.#fs);
+      if (!marked.ok) this.#options.onError(marked.error);
+      else
         this.#options.onWritten?.({
           bytes: written.value.bytes,
           durationMs: clock.now() - started,
         });
-      else this.#options.onError(written.error);
     } catch (e) {
       // A callback that threw, or a bug below: reported once, never out of the writer.
       try {

@@ -175,7 +175,7 @@ const FALLBACK: AppDef = {
 };
 
 /** The Registry Secret's data for a good document. */
-function goodRegistryData(
+export function goodRegistryData(
   apps: readonly AppDef[],
   gzip: boolean,
 ): Record<string, string | Uint8Array> {
@@ -184,7 +184,7 @@ function goodRegistryData(
 }
 
 /** A refused value as the model sees it: refused whole, or one App entry refused alone. */
-function badRegistryValue(variant: BadRegistry, apps: readonly AppDef[]): RegistryValue {
+export function badRegistryValue(variant: BadRegistry, apps: readonly AppDef[]): RegistryValue {
   const base = apps.length > 0 ? [...apps] : [FALLBACK];
   const first = base[0]!;
   switch (variant) {
@@ -201,7 +201,7 @@ function badRegistryValue(variant: BadRegistry, apps: readonly AppDef[]): Regist
 }
 
 /** The Registry Secret's data for a value the contract refuses, whole or in one App entry. */
-function badRegistryData(
+export function badRegistryData(
   variant: BadRegistry,
   apps: readonly AppDef[],
 ): Record<string, string | Uint8Array> {

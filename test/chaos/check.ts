@@ -32,6 +32,7 @@ import {
   routeAnswer,
   type ServedApp,
   type SnapshotSummary,
+  servedPartial,
   snapshotSummary,
   visibleSecret,
 } from "./model.ts";
@@ -212,10 +213,10 @@ export interface Expected {
 }
 
 /**
- * The worlds a converged sidecar may show. The latest state's served Registry; when the latest
- * value is refused and the sidecar relisted its Registry after the last good value was written,
- * it may never have seen that value (a relist shows only the present), so any Registry served in
- * the window is its last good one.
+ * The worlds a converged sidecar may show. The latest state's served Registry; and when the
+ * sidecar relisted its Registry after the last good value it may have missed was written, the
+ * Registries it may have kept instead (a relist shows only the present; README, "The Registry
+ * document": what is kept is what this replica had in service).
  */
 export function expectedAtQuiescence(
   window: readonly ClusterState[],
@@ -228,10 +229,29 @@ export function expectedAtQuiescence(
     summary: snapshotSummary(served, latest, visible),
     served,
   });
-  const exact = expect(viewer.served(latest));
-  const skipped =
-    latest.registry.kind === "bad" &&
-    viewer.registryRelists.some((at) => at > latest.lastGoodIndex);
-  if (!skipped) return [exact];
-  return [exact, ...registriesOf(window, viewer.served).map(expect)];
+  return [viewer.served(latest), ...afterSkippedValues(window, viewer)].map(expect);
+}
+
+/**
+ * What a sidecar whose relist skipped values may serve at the latest state. A value refused
+ * whole: any Registry served in the window, the one it had kept. A value with a refused App
+ * entry: its valid Apps, with the refused App as a Registry served before that value in the
+ * window had it (or absent). None when no relist came after the last good value it may have
+ * skipped, or when the value was written before the window (the last quiescent point settled it).
+ */
+function afterSkippedValues(
+  window: readonly ClusterState[],
+  viewer: Viewer & { readonly registryRelists: readonly number[] },
+): (readonly ServedApp[])[] {
+  const latest = window[window.length - 1]!;
+  const relistedAfter = (index: number) => viewer.registryRelists.some((at) => at > index);
+  const { registry } = latest;
+  if (registry.kind === "bad")
+    return relistedAfter(latest.lastGoodIndex) ? registriesOf(window, viewer.served) : [];
+  if (registry.kind !== "partial") return [];
+  const written = window.findIndex((s) => s.lastGoodIndex === latest.lastGoodIndex);
+  if (written < 1 || !relistedAfter(window[written - 1]!.lastGoodIndex)) return [];
+  return registriesOf(window.slice(0, written), viewer.served).map((before) =>
+    servedPartial(registry, before),
+  );
 }

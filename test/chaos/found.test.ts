@@ -1,5 +1,7 @@
-// Product bugs the chaos runs found, each pinned by the smallest test that shows it.
+// What the chaos runs found, in the product or in the model, each pinned by the smallest test
+// that shows it.
 import { describe, expect, it } from "vitest";
+import type { SecretObject } from "../../src/kube/cache/list-watch.ts";
 import { Mirror } from "../../src/mirror/mirror.ts";
 import { normaliseRequestHost } from "../../src/registry/hostname.ts";
 import { ok } from "../../src/result.ts";
@@ -17,6 +19,11 @@ import {
   writeRegistry,
   writeRegistryValue,
 } from "../support/world.ts";
+import { badRegistryData, badRegistryValue, goodRegistryData } from "./apply.ts";
+import { expectedAtQuiescence } from "./check.ts";
+import { generate } from "./generate.ts";
+import { History } from "./model.ts";
+import type { Op } from "./ops.ts";
 
 describe("found by the chaos model check", () => {
   // Seeds 1 and 2 (any prefix): the probe `x{64}.example.com` was routed by `*.example.com`
@@ -164,5 +171,103 @@ describe("found by the chaos model check", () => {
     } finally {
       await mirror.stop();
     }
+  });
+});
+
+// Seed 75936, 15 steps (3 runs of 3 on 713a2d5), sidecar c: the Registry {zed, api} (rv 6),
+// deleted (rv 8), {zed} (rv 9), {zed} gzip (rv 10), then `wrong-type`: zed's entry with
+// `hostnames` a string (rv 11). Sidecar c's Registry watch broke after the deletion, the resume
+// got 410 (compacted) and its relist listed rv 11 alone: since the deletion it never had a zed in
+// service, so zed is refused and absent (README, "The Registry document": a refused App keeps
+// *its* last good version, or stays absent). The model wanted zed kept, as if every sidecar had
+// seen rv 9 or 10: it let a relist skip values only before a value refused whole.
+// Fixed in the model: expectedAtQuiescence (check.ts) allows the same skip before a value with a
+// refused App entry.
+describe("seed 75936: a relist that skipped the last good values, then an App entry refused", () => {
+  const { initial, ops } = generate(75936, 15);
+  const registryOps = [...initial, ...ops].filter(
+    (op): op is Extract<Op, { op: "registry" | "registry-bad" }> =>
+      op.op === "registry" || op.op === "registry-bad",
+  );
+  const first = registryOps[0]!;
+  const last = registryOps.at(-1)!;
+  const bytes = (data: Record<string, string | Uint8Array>): Record<string, string> =>
+    Object.fromEntries(
+      Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString("latin1")]),
+    );
+  const registrySecret = (rv: string, data: Record<string, string>): SecretObject => ({
+    metadata: { namespace: REGISTRY_NS, name: REGISTRY_NAME, resourceVersion: rv },
+    data,
+  });
+
+  it("serves the refused App nowhere when the replica never had it in service", async () => {
+    if (first.op !== "registry" || last.op !== "registry-bad") throw new Error("not the seed");
+    const registryLw = new FakeListWatch();
+    const secretsLw = new FakeListWatch();
+    const holder = new SnapshotHolder();
+    const mirror = new Mirror({
+      registry: {
+        listWatch: registryLw,
+        namespace: REGISTRY_NS,
+        name: REGISTRY_NAME,
+        key: REGISTRY_KEY,
+      },
+      secrets: { scopes: [{ namespace: null, listWatch: secretsLw }] },
+      holder,
+      watchTimeoutSeconds: 60,
+      reflector: { backoff: { initialMs: 1, capMs: 2 }, relistSpreadMs: 0 },
+    });
+    const refused = bytes(badRegistryData(last.variant, last.apps));
+    registryLw.replyList(
+      ok(page("6", [registrySecret("6", bytes(goodRegistryData(first.apps, false)))])),
+    );
+    secretsLw.replyList(ok(page("6", [])));
+    mirror.start();
+    try {
+      await waitUntil(() => (holder.current()?.apps.size === 2 ? true : undefined));
+      registryLw.current.delete(registrySecret("8", {}));
+      await waitUntil(() => (holder.current()?.registry.present === false ? true : undefined));
+      // rv 9 and 10 are written while the watch is gone; its resume finds them compacted.
+      registryLw.current.error({
+        code: 410,
+        reason: "Expired",
+        message: "too old resource version",
+      });
+      registryLw.replyList(ok(page("11", [registrySecret("11", refused)])));
+      await waitUntil(() =>
+        holder.current()?.registry.resourceVersion === "11" ? true : undefined,
+      );
+      await mirror.idle();
+      const { registry } = holder.current()!;
+      expect({
+        apps: listApps(holder.current()!).map((a) => a.name),
+        error: registry.error,
+        refused: registry.refusedApps.map(({ index, name, kept }) => ({ index, name, kept })),
+      }).toEqual({ apps: [], error: null, refused: [{ index: 0, name: "zed", kept: false }] });
+    } finally {
+      await mirror.stop();
+    }
+  });
+
+  it("is a world the model allows a sidecar that relisted after the last good value", () => {
+    const history = new History({ registry: { kind: "absent" }, registryRv: null });
+    let rv = 0;
+    for (const op of [...initial, ...ops]) {
+      if (op.op === "registry") history.setRegistry({ kind: "good", apps: op.apps }, String(++rv));
+      if (op.op === "registry-bad")
+        history.setRegistry(badRegistryValue(op.variant, op.apps), String(++rv));
+      if (op.op === "registry-delete") history.setRegistry({ kind: "absent" }, null);
+    }
+    // The window opens at the quiescent point after the initial writes (one: the Registry).
+    const window = history.states.slice(1);
+    const worlds = expectedAtQuiescence(window, {
+      visible: () => true,
+      fetchFailed: false,
+      served: (state) => state.served,
+      registryRelists: [history.latestIndex],
+    });
+    // The latest state's own (zed kept from rv 10), then zed kept from {zed, api}, none kept
+    // after the deletion, and zed kept from rv 9.
+    expect(worlds.map((w) => w.served.map((a) => a.name))).toEqual([["zed"], ["zed"], [], ["zed"]]);
   });
 });

@@ -95,6 +95,16 @@ export function servedApps(apps: readonly AppDef[]): ServedApp[] {
   }));
 }
 
+/** A value with a refused App entry: its valid Apps, and the refused App as `before` served it. */
+export function servedPartial(
+  value: Extract<RegistryValue, { kind: "partial" }>,
+  before: readonly ServedApp[],
+): ServedApp[] {
+  const valid = servedApps(value.apps);
+  if (valid.some((a) => a.name === value.refused)) return valid;
+  return [...valid, ...before.filter((a) => a.name === value.refused)];
+}
+
 /** The App that serves a pattern: among its claimants, the one whose name sorts first. */
 function claimant(apps: readonly ServedApp[], pattern: string): ServedApp | undefined {
   let best: ServedApp | undefined;
@@ -297,11 +307,8 @@ export class History {
       };
     }
     if (registry.kind === "partial") {
-      const valid = servedApps(registry.apps);
-      const kept = valid.some((a) => a.name === registry.refused)
-        ? []
-        : (previous?.served ?? []).filter((a) => a.name === registry.refused);
-      return { registry, registryRv, secrets, served: [...valid, ...kept], lastGoodIndex: index };
+      const served = servedPartial(registry, previous?.served ?? []);
+      return { registry, registryRv, secrets, served, lastGoodIndex: index };
     }
     const served = registry.kind === "good" ? servedApps(registry.apps) : [];
     return { registry, registryRv, secrets, served, lastGoodIndex: index };

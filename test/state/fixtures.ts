@@ -24,14 +24,26 @@ export const byteString = (n: number): string => randomBytes(n).toString("latin1
 
 export const newKey = (): StateKey => new StateKey(randomBytes(32));
 
-/** A state under CONFIG with `secrets` App Secrets, each value random bytes of `valueBytes`. */
+/** The series of sampleState's generation. */
+export const SERIES = "5e7e5e7e5e7e5e7e";
+
+/**
+ * A state under CONFIG with `secrets` App Secrets, each value random bytes of `valueBytes`, the
+ * `writes`th write (1 unless told) of SERIES.
+ */
 export function sampleState(
-  options: { secrets?: number; valueBytes?: number; savedAt?: number } = {},
+  options: { secrets?: number; valueBytes?: number; savedAt?: number; writes?: number } = {},
 ): State {
   const n = options.secrets ?? 3;
   const valueBytes = options.valueBytes ?? 48;
+  const savedAt = options.savedAt ?? 1_750_000_000_000;
   return {
-    savedAt: options.savedAt ?? 1_750_000_000_000,
+    savedAt,
+    generation: {
+      series: SERIES,
+      writes: options.writes ?? 1,
+      heardAt: Math.max(0, savedAt - 1_000),
+    },
     config: CONFIG,
     registry: { present: true, resourceVersion: "41", value: byteString(valueBytes) },
     secrets: Array.from({ length: n }, (_, i) => ({
@@ -49,6 +61,25 @@ export function sampleState(
     },
   };
 }
+
+/**
+ * A state file of format 1, as the code before ADR 50 wrote it (commit 713a2d5): a state under
+ * CONFIG sealed under FORMAT_1_KEY (hex).
+ */
+export const FORMAT_1_FILE = Buffer.from(
+  "Uk1TVEFURQAAAYyHwbw0A6i5BwcHBwcHBwcHBwcHAAACLw9qp6EULbGbtPBy9KJrxbeDL+wF7ZPAbdyBb80x7gIrF3" +
+    "TBTrFwxL4gnc6TpH6+BIEzkTuwxmh46ZqYwFfDoZ4kyJVB+alJpG7hFS2O8WK1thp+AtjPJlHNAEUsDUBu+Lr99o/y" +
+    "aX/qNl7yBOKlkTjYRfxPAylxAIma0e6sQe0cJeSwfNKa941JV1B4q6f28VE7FeLSC/c8gDuRuQt34oegQPOZea4NVz" +
+    "+iLUJl/sQV0AfizO4pFspCgXyq7SidxxddcpkMS9ye0Um9JSZSqw3xcq3i9WvI6F0bvp91wm/FeWOm6ke4Xls6Jpvt" +
+    "+drQsrKXYbZUn+pWnKQljUJ47TJMrJSv9wNivg5fFk4Lyme2fvSCMkRUX53zvd6Hmg030iBX3dQJpUlXtshq2uqsQi" +
+    "OGOoLfq+1rRVZiSFSLcGvtrwqk8+1mwoNPcHVmazxH5FyglsCHZkz68xLbWnAJsgPjR16PYEaSlr0mXW3ZgvwfvacV" +
+    "hwq0j8mKx9WsCX6ep3gGN5wyJIKJdTeJEUakccMzRRndvXShviuMnpDh4wbgOPjpNgAqUAHSTVLCk2VBZxXfs0ZKDX" +
+    "Q9ypsnhBbCQUWZbl++wLObQjd5XV5Mlz2jY0LgaD4tXCrhaAPipCpyt4lqP8PhdUPlctOYrto82Dag+oXa15XbKf03" +
+    "PHe/9K7slUSWXfCBcOkxnZSp3bDYRCLiaIuLkY01vf8mUNsHIIarxIKKzXwfJj16XMp+1J4HBydkxiB0XFvQb4cVTJ" +
+    "4z",
+  "base64",
+);
+export const FORMAT_1_KEY = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
 
 /** Every Secret byte string a state holds: the Registry value and each App Secret value. */
 export function secretValues(state: State): string[] {

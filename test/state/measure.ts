@@ -27,6 +27,7 @@ const config = stateConfig({
 });
 const state: State = {
   savedAt: Date.now(),
+  generation: { series: "0123456789abcdef", writes: 1, heardAt: Date.now() },
   config,
   registry: {
     present: true,

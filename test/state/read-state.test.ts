@@ -4,13 +4,22 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { FUTURE_SKEW_MS } from "../../src/state/check.ts";
 import { encodeState } from "../../src/state/document.ts";
 import { STATE_ERROR_KINDS, type StateErrorKind } from "../../src/state/errors.ts";
+import { StateKey } from "../../src/state/key.ts";
 import { type ReadStateOptions, readStateFile } from "../../src/state/read-state.ts";
 import { FORMAT_VERSION, HEADER_BYTES, MAGIC, seal } from "../../src/state/seal.ts";
 import { type State, stateConfig } from "../../src/state/state.ts";
 import { writeStateFile } from "../../src/state/write-state.ts";
-import { CONFIG, newKey, sampleState, scratchPerTest } from "./fixtures.ts";
+import {
+  CONFIG,
+  FORMAT_1_FILE,
+  FORMAT_1_KEY,
+  newKey,
+  sampleState,
+  scratchPerTest,
+} from "./fixtures.ts";
 
 const HOUR = 3_600_000;
 const key = newKey();
@@ -196,7 +205,7 @@ describe("readStateFile", () => {
     }
   });
 
-  it("refuses a state older than the max age, and one saved further in the future than it", async () => {
+  it("refuses a state older than the max age", async () => {
     await written();
     expect(await readStateFile(options({ now: state.savedAt + HOUR + 1 }))).toEqual({
       ok: false,
@@ -206,8 +215,33 @@ describe("readStateFile", () => {
       },
     });
     expect(await kindOf({ now: state.savedAt + HOUR })).toBe("ok");
-    expect(await kindOf({ now: state.savedAt - 5_000 })).toBe("ok");
-    expect(await kindOf({ now: state.savedAt - HOUR - 1 })).toBe("saved-in-future");
+  });
+
+  it("refuses a state saved more than 5 minutes after now, however long the max age", async () => {
+    await written();
+    const ahead = (ms: number) => options({ now: state.savedAt - ms, maxAgeMs: 24 * HOUR });
+    expect(await readStateFile(ahead(FUTURE_SKEW_MS + 60_000))).toEqual({
+      ok: false,
+      error: {
+        kind: "saved-in-future",
+        message: `state file ${scratch.path} saved 360 s after now by this clock, more than the 300 s of clock skew allowed`,
+      },
+    });
+    expect(FUTURE_SKEW_MS).toBe(5 * 60_000);
+    expect(await kindOf(ahead(FUTURE_SKEW_MS + 1))).toBe("saved-in-future");
+    expect(await kindOf(ahead(FUTURE_SKEW_MS))).toBe("ok");
+  });
+
+  it("refuses a file of format 1, written before states had a generation, by its header", async () => {
+    writeFileSync(scratch.path, FORMAT_1_FILE);
+    const formatOneKey = new StateKey(Buffer.from(FORMAT_1_KEY, "hex"));
+    expect(await readStateFile(options({ key: formatOneKey }))).toEqual({
+      ok: false,
+      error: {
+        kind: "old-version",
+        message: `state file ${scratch.path} format version 1, older than ${FORMAT_VERSION}`,
+      },
+    });
   });
 
   it("refuses a state written under another configuration, naming what differs", async () => {

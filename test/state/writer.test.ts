@@ -6,6 +6,7 @@ import { readdirSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { decodeState } from "../../src/state/document.ts";
 import type { FileSystem } from "../../src/state/file.ts";
+import { markPathOf, readMarkFile } from "../../src/state/mark.ts";
 import { readStateFile } from "../../src/state/read-state.ts";
 import { unseal } from "../../src/state/seal.ts";
 import type { State } from "../../src/state/state.ts";
@@ -15,6 +16,7 @@ import { CONFIG, memoryFileSystem, newKey, sampleState, scratchPerTest } from ".
 
 const key = newKey();
 const PATH = "/state/state";
+const MARK = markPathOf(PATH);
 const states = new Map<number, State>();
 /** The state saved at `savedAt`: the same object each time. */
 const at = (savedAt: number): State => {
@@ -33,6 +35,7 @@ function harness(options: Partial<StateWriterOptions> = {}) {
     ...fs,
     async rename(from, to) {
       await fs.rename(from, to);
+      if (to !== PATH) return;
       const opened = unseal(fs.files.get(to)!, key);
       const state = opened.ok ? decodeState(opened.value) : opened;
       landed.push({ at: clock.now(), savedAt: state.ok ? state.value.savedAt : -1 });
@@ -121,6 +124,7 @@ describe("StateWriter", () => {
     const slow: FileSystem = {
       ...fs,
       async create(path, mode) {
+        if (path.includes(".newest.tmp-")) return fs.create(path, mode);
         writing += 1;
         most = Math.max(most, writing);
         await new Promise<void>((resolve) => releases.push(resolve));
@@ -128,6 +132,7 @@ describe("StateWriter", () => {
       },
       async rename(from, to) {
         await fs.rename(from, to);
+        if (to !== PATH) return;
         writing -= 1;
         landed.push(clock.now());
       },
@@ -157,7 +162,7 @@ describe("StateWriter", () => {
     writer.schedule(at(3));
     await flushed;
     expect(landed.map((l) => l.savedAt)).toEqual([1, 3]);
-    expect(fs.files.size).toBe(1);
+    expect([...fs.files.keys()]).toEqual([PATH, MARK]);
     expect(clock.pending()).toEqual([]);
   });
 
@@ -189,7 +194,7 @@ describe("StateWriter", () => {
     await clock.advance(5_000);
     writer.schedule(at(3));
     await writer.flush();
-    expect(fs.files.size).toBe(1);
+    expect([...fs.files.keys()]).toEqual([PATH, MARK]);
   });
 
   it("reports each write's size and duration", async () => {
@@ -213,6 +218,42 @@ describe("StateWriter", () => {
     await clock.advance(60_000);
     expect(landed).toEqual([{ at: 0, savedAt: 1 }]);
   });
+
+  it("follows each state on disk with its mark, never the mark first", async () => {
+    const { fs, writer } = harness();
+    const order: string[] = [];
+    const rename = fs.rename;
+    fs.rename = async (from, to) => {
+      await rename(from, to);
+      order.push(to);
+    };
+    writer.schedule(sampleState({ savedAt: 10, writes: 7 }));
+    await writer.flush();
+    expect(order).toEqual([PATH, MARK]);
+  });
+
+  it("reports a mark that could not be written, the state being on disk", async () => {
+    const fs = memoryFileSystem();
+    const errors: string[] = [];
+    const failingMark: FileSystem = {
+      ...fs,
+      create(path, mode) {
+        fs.failNext = path.includes(".newest.tmp-");
+        return fs.create(path, mode);
+      },
+    };
+    const writer = new StateWriter({
+      path: PATH,
+      key,
+      clock: new FakeClock(),
+      onError: (e) => errors.push(e.message),
+      fileSystem: failingMark,
+    });
+    writer.schedule(at(1));
+    await writer.flush();
+    expect(errors).toEqual([`writing ${MARK}: EIO in open`]);
+    expect([...fs.files.keys()]).toEqual([PATH]);
+  });
 });
 
 describe("StateWriter on disk", () => {
@@ -227,7 +268,25 @@ describe("StateWriter on disk", () => {
     await writer.flush();
     const read = await readStateFile({ path, key, maxAgeMs: 1_000, now: 3, config: CONFIG });
     expect(read).toEqual({ ok: true, value: at(3) });
-    expect(readdirSync(scratch.dir)).toEqual(["state"]);
+    expect(readdirSync(scratch.dir).sort()).toEqual(["state", "state.newest"]);
+  });
+
+  it("leaves beside the state the mark of its generation, readable at the next start", async () => {
+    const { path } = scratch;
+    const writer = new StateWriter({ path, key, clock: new FakeClock(), onError: () => {} });
+    const state = sampleState({ savedAt: 20, writes: 3 });
+    writer.schedule(state);
+    await writer.flush();
+    expect(await readMarkFile(markPathOf(path), key)).toEqual({
+      ok: true,
+      value: {
+        series: state.generation.series,
+        writes: 3,
+        heardAt: state.generation.heardAt,
+        savedAt: 20,
+        registry: "41",
+      },
+    });
   });
 
   it("a writer killed mid-write leaves the previous file; the next writer removes its temporary file", async () => {
@@ -280,7 +339,7 @@ describe("StateWriter on disk", () => {
     const next = new StateWriter({ path, key, clock: new FakeClock(), onError: () => {} });
     next.schedule(at(3));
     await next.flush();
-    expect(readdirSync(scratch.dir)).toEqual(["state"]);
+    expect(readdirSync(scratch.dir).sort()).toEqual(["state", "state.newest"]);
     expect(await read(3)).toEqual({ ok: true, value: at(3) });
   });
 });

@@ -1,0 +1,298 @@
+// The state file across container restarts in one pod (README, "The state file"; ADR 50): the
+// keeper's writes, the start that reads them back, and the high-water mark that tells a state
+// file put back over a newer one. Time is the tests': a fake clock and a wall clock they set.
+
+import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { parseServeConfig } from "../../src/cli/config.ts";
+import type { MirrorInputs } from "../../src/mirror/inputs.ts";
+import {
+  type OpenedState,
+  openLastGoodState,
+  rolledBackObserver,
+  type StateLoad,
+  startStateKeeper,
+} from "../../src/sidecar/last-good-state.ts";
+import { markPathOf } from "../../src/state/mark.ts";
+import { FORMAT_1_FILE, FORMAT_1_KEY, scratchPerTest } from "../state/fixtures.ts";
+import { FakeClock } from "../support/fake-clock.ts";
+import { memoryLogger } from "../support/log-sink.ts";
+import { serveFlags } from "../support/serve-flags.ts";
+import { REGISTRY_NS, registryStatus, snapshotOf } from "../support/world.ts";
+
+const T0 = 1_750_000_000_000;
+const MINUTE = 60_000;
+const SERIES = "5e1e5e1e5e1e5e1e";
+const scratch = scratchPerTest();
+
+/** A pod's state volume: its key, and each start and keeper of its containers. */
+function pod() {
+  const { dir } = scratch;
+  const path = join(dir, "state");
+  writeFileSync(join(dir, "key"), Buffer.from("2f".repeat(16) + "a1".repeat(16), "hex"));
+  const parsed = parseServeConfig(
+    serveFlags("/nonexistent/kubeconfig", REGISTRY_NS, [
+      "--allow-cluster-wide-secrets",
+      "true",
+      "--state-file",
+      path,
+      "--state-key-file",
+      join(dir, "key"),
+      "--state-max-age",
+      "3600",
+    ]),
+    {},
+  );
+  if (!parsed.ok) throw new Error(parsed.error);
+  const config = parsed.value;
+  const memory = memoryLogger("info");
+  const loads: StateLoad[] = [];
+  /** The log lines since the last call, without the fields that vary. */
+  const lines = (() => {
+    let seen = 0;
+    return () => {
+      const all = memory.lines();
+      const fresh = all.slice(seen).map((l) => {
+        const {
+          time: _t,
+          pid: _p,
+          hostname: _h,
+          ...rest
+        } = JSON.parse(l) as Record<string, unknown>;
+        return rest;
+      });
+      seen = all.length;
+      return fresh;
+    };
+  })();
+  const open = async (now: number): Promise<OpenedState> => {
+    const opened = await openLastGoodState(
+      config,
+      memory.logger,
+      now,
+      (l) => loads.push(l),
+      () => SERIES,
+    );
+    if (opened === null) throw new Error("the state file is off");
+    return opened;
+  };
+  /** One container's keeper: writes `inputs` once, at `wallNow`, as it does on shutdown. */
+  const writeOnce = async (opened: OpenedState, inputs: MirrorInputs, wallNow: number) => {
+    const failures: string[] = [];
+    const keeper = startStateKeeper({
+      path,
+      opened,
+      capture: () => inputs,
+      clock: new FakeClock(),
+      wallClock: () => wallNow,
+      reports: { written: () => {}, failed: (m) => failures.push(m) },
+    });
+    keeper.contact();
+    await keeper.close();
+    expect(failures).toEqual([]);
+  };
+  return { path, config, lines, loads, open, writeOnce, logger: memory.logger };
+}
+
+/** The inputs of a mirror whose Registry Secret is at `registryRv`. */
+const inputs = (registryRv: string): MirrorInputs => ({
+  registry: { present: true, resourceVersion: registryRv, value: `{"rv":${registryRv}}` },
+  secrets: [{ namespace: "tenant-a", name: "shop", resourceVersion: "3", data: { token: "t" } }],
+  watches: {
+    registry: registryRv,
+    secrets: [{ namespace: null, resourceVersion: registryRv }],
+  },
+});
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+describe("the state file's generation across the containers of one pod", () => {
+  it("grows with every write, and a restarted container's writes go on from it", async () => {
+    const p = pod();
+    let opened = await p.open(T0);
+    expect(opened.generation).toEqual({ series: SERIES, writes: 0, heardAt: null });
+    const seen: unknown[] = [];
+    for (const [i, rv] of ["10", "11", "12"].entries()) {
+      await p.writeOnce(opened, inputs(rv), T0 + i * MINUTE);
+      opened = await p.open(T0 + i * MINUTE + 1_000);
+      seen.push(opened.generation);
+    }
+    expect(seen).toEqual([
+      { series: SERIES, writes: 1, heardAt: T0 },
+      { series: SERIES, writes: 2, heardAt: T0 + MINUTE },
+      { series: SERIES, writes: 3, heardAt: T0 + 2 * MINUTE },
+    ]);
+    expect(p.loads).toEqual(["missing", "loaded", "loaded", "loaded"]);
+  });
+
+  it("grows within one container too: each write the keeper makes counts one more", async () => {
+    const p = pod();
+    const opened = await p.open(T0);
+    const clock = new FakeClock();
+    const landed: (() => void)[] = [];
+    const nextWrite = () => new Promise<void>((resolve) => landed.push(resolve));
+    let registryRv = "20";
+    const keeper = startStateKeeper({
+      path: p.path,
+      opened,
+      capture: () => inputs(registryRv),
+      clock,
+      wallClock: () => T0 + clock.now(),
+      reports: { written: () => landed.shift()?.(), failed: (m) => expect.fail(m) },
+    });
+    const writes: number[] = [];
+    for (const rv of ["21", "22"]) {
+      registryRv = rv;
+      keeper.published();
+      const written = nextWrite();
+      await clock.advance(5_000);
+      await written;
+      writes.push((await p.open(T0 + clock.now())).generation.writes);
+    }
+    await keeper.close();
+    writes.push((await p.open(T0 + clock.now())).generation.writes);
+    expect(writes).toEqual([1, 2, 3]);
+  });
+});
+
+describe("a start that finds an older state file than the newest its pod wrote", () => {
+  it("serves the replayed file (same key), warns once naming both generations, and counts rolled-back", async () => {
+    const p = pod();
+    await p.writeOnce(await p.open(T0), inputs("10"), T0);
+    copyFileSync(p.path, join(scratch.dir, "backup"));
+    await p.writeOnce(await p.open(T0 + MINUTE), inputs("11"), T0 + 2 * MINUTE);
+    // A careless restore: the backup put back over the newest file, the mark left as it is.
+    copyFileSync(join(scratch.dir, "backup"), p.path);
+    p.lines();
+    const opened = await p.open(T0 + 3 * MINUTE);
+    expect(p.lines()).toEqual([
+      {
+        level: 40,
+        msg: "state file is not the newest this pod wrote: serving it until the watches confirm it",
+        secrets: 1,
+        savedAt: iso(T0),
+        writes: 1,
+        reason: "older",
+        registry: "10",
+        newestWrites: 2,
+        newestSavedAt: iso(T0 + 2 * MINUTE),
+        newestRegistry: "11",
+      },
+    ]);
+    expect(p.loads).toEqual(["missing", "loaded", "rolled-back"]);
+    expect(opened.warm?.inputs.registry).toEqual(inputs("10").registry);
+    expect([opened.generation, opened.rolledBack]).toEqual([
+      { series: SERIES, writes: 2, heardAt: T0 },
+      {
+        reason: "older",
+        registry: "10",
+        newest: {
+          series: SERIES,
+          writes: 2,
+          heardAt: T0 + 2 * MINUTE,
+          savedAt: T0 + 2 * MINUTE,
+          registry: "11",
+        },
+      },
+    ]);
+    // Its next write is past the mark: the start after it finds the newest again.
+    await p.writeOnce(opened, inputs("12"), T0 + 4 * MINUTE);
+    p.lines();
+    expect((await p.open(T0 + 5 * MINUTE)).generation.writes).toBe(3);
+    expect(p.loads.at(-1)).toBe("loaded");
+  });
+
+  it("tells once, when the API server's inputs replace it, which Registry it served", async () => {
+    const p = pod();
+    await p.writeOnce(await p.open(T0), inputs("10"), T0);
+    copyFileSync(p.path, join(scratch.dir, "backup"));
+    await p.writeOnce(await p.open(T0 + MINUTE), inputs("11"), T0 + MINUTE);
+    copyFileSync(join(scratch.dir, "backup"), p.path);
+    const opened = await p.open(T0 + 2 * MINUTE);
+    p.lines();
+    const clock = new FakeClock();
+    const observer = rolledBackObserver(opened, p.logger, clock);
+    const fromFile = { ...snapshotOf([]), source: { kind: "state-file" as const, savedAt: T0 } };
+    const fromApi = snapshotOf([], {}, 2, registryStatus("12"));
+    observer.published?.({ snapshot: fromFile, kind: "whole", buildMs: 0, eventToSwapMs: null });
+    await clock.advance(4_000);
+    for (const snapshot of [fromApi, fromApi])
+      observer.published?.({ snapshot, kind: "whole", buildMs: 0, eventToSwapMs: null });
+    expect(p.lines()).toEqual([
+      {
+        level: 40,
+        msg: "rolled-back state file replaced by the API server's inputs",
+        reason: "older",
+        servedMs: 4_000,
+        registry: "10",
+        newestRegistry: "11",
+        apiServerRegistry: "12",
+        servedOlderRegistry: true,
+      },
+    ]);
+  });
+
+  it("warns of a mark it cannot read, and serves the file it cannot compare", async () => {
+    const p = pod();
+    await p.writeOnce(await p.open(T0), inputs("10"), T0);
+    writeFileSync(markPathOf(p.path), readFileSync(p.path));
+    p.lines();
+    const opened = await p.open(T0 + MINUTE);
+    expect(p.lines()).toEqual([
+      {
+        level: 40,
+        msg: "state file's high-water mark not used: a replayed state file cannot be told",
+        reason: "not-a-state-file",
+        err: `high-water mark ${markPathOf(p.path)} does not start with a high-water mark's magic bytes`,
+      },
+      {
+        level: 30,
+        msg: "state file loaded: serving its Snapshot until the watches confirm it",
+        secrets: 1,
+        savedAt: iso(T0),
+        writes: 1,
+      },
+    ]);
+    expect([opened.warm === undefined, opened.rolledBack]).toEqual([false, undefined]);
+  });
+});
+
+describe("a start that finds a state file it may not serve", () => {
+  it("refuses a file saved more than 5 minutes ahead of its clock, and goes on from the mark", async () => {
+    const p = pod();
+    await p.writeOnce(await p.open(T0), inputs("10"), T0 + 5 * MINUTE + 1);
+    p.lines();
+    const opened = await p.open(T0);
+    expect(p.lines()).toEqual([
+      {
+        level: 40,
+        msg: "state file not used: starting cold",
+        reason: "saved-in-future",
+        err: `state file ${p.path} saved 300 s after now by this clock, more than the 300 s of clock skew allowed`,
+      },
+    ]);
+    expect([opened.warm, opened.generation]).toEqual([
+      undefined,
+      { series: SERIES, writes: 1, heardAt: null },
+    ]);
+    await p.open(T0 + 1);
+    expect(p.loads).toEqual(["missing", "saved-in-future", "loaded"]);
+  });
+
+  it("starts cold from a file of the format before generations, with one line", async () => {
+    const p = pod();
+    writeFileSync(join(scratch.dir, "key"), Buffer.from(FORMAT_1_KEY, "hex"));
+    writeFileSync(p.path, FORMAT_1_FILE);
+    const opened = await p.open(T0);
+    expect(p.lines()).toEqual([
+      {
+        level: 40,
+        msg: "state file not used: starting cold",
+        reason: "old-version",
+        err: `state file ${p.path} format version 1, older than 2`,
+      },
+    ]);
+    expect([opened.warm, p.loads]).toEqual([undefined, ["old-version"]]);
+  });
+});
