@@ -20,7 +20,7 @@ import { routeTableFor } from "../snapshot/build.ts";
 import { SnapshotHolder } from "../snapshot/holder.ts";
 import type { Address, SidecarConfig } from "./config.ts";
 import { openLastGoodState, type StateKeeper, startStateKeeper } from "./last-good-state.ts";
-import { startPushers } from "./push-targets.ts";
+import { startPushers, targetOf } from "./push-targets.ts";
 
 /** A running sidecar. */
 export interface Sidecar {
@@ -105,7 +105,7 @@ export async function startSidecar(
     ...(options.dataWorker === undefined ? {} : { worker: options.dataWorker }),
   });
   metrics.dataThreadHeap(() => thread.heap());
-  const pushers = startPushers(config.push, {
+  const pushers = startPushers(config.push.map(targetOf), {
     clock: options.clock ?? systemClock,
     metrics: createPushMetrics(metrics.registry),
     log,
