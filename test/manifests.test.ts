@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 import { parseServeConfig } from "../src/cli/config.ts";
@@ -18,10 +19,10 @@ interface Container {
   livenessProbe?: { httpGet?: { path: string; port: string | number } };
   readinessProbe?: { httpGet?: { path: string; port: string | number } };
   startupProbe?: { httpGet?: { path: string; port: string | number } };
-  securityContext?: Record<string, unknown>;
   resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
   env?: { name: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
-  volumeMounts?: { mountPath: string }[];
+  volumeMounts?: { name: string; mountPath: string }[];
+  securityContext?: { runAsUser?: number; [key: string]: unknown };
 }
 
 function render(dir: string): K8sObject[] {
@@ -243,5 +244,53 @@ describe("manifests/examples", () => {
     expect(
       objects.some((o) => o.kind === "Secret" && o.metadata.name === doc.apps[0]?.secretRef.name),
     ).toBe(true);
+  });
+});
+
+describe("manifests/examples/zero-hop and components/zero-hop-push", () => {
+  const { pod, containers, sidecar } = podOf(render("examples/zero-hop"));
+  const dir = "/var/run/replica-mirror/push";
+  const podUser = (pod.securityContext as { runAsUser?: number }).runAsUser;
+
+  it("mount the push volume in the sidecar and the data plane only, both running as 65532", () => {
+    expect(
+      containers.map((c) => ({
+        name: c.name,
+        push: (c.volumeMounts ?? []).filter((m) => m.name === "replica-mirror-push"),
+        user: c.securityContext?.runAsUser ?? podUser,
+      })),
+    ).toEqual([
+      {
+        name: "replica-mirror",
+        push: [{ name: "replica-mirror-push", mountPath: dir }],
+        user: 65532,
+      },
+      { name: "haproxy", push: [{ name: "replica-mirror-push", mountPath: dir }], user: 65532 },
+    ]);
+  });
+
+  it("point the sidecar at the shipped configurations' sockets in that volume, and open no port for them", () => {
+    const parsed = serveParses(sidecar);
+    const shipped = (path: string) => readFileSync(`manifests/data-planes/${path}`, "utf8");
+    const caddy = JSON.parse(shipped("caddy/zero-hop/caddy.json")) as { admin: { listen: string } };
+    expect({
+      push: parsed.ok && parsed.value.push,
+      haproxy: /^\s*stats socket .*$/m.exec(shipped("haproxy/zero-hop/haproxy.cfg"))?.[0].trim(),
+      nginx: /^\s*listen unix:.*$/m.exec(shipped("nginx/zero-hop/nginx.conf"))?.[0].trim(),
+      caddy: caddy.admin.listen,
+      ports: containers.flatMap((c) => (c.ports ?? []).map((p) => p.containerPort)),
+    }).toEqual({
+      push: [
+        {
+          kind: "haproxy",
+          socket: `${dir}/haproxy.sock`,
+          map: "/usr/local/etc/haproxy/replica-mirror.map",
+        },
+      ],
+      haproxy: `stats socket ${dir}/haproxy.sock mode 600 level admin`,
+      nginx: `listen unix:${dir}/nginx.sock;`,
+      caddy: `unix/${dir}/caddy.sock`,
+      ports: [9090, 8000],
+    });
   });
 });

@@ -31,6 +31,21 @@ const hostPort = z.string().transform((raw, ctx) => {
   return { host: m[1] ?? m[2]!, port };
 });
 
+// A proxy's runtime interface: a Unix socket in the volume only the sidecar and the proxy mount
+// (ADR 46). A TCP address is refused: every process of the pod, and any App whose upstream
+// reaches it through the proxy, could write the table there.
+const unixSocket = (barePath: boolean) =>
+  z.string().transform((raw, ctx) => {
+    const path = raw.startsWith("unix:") ? raw.slice("unix:".length) : barePath ? raw : "";
+    if (path.startsWith("/") && path.length > 1) return path;
+    ctx.issues.push({
+      code: "custom",
+      message: `expected unix:/PATH, the proxy's Unix socket (a TCP address lets any process of the pod write the table), got '${raw}'`,
+      input: raw,
+    });
+    return z.NEVER;
+  });
+
 const bool = z.enum(["true", "false"], "must be true or false").transform((v) => v === "true");
 const seconds = (max: number) =>
   z.coerce
@@ -86,10 +101,10 @@ const serveFlags = z.object({
   "listen-idle-timeout": seconds(3600).optional(),
   "shutdown-grace": seconds(3600).default(5),
   "allow-cluster-wide-secrets": bool.default(false),
-  "push-haproxy": z.string().min(1, "must not be empty").optional(),
+  "push-haproxy": unixSocket(true).optional(),
   "push-haproxy-map": z.string().min(1, "must not be empty").default(DEFAULT_HAPROXY_MAP),
-  "push-caddy": z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).optional(),
-  "push-nginx": z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).optional(),
+  "push-caddy": unixSocket(false).optional(),
+  "push-nginx": unixSocket(false).optional(),
 });
 
 /** A flag of `serve`, without its dashes. */
@@ -201,11 +216,9 @@ function pushTargets(f: z.infer<typeof serveFlags>): SidecarConfig["push"] {
   const targets: PushTargetConfig[] = [];
   const haproxy = f["push-haproxy"];
   if (haproxy !== undefined) {
-    const tcp = /^([^/:]+):(\d+)$/.exec(haproxy);
-    const socket = tcp === null ? { path: haproxy } : { host: tcp[1]!, port: Number(tcp[2]) };
-    targets.push({ kind: "haproxy", socket, map: f["push-haproxy-map"] });
+    targets.push({ kind: "haproxy", socket: haproxy, map: f["push-haproxy-map"] });
   }
-  if (f["push-caddy"] !== undefined) targets.push({ kind: "caddy", admin: f["push-caddy"] });
-  if (f["push-nginx"] !== undefined) targets.push({ kind: "nginx", endpoint: f["push-nginx"] });
+  if (f["push-caddy"] !== undefined) targets.push({ kind: "caddy", socket: f["push-caddy"] });
+  if (f["push-nginx"] !== undefined) targets.push({ kind: "nginx", socket: f["push-nginx"] });
   return targets;
 }

@@ -106,8 +106,8 @@ export const FLAG_DOCS: Readonly<
     shownDefault: "false: without --secret-namespaces or --secret-selector, serve refuses to start",
   },
   "push-haproxy": {
-    value: "SOCKET",
-    help: "zero-hop: keep the routing table in HAProxy's map through its runtime API (a socket path, or HOST:PORT)",
+    value: "unix:PATH",
+    help: "zero-hop: keep the routing table in HAProxy's map through its runtime API, the stats socket at PATH (a bare PATH too)",
     shownDefault: "none",
   },
   "push-haproxy-map": {
@@ -116,13 +116,13 @@ export const FLAG_DOCS: Readonly<
     shownDefault: DEFAULT_HAPROXY_MAP,
   },
   "push-caddy": {
-    value: "URL",
-    help: "zero-hop: keep the routing table in Caddy through its admin API",
+    value: "unix:PATH",
+    help: "zero-hop: keep the routing table in Caddy through its admin API, listening on the Unix socket PATH",
     shownDefault: "none",
   },
   "push-nginx": {
-    value: "URL",
-    help: "zero-hop: keep the routing table in nginx's Lua dictionary through its push listener",
+    value: "unix:PATH",
+    help: "zero-hop: keep the routing table in nginx's Lua dictionary through its push listener, the Unix socket PATH",
     shownDefault: "none",
   },
 };

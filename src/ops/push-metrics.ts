@@ -6,7 +6,8 @@ const PUSH_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /**
  * The zero-hop side of `/metrics`, by target (the proxy's name): pushes, their duration,
- * failures by operation and reason, tables a proxy lost, and the revision each proxy holds.
+ * failures by operation and reason, tables a proxy lost or that changed behind the sidecar's
+ * back, and the revision each proxy holds.
  */
 export function createPushMetrics(registry: Registry): PushObserver {
   const registers = [registry];
@@ -25,13 +26,19 @@ export function createPushMetrics(registry: Registry): PushObserver {
   });
   const failures = new Counter({
     name: `${PREFIX}push_failures_total`,
-    help: "Pushes and version checks that failed, by operation (push, check) and reason (unreachable, timeout, rejected, protocol).",
+    help: "Pushes, version checks and verifications that failed, by operation (push, check, verify) and reason (unreachable, timeout, rejected, protocol).",
     labelNames: ["target", "operation", "reason"] as const,
     registers,
   });
   const lost = new Counter({
     name: `${PREFIX}proxy_tables_lost_total`,
     help: "Times a proxy held another table than the one pushed to it (it restarted or reloaded): pushed again.",
+    labelNames: ["target"] as const,
+    registers,
+  });
+  const drift = new Counter({
+    name: `${PREFIX}proxy_drift_total`,
+    help: "Times a proxy held other entries than those pushed to it, under the same revision (written behind the sidecar's back, or entries lost): pushed whole again.",
     labelNames: ["target"] as const,
     registers,
   });
@@ -44,11 +51,15 @@ export function createPushMetrics(registry: Registry): PushObserver {
   return {
     pushed: (e) => {
       pushes.labels(e.target).inc();
+      // At 0 from the first push: increase() in an alert sees no rise from a series that
+      // appears at 1.
+      drift.labels(e.target).inc(0);
       if (Number.isFinite(e.durationMs) && e.durationMs >= 0)
         duration.labels(e.target).observe(e.durationMs / 1000);
     },
     failed: (e) => failures.labels(e.target, e.operation, e.reason).inc(),
     lost: (e) => lost.labels(e.target).inc(),
+    drifted: (e) => drift.labels(e.target).inc(),
     held: (e) => revision.labels(e.target).set(e.revision ?? 0),
   };
 }

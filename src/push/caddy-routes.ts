@@ -63,3 +63,13 @@ export function parseCaddyRevision(body: unknown): number | undefined {
   const value = (body as Json).mirror_revision;
   return typeof value === "string" && /^\d+$/.test(value) ? Number(value) : undefined;
 }
+
+/** Whether `routes` (the server's, as GET gives them) hold the handler of a pushed revision. */
+export function holdsRevision(routes: unknown): boolean {
+  if (!Array.isArray(routes)) return false;
+  return routes.some(
+    (route: Json | null) =>
+      Array.isArray(route?.handle) &&
+      route.handle.some((h: Json | null) => h?.["@id"] === REVISION_ID),
+  );
+}

@@ -3,6 +3,7 @@
 // one versioned map (prepare, add, commit) replaces all of it at once.
 
 import type { RouteView } from "../snapshot/types.ts";
+import { sortedLinesDigest } from "./table-digest.ts";
 import { entryFields, type LineFormat, lineCount, tableLines } from "./table-lines.ts";
 
 /** The key holding the table's revision: upper case, so no lower-cased request host equals it. */
@@ -101,4 +102,32 @@ export function entryCount(answer: string, map: string): number | undefined {
   const line = answer.split("\n").find((l) => l.includes(` (${map}) `));
   const m = line === undefined ? null : /\bentry_cnt=(\d+)/.exec(line);
   return m === null ? undefined : Number(m[1]);
+}
+
+/**
+ * The digest of the map HAProxy holds while it holds exactly `view`'s table: its `key value`
+ * lines as a set (table-digest.ts), as `shownMapDigest` reads them back.
+ */
+export function mapDigest(view: RouteView): string {
+  const end = `|${view.revision}`;
+  const lines = [`${REVISION_KEY} ${view.revision}`];
+  for (const chunk of tableLines(view, mapLine)) for (const line of chunk) lines.push(line + end);
+  return sortedLinesDigest(lines);
+}
+
+/**
+ * The digest of the entries in the answer to `show map <map>` (one `<pointer> <key> <value>` a
+ * line, the current version's): null when the map holds no REVISION (nothing pushed), undefined
+ * when a line is not one `show map` gives.
+ */
+export function shownMapDigest(answer: string): string | null | undefined {
+  const lines: string[] = [];
+  let revision = false;
+  for (const line of answer === "" ? [] : answer.split("\n")) {
+    const m = /^0x[0-9a-f]+ (\S+) (\S*)$/.exec(line);
+    if (m === null) return undefined;
+    if (m[1] === REVISION_KEY) revision = true;
+    lines.push(`${m[1]} ${m[2]}`);
+  }
+  return revision ? sortedLinesDigest(lines) : null;
 }

@@ -6,52 +6,47 @@
 // "+ " prompt, and a push of 10k Apps took 50–65 ms against 30–40 ms one connection per command
 // (HAProxy 2.6, 43 payloads of 12 kB).
 
-import { connect, type NetConnectOpts } from "node:net";
+import { connect } from "node:net";
 import { err, ok, type Result } from "../result.ts";
 import type { PushFailure } from "./target.ts";
 
-/** Where the stats socket listens: a Unix socket path, or a TCP address (`ipv4@` binds). */
-export type RuntimeAddress =
-  | { readonly path: string }
-  | { readonly host: string; readonly port: number };
-
 /**
- * Runs one command: its answer, trimmed (empty for a command that succeeded silently);
- * `unreachable` when nothing listens, `timeout` when HAProxy has not answered and closed within
- * `timeoutMs`, `protocol` when the connection fails. Never rejects.
+ * Runs one command on the stats socket at `socket` (a Unix socket path): its answer, trimmed
+ * (empty for a command that succeeded silently); `unreachable` when nothing listens,
+ * `timeout` when HAProxy has not answered and closed within `timeoutMs`, `protocol` when the
+ * connection fails. Never rejects.
  */
 export function runtimeCommand(
-  address: RuntimeAddress,
+  socket: string,
   command: string,
   timeoutMs: number,
 ): Promise<Result<string, PushFailure>> {
-  const options: NetConnectOpts = "path" in address ? { path: address.path } : { ...address };
   return new Promise((resolve) => {
-    const socket = connect(options);
+    const connection = connect({ path: socket });
     const chunks: string[] = [];
     let settled = false;
     const settle = (result: Result<string, PushFailure>) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      socket.destroy();
+      connection.destroy();
       resolve(result);
     };
     const failed = (reason: PushFailure["reason"], message: string) =>
       settle(err({ reason, message: `'${verb(command)}': ${message}` }));
     const timer = setTimeout(() => failed("timeout", `no answer in ${timeoutMs} ms`), timeoutMs);
-    socket.setEncoding("utf8");
-    socket.on("data", (chunk: string) => chunks.push(chunk));
-    socket.on("end", () => settle(ok(chunks.join("").trim())));
-    socket.on("error", (e: NodeJS.ErrnoException) =>
+    connection.setEncoding("utf8");
+    connection.on("data", (chunk: string) => chunks.push(chunk));
+    connection.on("end", () => settle(ok(chunks.join("").trim())));
+    connection.on("error", (e: NodeJS.ErrnoException) =>
       failed(
         e.code === "ECONNREFUSED" || e.code === "ENOENT" ? "unreachable" : "protocol",
         e.message,
       ),
     );
-    socket.on("close", () => failed("protocol", "the runtime API closed the connection"));
+    connection.on("close", () => failed("protocol", "the runtime API closed the connection"));
     // Not end(): HAProxy 2.6 may drop what it has not parsed yet once the client shuts its side.
-    socket.write(command.endsWith("\n") ? command : `${command}\n`);
+    connection.write(command.endsWith("\n") ? command : `${command}\n`);
   });
 }
 

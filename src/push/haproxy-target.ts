@@ -1,18 +1,26 @@
 // The zero-hop table pushed into HAProxy: one map version per push, filled in payloads that fit
 // the runtime API's buffer, then committed, so requests see the old table or the new one and
 // never a mix. A failure before the commit leaves the old table in place; the uncommitted
-// version is dropped by HAProxy at the next commit.
+// version is dropped by HAProxy at the next commit. A verification reads the whole map back.
 
+import { cachedPer } from "../cached-per.ts";
 import { err, ok, type Result } from "../result.ts";
 import type { RouteView } from "../snapshot/types.ts";
-import { entryCount, mapPayloads, parseHeldRevision, REVISION_KEY } from "./haproxy-map.ts";
-import { type RuntimeAddress, runtimeCommand } from "./haproxy-runtime.ts";
+import {
+  entryCount,
+  mapDigest,
+  mapPayloads,
+  parseHeldRevision,
+  REVISION_KEY,
+  shownMapDigest,
+} from "./haproxy-map.ts";
+import { runtimeCommand } from "./haproxy-runtime.ts";
 import type { PushFailure, PushTarget } from "./target.ts";
 
 export interface HaproxyTargetOptions {
   readonly name?: string;
-  /** The stats socket (`stats socket ... level admin`). */
-  readonly socket: RuntimeAddress;
+  /** The path of the stats socket (`stats socket <path> mode 600 level admin`). */
+  readonly socket: string;
   /** The map file exactly as haproxy.cfg names it in `map_str(...)`. */
   readonly map: string;
   /** Per command; a push of 10k Apps is about 45 commands, one connection each. */
@@ -79,6 +87,9 @@ export function haproxyTarget(options: HaproxyTargetOptions): PushTarget {
       const get = `get map ${map} ${REVISION_KEY}`;
       return run(get, `get map ${map}`, parseHeldRevision);
     },
+    // Every entry of the current version (600 kB at 10k Apps): HAProxy cannot hash its map.
+    heldDigest: () => run(`show map ${map}`, `show map ${map}`, shownMapDigest),
+    digestOf: cachedPer(mapDigest),
   };
 }
 

@@ -4,6 +4,7 @@
 // revision (nginx reads it with the table's generation), so an App's line is rendered once
 // (table-lines.ts) and a push only joins them.
 
+import { createHash } from "node:crypto";
 import type { RouteView } from "../snapshot/types.ts";
 import type { TableEntry } from "./table.ts";
 import { entryFields, type LineFormat, tableLines } from "./table-lines.ts";
@@ -12,6 +13,16 @@ import { entryFields, type LineFormat, tableLines } from "./table-lines.ts";
 export function nginxTableBody(view: RouteView): string {
   return body(`revision ${view.revision}\n`, nginxLines(view));
 }
+
+/**
+ * The digest nginx gives (GET /replica-mirror/digest) while it answers from `view`'s table: the
+ * SHA-1, hex, of `nginxTableBody(view)`. nginx rebuilds that body from its dict, whether the
+ * table came whole or as a whole table and its changes (a PATCH keeps the hostnames, so the
+ * order of the keys of the whole table stands), and nginx keeps the keys in the order they came:
+ * no sort is needed for the same table to give the same digest.
+ */
+export const nginxTableDigest = (view: RouteView): string =>
+  createHash("sha1").update(nginxTableBody(view)).digest("hex");
 
 /**
  * A table nginx holds whole: its hostname index, its lines (per App chunk, as `nginxLines` gives

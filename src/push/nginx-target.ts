@@ -1,20 +1,28 @@
 // The zero-hop table pushed into nginx: the whole table in one PUT to the push listener that
-// nginx.conf serves from Lua, which fills a new generation of its shared dict and switches to it
-// at once; after that, while the Registry's hostnames stay the same, one PATCH of the Apps changed
-// since, which nginx fills as an overlay generation read before the whole one and switches to
-// the same way. A restarted nginx has an empty dict: it answers 404 for the revision (not synced)
-// and 409 to a PATCH, and gets the whole table again.
+// nginx.conf serves from Lua on a Unix socket, which fills a new generation of its shared dict
+// and switches to it at once; after that, while the Registry's hostnames stay the same, one PATCH
+// of the Apps changed since, which nginx fills as an overlay generation read before the whole one
+// and switches to the same way. A restarted nginx has an empty dict: it answers 404 for the
+// revision (not synced) and 409 to a PATCH, and gets the whole table again. nginx hashes the
+// table it holds itself (GET /replica-mirror/digest): the digest of the whole table's body.
 
+import { cachedPer } from "../cached-per.ts";
 import { ok, type Result } from "../result.ts";
 import type { RouteView } from "../snapshot/types.ts";
 import { type AdminAnswer, adminCall, adminRefused } from "./admin-http.ts";
-import { type NginxBase, nginxChangesBody, nginxLines, nginxTableBody } from "./nginx-table.ts";
+import {
+  type NginxBase,
+  nginxChangesBody,
+  nginxLines,
+  nginxTableBody,
+  nginxTableDigest,
+} from "./nginx-table.ts";
 import type { PushFailure, PushTarget } from "./target.ts";
 
 export interface NginxTargetOptions {
   readonly name?: string;
-  /** The push listener of nginx.conf: `http://127.0.0.1:8001`. */
-  readonly endpoint: string;
+  /** The push listener of nginx.conf: the path of its Unix socket. */
+  readonly socket: string;
   readonly timeoutMs?: number;
   /**
    * Most lines a PATCH carries; more changed since the last whole table and the whole table goes
@@ -25,12 +33,19 @@ export interface NginxTargetOptions {
 
 /** A PushTarget for nginx with libnginx-mod-http-lua and the zero-hop nginx.conf. */
 export function nginxTarget(options: NginxTargetOptions): PushTarget {
-  const endpoint = options.endpoint.replace(/\/$/, "");
+  const { socket } = options;
   const timeoutMs = options.timeoutMs ?? 5_000;
   const maxLines = options.maxChangedLines ?? 2_000;
-  const table = `${endpoint}/replica-mirror/table`;
+  const get = (path: string) =>
+    adminCall(socket, timeoutMs, { method: "GET", path, host: "nginx" });
   const send = (method: "PUT" | "PATCH", body: string) =>
-    adminCall(table, timeoutMs, { method, headers: { "content-type": "text/plain" }, body });
+    adminCall(socket, timeoutMs, {
+      method,
+      path: "/replica-mirror/table",
+      host: "nginx",
+      contentType: "text/plain",
+      body,
+    });
   // The whole table nginx was last seen to take; null until then and after a refused PATCH.
   let base: NginxBase | null = null;
 
@@ -47,8 +62,11 @@ export function nginxTarget(options: NginxTargetOptions): PushTarget {
 
   return {
     name: options.name ?? "nginx",
-    async push(view: RouteView): Promise<Result<void, PushFailure>> {
-      const changes = base === null ? null : nginxChangesBody(view, base, maxLines);
+    async push(view, pushOptions): Promise<Result<void, PushFailure>> {
+      const changes =
+        base === null || pushOptions?.whole === true
+          ? null
+          : nginxChangesBody(view, base, maxLines);
       if (changes === null) return whole(view);
       const answer: Result<AdminAnswer, PushFailure> = await send("PATCH", changes);
       if (!answer.ok) return answer;
@@ -58,15 +76,23 @@ export function nginxTarget(options: NginxTargetOptions): PushTarget {
       return adminRefused("PATCH", answer.value);
     },
     async held(): Promise<Result<number | null, PushFailure>> {
-      const answer = await adminCall(`${endpoint}/replica-mirror/revision`, timeoutMs, {
-        method: "GET",
-      });
+      const answer = await get("/replica-mirror/revision");
       if (!answer.ok) return answer;
       if (answer.value.status === 404) return ok(null);
       if (answer.value.status !== 200 || !/^\d+$/.test(answer.value.text)) {
-        return adminRefused("GET", answer.value);
+        return adminRefused("GET revision", answer.value);
       }
       return ok(Number(answer.value.text));
     },
+    async heldDigest(): Promise<Result<string | null, PushFailure>> {
+      const answer = await get("/replica-mirror/digest");
+      if (!answer.ok) return answer;
+      if (answer.value.status === 404) return ok(null);
+      if (answer.value.status !== 200 || !/^[0-9a-f]{40}$/.test(answer.value.text)) {
+        return adminRefused("GET digest", answer.value);
+      }
+      return ok(answer.value.text);
+    },
+    digestOf: cachedPer(nginxTableDigest),
   };
 }

@@ -1,7 +1,11 @@
 // All a pusher tells the outside: what the lead wires to metrics (pushes, push duration, failures
-// by reason, the revision each proxy holds), logs and the status API.
+// by reason, tables lost or changed behind its back, the revision each proxy holds), logs and the
+// status API.
 
 import type { PushFailureReason } from "./target.ts";
+
+/** What a pusher asks of a proxy: a push, a version check, or a verification of every entry. */
+export type PushOperation = "push" | "check" | "verify";
 
 /** What one pusher reports, each event naming its target. */
 export interface PushObserver {
@@ -11,10 +15,10 @@ export interface PushObserver {
     readonly revision: number;
     readonly durationMs: number;
   }): void;
-  /** A push or a version check failed; the pusher tries again at its next check. */
+  /** A push, a version check or a verification failed; the pusher tries again at its next one. */
   failed(event: {
     readonly target: string;
-    readonly operation: "push" | "check";
+    readonly operation: PushOperation;
     readonly reason: PushFailureReason;
     readonly message: string;
     readonly durationMs: number;
@@ -25,6 +29,11 @@ export interface PushObserver {
     readonly expected: number;
     readonly held: number | null;
   }): void;
+  /**
+   * The proxy holds another table than the one pushed to it under the same revision: something
+   * else wrote it (or it lost entries). Pushing the whole table again.
+   */
+  drifted(event: { readonly target: string; readonly revision: number }): void;
   /** The revision the proxy answers from, as last seen, changed (null: it holds none). */
   held(event: { readonly target: string; readonly revision: number | null }): void;
 }
@@ -34,5 +43,6 @@ export const silentPushObserver: PushObserver = {
   pushed: () => {},
   failed: () => {},
   lost: () => {},
+  drifted: () => {},
   held: () => {},
 };

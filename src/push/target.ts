@@ -1,10 +1,11 @@
-// What the pusher knows of a proxy: a name, a way to replace the table it holds, and a way to ask
-// which revision it holds. Each proxy's client (HAProxy, Caddy, nginx) is one of these.
+// What the pusher knows of a proxy: a name, a way to replace the table it holds, a way to ask
+// which revision it holds, and a way to check what it holds entry by entry (ADR 51). Each proxy's
+// client (HAProxy, Caddy, nginx) is one of these.
 
 import type { Result } from "../result.ts";
 import type { RouteView } from "../snapshot/types.ts";
 
-/** Why a push or a version check did not succeed. */
+/** Why a push, a version check or a verification did not succeed. */
 export type PushFailureReason =
   /** Nothing listens where the proxy's runtime interface should be (refused, no socket). */
   | "unreachable"
@@ -21,6 +22,14 @@ export interface PushFailure {
   readonly message: string;
 }
 
+export interface PushOptions {
+  /**
+   * Send the whole table even where the target could send less (nginx's changes since its last
+   * whole table, ADR 44): the proxy's table was found changed behind the pusher's back.
+   */
+  readonly whole?: boolean;
+}
+
 /** One proxy's runtime interface, as the pusher drives it. Calls never overlap. */
 export interface PushTarget {
   /** For metrics and logs: `haproxy`, `caddy`, `nginx`, or whatever the operator names it. */
@@ -29,7 +38,17 @@ export interface PushTarget {
    * Replaces the proxy's whole table atomically: after success it answers from `view`'s table
    * (table.ts) only. Each target renders the table in its proxy's format.
    */
-  push(view: RouteView): Promise<Result<void, PushFailure>>;
+  push(view: RouteView, options?: PushOptions): Promise<Result<void, PushFailure>>;
   /** The revision of the table the proxy answers from; null when it holds none (not synced). */
   held(): Promise<Result<number | null, PushFailure>>;
+  /**
+   * A digest of the table the proxy answers from, read from it now (every entry, or a digest the
+   * proxy computes over every entry); null when it holds none. Costs more than `held`.
+   */
+  heldDigest(): Promise<Result<string | null, PushFailure>>;
+  /**
+   * The digest `heldDigest` gives while the proxy answers from exactly `view`'s table, whatever
+   * order the proxy keeps its entries in. Pure; computed once per view.
+   */
+  digestOf(view: RouteView): string;
 }

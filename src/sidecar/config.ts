@@ -42,12 +42,11 @@ export interface SidecarConfig {
   readonly push: readonly PushTargetConfig[];
 }
 
-/** A co-located proxy the sidecar keeps the routing table of (zero-hop mode). */
+/**
+ * A co-located proxy the sidecar keeps the routing table of (zero-hop mode), each through the
+ * path of a Unix socket in the volume only the sidecar and the proxy mount (ADR 46).
+ */
 export type PushTargetConfig =
-  | {
-      readonly kind: "haproxy";
-      readonly socket: { readonly path: string } | { readonly host: string; readonly port: number };
-      readonly map: string;
-    }
-  | { readonly kind: "caddy"; readonly admin: string }
-  | { readonly kind: "nginx"; readonly endpoint: string };
+  | { readonly kind: "haproxy"; readonly socket: string; readonly map: string }
+  | { readonly kind: "caddy"; readonly socket: string }
+  | { readonly kind: "nginx"; readonly socket: string };

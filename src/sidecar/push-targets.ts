@@ -18,24 +18,25 @@ export interface Pushers {
   close(): Promise<void>;
 }
 
-function targetOf(config: PushTargetConfig): PushTarget {
+/** The PushTarget of one configured proxy. */
+export function targetOf(config: PushTargetConfig): PushTarget {
   switch (config.kind) {
     case "haproxy":
       return haproxyTarget({ socket: config.socket, map: config.map });
     case "caddy":
-      return caddyTarget({ admin: config.admin });
+      return caddyTarget({ socket: config.socket });
     case "nginx":
-      return nginxTarget({ endpoint: config.endpoint });
+      return nginxTarget({ socket: config.socket });
   }
 }
 
 /**
- * Starts a pusher for each proxy of `configs` (README, "Zero-hop mode"); metrics hear every
- * event, the log the failures and lost tables, at most once per target and reason until a push
- * lands again.
+ * Starts a pusher for each of `targets` (README, "Zero-hop mode"); metrics hear every
+ * event, the log the failures (at most once per target until a push lands again), lost tables
+ * and every table changed behind the sidecar's back.
  */
 export function startPushers(
-  configs: readonly PushTargetConfig[],
+  targets: readonly PushTarget[],
   o: { readonly clock: Clock; readonly metrics: PushObserver; readonly log: Logger },
 ): Pushers {
   const logged = new Set<string>();
@@ -61,12 +62,20 @@ export function startPushers(
         "proxy lost its table: pushing it again",
       );
     },
+    // Something else wrote the table (or it lost entries): worth a warning every time.
+    drifted: (e) => {
+      o.metrics.drifted(e);
+      o.log.warn(
+        { target: e.target, revision: e.revision },
+        "proxy table changed behind the sidecar's back: pushing it whole again",
+      );
+    },
     held: (e) => o.metrics.held(e),
   };
-  const pushers: { readonly name: string; readonly pusher: Pusher }[] = configs.map((config) => {
-    const target = targetOf(config);
-    return { name: target.name, pusher: startPusher({ target, clock: o.clock, observer }) };
-  });
+  const pushers: { readonly name: string; readonly pusher: Pusher }[] = targets.map((target) => ({
+    name: target.name,
+    pusher: startPusher({ target, clock: o.clock, observer }),
+  }));
   return {
     publish: (snapshot) => {
       for (const { pusher } of pushers) pusher.publish(snapshot);

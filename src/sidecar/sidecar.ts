@@ -25,7 +25,7 @@ import {
   type StateKeeper,
   startStateKeeper,
 } from "./last-good-state.ts";
-import { startPushers } from "./push-targets.ts";
+import { startPushers, targetOf } from "./push-targets.ts";
 
 /** A running sidecar. */
 export interface Sidecar {
@@ -110,7 +110,7 @@ export async function startSidecar(
     ...(options.dataWorker === undefined ? {} : { worker: options.dataWorker }),
   });
   metrics.dataThreadHeap(() => thread.heap());
-  const pushers = startPushers(config.push, {
+  const pushers = startPushers(config.push.map(targetOf), {
     clock: options.clock ?? systemClock,
     metrics: createPushMetrics(metrics.registry),
     log,

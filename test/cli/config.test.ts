@@ -34,6 +34,49 @@ describe("parseServeConfig", () => {
     });
   });
 
+  it("reaches each zero-hop proxy through a Unix socket only, never a TCP address", () => {
+    const push = (...flags: string[]) => {
+      const parsed = parseServeConfig(["--allow-cluster-wide-secrets=true", ...flags], {});
+      return parsed.ok ? parsed.value.push : parsed.error;
+    };
+    const dir = "/var/run/replica-mirror/push";
+    expect([
+      push(
+        `--push-haproxy=unix:${dir}/haproxy.sock`,
+        `--push-caddy=unix:${dir}/caddy.sock`,
+        `--push-nginx=unix:${dir}/nginx.sock`,
+      ),
+      push(`--push-haproxy=${dir}/haproxy.sock`),
+      push("--push-nginx=http://127.0.0.1:8001"),
+      push("--push-caddy=127.0.0.1:2019"),
+      push("--push-haproxy=127.0.0.1:9999"),
+      push(`--push-nginx=${dir}/nginx.sock`),
+      push("--push-caddy=unix:caddy.sock"),
+    ]).toEqual([
+      [
+        {
+          kind: "haproxy",
+          socket: `${dir}/haproxy.sock`,
+          map: "/usr/local/etc/haproxy/replica-mirror.map",
+        },
+        { kind: "caddy", socket: `${dir}/caddy.sock` },
+        { kind: "nginx", socket: `${dir}/nginx.sock` },
+      ],
+      [
+        {
+          kind: "haproxy",
+          socket: `${dir}/haproxy.sock`,
+          map: "/usr/local/etc/haproxy/replica-mirror.map",
+        },
+      ],
+      "--push-nginx: expected unix:/PATH, the proxy's Unix socket (a TCP address lets any process of the pod write the table), got 'http://127.0.0.1:8001'",
+      "--push-caddy: expected unix:/PATH, the proxy's Unix socket (a TCP address lets any process of the pod write the table), got '127.0.0.1:2019'",
+      "--push-haproxy: expected unix:/PATH, the proxy's Unix socket (a TCP address lets any process of the pod write the table), got '127.0.0.1:9999'",
+      "--push-nginx: expected unix:/PATH, the proxy's Unix socket (a TCP address lets any process of the pod write the table), got '/var/run/replica-mirror/push/nginx.sock'",
+      "--push-caddy: expected unix:/PATH, the proxy's Unix socket (a TCP address lets any process of the pod write the table), got 'unix:caddy.sock'",
+    ]);
+  });
+
   it("refuses to watch App Secrets cluster-wide without a selector unless told it may", () => {
     const scope = (argv: string[], env: Record<string, string> = {}) => {
       const parsed = parseServeConfig(argv, env);

@@ -41,6 +41,7 @@ describe("manifests/overlays/monitoring alerts", () => {
       "ReplicaMirrorSecretUnavailableRising",
       "ReplicaMirrorRegistryAppsRefused",
       "ReplicaMirrorRegistryDisagreement",
+      "ReplicaMirrorProxyTableChanged",
     ]);
   });
 

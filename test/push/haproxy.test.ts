@@ -2,11 +2,16 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runtimeCommand } from "../../src/push/haproxy-runtime.ts";
 import { haproxyTarget } from "../../src/push/haproxy-target.ts";
+import { tableOf } from "../../src/push/table.ts";
+import { entryFields } from "../../src/push/table-lines.ts";
+import { ok } from "../../src/result.ts";
 import { findTool } from "../support/tools.ts";
 import { snapshotOf } from "../support/world.ts";
 import { ask, TEXT_ANSWERS } from "../support/zero-hop.ts";
 import { startZeroHopHaproxy, type ZeroHopProxy } from "../support/zero-hop-proxies.ts";
+import { describePushChannel } from "./push-channel-suite.ts";
 import { describeZeroHop } from "./zero-hop-suite.ts";
 
 const haproxy = findTool("haproxy", ["/usr/sbin/haproxy", "/usr/local/sbin/haproxy"], ["-v"]);
@@ -18,6 +23,20 @@ describeZeroHop({
   // The hop configuration's answers and headers (manifests/data-planes/haproxy/haproxy.cfg).
   answers: TEXT_ANSWERS,
   upstreamHeaders: ["x-mirror-app", "x-mirror-revision"],
+});
+
+describePushChannel({
+  name: "HAProxy runtime API",
+  binary: haproxy,
+  start: startZeroHopHaproxy,
+  // `set map` changes the current version's entry in place: no new version, the same revision.
+  async tamper({ proxy, dir, forged, host }) {
+    const value = `${entryFields(tableOf(forged).exact.get(host)!)}|${forged.revision}`;
+    const map = join(dir, "replica-mirror.map");
+    expect(await runtimeCommand(proxy.socket, `set map ${map} ${host} ${value}`, 2_000)).toEqual(
+      ok(""),
+    );
+  },
 });
 
 // Skipped only where the proxy binary is not installed; .ci/run installs it, so CI runs it.
@@ -45,7 +64,7 @@ describe.skipIf(haproxy.path === undefined)("the HAProxy push target", () => {
     expect(await proxy.target.push(first)).toEqual({ ok: true, value: undefined });
     // One payload larger than HAProxy's buffer: HAProxy drops the connection before the commit.
     const oversized = haproxyTarget({
-      socket: { path: join(dir, "admin.sock") },
+      socket: proxy.socket,
       map: join(dir, "replica-mirror.map"),
       payloadBytes: 1 << 20,
     });
@@ -61,11 +80,11 @@ describe.skipIf(haproxy.path === undefined)("the HAProxy push target", () => {
 
   it("says why it could not push: no socket, or a map HAProxy does not know", async () => {
     const noSocket = haproxyTarget({
-      socket: { path: join(dir, "none.sock") },
+      socket: join(dir, "push", "none.sock"),
       map: join(dir, "replica-mirror.map"),
     });
     const noMap = haproxyTarget({
-      socket: { path: join(dir, "admin.sock") },
+      socket: proxy.socket,
       map: join(dir, "other.map"),
     });
     const reasons = [

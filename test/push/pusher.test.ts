@@ -1,13 +1,18 @@
 import { describe, expect, it } from "vitest";
 import type { PushObserver } from "../../src/push/observer.ts";
 import { startPusher } from "../../src/push/pusher.ts";
-import type { PushFailure, PushTarget } from "../../src/push/target.ts";
+import type { PushFailure, PushOptions, PushTarget } from "../../src/push/target.ts";
 import { err, ok, type Result } from "../../src/result.ts";
 import type { RouteView, Snapshot } from "../../src/snapshot/types.ts";
 import { FakeClock, settle } from "../support/fake-clock.ts";
 import { snapshotOf } from "../support/world.ts";
 
 const INTERVAL = 250;
+const VERIFY = 4 * INTERVAL;
+
+/** The fake's digest of a table: its revision and hostnames. */
+const digestOf = (view: RouteView): string =>
+  JSON.stringify([view.revision, ...view.routes.exact.keys()]);
 
 /** A proxy in memory: the table it holds, pushes that can be held open, faults on demand. */
 class FakeProxy implements PushTarget {
@@ -15,16 +20,22 @@ class FakeProxy implements PushTarget {
   table: RouteView | null = null;
   /** Revisions of the pushes begun, in order. */
   readonly pushes: number[] = [];
+  /** Whether each push was asked to be whole. */
+  readonly wholes: boolean[] = [];
   checks = 0;
+  verifications = 0;
   inFlight = 0;
   maxInFlight = 0;
   down = false;
+  /** When set, verifications time out (version checks still answer). */
+  slowToVerify = false;
   /** When set, pushes wait for `release()`. */
   gated = false;
   #release: (() => void)[] = [];
 
-  async push(table: RouteView): Promise<Result<void, PushFailure>> {
+  async push(table: RouteView, options?: PushOptions): Promise<Result<void, PushFailure>> {
     this.pushes.push(table.revision);
+    this.wholes.push(options?.whole ?? false);
     this.inFlight++;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
     try {
@@ -43,6 +54,17 @@ class FakeProxy implements PushTarget {
     return ok(this.table?.revision ?? null);
   }
 
+  async heldDigest(): Promise<Result<string | null, PushFailure>> {
+    this.verifications++;
+    if (this.down) return err({ reason: "unreachable", message: "connect ECONNREFUSED" });
+    if (this.slowToVerify) return err({ reason: "timeout", message: "no answer in 2000 ms" });
+    return ok(this.table === null ? null : digestOf(this.table));
+  }
+
+  digestOf(view: RouteView): string {
+    return digestOf(view);
+  }
+
   release(): void {
     for (const r of this.#release.splice(0)) r();
   }
@@ -57,19 +79,26 @@ function recorder(): { events: string[]; observer: PushObserver } {
       pushed: (e) => events.push(`pushed:${e.revision}`),
       failed: (e) => events.push(`failed:${e.operation}:${e.reason}`),
       lost: (e) => events.push(`lost:${e.expected}->${e.held}`),
+      drifted: (e) => events.push(`drifted:${e.revision}`),
       held: (e) => events.push(`held:${e.revision}`),
     },
   };
 }
 
-const snapshot = (revision: number): Snapshot =>
-  snapshotOf([{ name: "shop", hostnames: [`r${revision}.example.com`] }], {}, revision);
+const snapshot = (revision: number, host = `r${revision}.example.com`): Snapshot =>
+  snapshotOf([{ name: "shop", hostnames: [host] }], {}, revision);
 
 function setup() {
   const clock = new FakeClock();
   const proxy = new FakeProxy();
   const { events, observer } = recorder();
-  const pusher = startPusher({ target: proxy, clock, observer, checkIntervalMs: INTERVAL });
+  const pusher = startPusher({
+    target: proxy,
+    clock,
+    observer,
+    checkIntervalMs: INTERVAL,
+    verifyIntervalMs: VERIFY,
+  });
   return { clock, proxy, events, pusher };
 }
 
@@ -201,6 +230,80 @@ describe("the pusher", () => {
         "held:1",
         "pushed:1",
         "failed:check:unreachable",
+        "held:null",
+        "lost:1->null",
+        "held:1",
+        "pushed:1",
+      ],
+    });
+    await pusher.close();
+  });
+
+  it("notices within a verification interval a table changed under the same revision, and pushes it whole again", async () => {
+    const { clock, proxy, events, pusher } = setup();
+    const pushed = snapshot(1);
+    pusher.publish(pushed);
+    await settle();
+    // Another writer: the same revision, another host (victim.example.com sent elsewhere).
+    proxy.table = snapshot(1, "victim.example.com");
+    await clock.advance(VERIFY - 1);
+    const before = { pushes: [...proxy.pushes], events: [...events] };
+    await clock.advance(1);
+    expect({
+      before,
+      pushes: proxy.pushes,
+      wholes: proxy.wholes,
+      table: proxy.table === pushed,
+      held: pusher.held(),
+      events,
+    }).toEqual({
+      before: { pushes: [1], events: ["held:1", "pushed:1"] },
+      pushes: [1, 1],
+      wholes: [false, true],
+      table: true,
+      held: 1,
+      events: ["held:1", "pushed:1", "drifted:1", "pushed:1"],
+    });
+    await pusher.close();
+  });
+
+  it("verifies every verification interval, not at every version check, and only once a table landed", async () => {
+    const { clock, proxy, pusher } = setup();
+    await clock.advance(VERIFY);
+    const beforeFirstPush = proxy.verifications;
+    pusher.publish(snapshot(1));
+    await settle();
+    await clock.advance(VERIFY * 3);
+    expect({
+      beforeFirstPush,
+      verifications: proxy.verifications,
+      checks: proxy.checks,
+      pushes: proxy.pushes,
+      // 4 ticks before the push, the push's own, 12 after.
+    }).toEqual({ beforeFirstPush: 0, verifications: 3, checks: 4 + 1 + 12, pushes: [1] });
+    await pusher.close();
+  });
+
+  it("reports a failed verification and keeps the table; a verification that finds none counts it lost", async () => {
+    const { clock, proxy, events, pusher } = setup();
+    pusher.publish(snapshot(1));
+    await settle();
+    proxy.slowToVerify = true;
+    await clock.advance(VERIFY);
+    proxy.slowToVerify = false;
+    const held = proxy.held.bind(proxy);
+    // A proxy that lost its table but still says it holds the revision.
+    proxy.held = async () => ok(1);
+    proxy.table = null;
+    await clock.advance(VERIFY);
+    proxy.held = held;
+    expect({ pushes: proxy.pushes, wholes: proxy.wholes, events }).toEqual({
+      pushes: [1, 1],
+      wholes: [false, true],
+      events: [
+        "held:1",
+        "pushed:1",
+        "failed:verify:timeout",
         "held:null",
         "lost:1->null",
         "held:1",

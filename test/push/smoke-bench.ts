@@ -173,7 +173,13 @@ async function measure(proxy: string): Promise<void> {
   const pusher = startPusher({
     target: launch.target,
     clock: systemClock,
-    observer: { pushed: () => {}, failed: (e) => console.log(e), lost: () => {}, held: () => {} },
+    observer: {
+      pushed: () => {},
+      failed: (e) => console.log(e),
+      lost: () => {},
+      drifted: () => {},
+      held: () => {},
+    },
   });
   const latencies: number[] = [];
   for (const [i, snapshot] of snapshots.entries()) {

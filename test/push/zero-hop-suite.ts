@@ -11,6 +11,7 @@ import { DEFAULT_RETRY_AFTER, routeAnswerer } from "../../src/answers/route-answ
 import { systemClock } from "../../src/clock.ts";
 import { silentPushObserver } from "../../src/push/observer.ts";
 import { type Pusher, startPusher } from "../../src/push/pusher.ts";
+import { ok } from "../../src/result.ts";
 import { rebuildForSecrets } from "../../src/snapshot/build.ts";
 import type { Snapshot } from "../../src/snapshot/types.ts";
 import { sha256 } from "../support/data-plane.ts";
@@ -77,6 +78,8 @@ export function describeZeroHop(spec: ZeroHopSpec): void {
         timeoutMs: 10_000,
         what: `${spec.name} to hold revision ${snapshot.revision}\n${proxy.log()}`,
       });
+      // What the proxy holds, entry by entry, is what was pushed (ADR 51): no false alarm.
+      expect(await proxy.target.heldDigest()).toEqual(ok(proxy.target.digestOf(snapshot)));
     }
 
     /** What the client must see for `host`, from `/v1/route`'s answer over `snapshot`. */

@@ -1,10 +1,11 @@
 // Each proxy's shipped zero-hop configuration adapted to a scratch directory and free ports on
-// 127.0.0.1, with the PushTarget of its runtime interface; the command that runs it, for the
+// 127.0.0.1, its runtime interface on a Unix socket in the directory's `push/` (the shipped
+// volume's path, moved), with the PushTarget of that interface; the command that runs it, for the
 // tests (startZeroHop) and for a measurement that spawns it itself; and what each proxy's own
 // HTTP parser refuses before its configuration runs.
 
 import { readFileSync } from "node:fs";
-import { chmod, copyFile, readFile, writeFile } from "node:fs/promises";
+import { chmod, copyFile, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { caddyTarget } from "../../src/push/caddy-target.ts";
 import { haproxyTarget } from "../../src/push/haproxy-target.ts";
@@ -13,6 +14,16 @@ import type { PushTarget } from "../../src/push/target.ts";
 import { type DataPlaneProcess, freePort, startDataPlane } from "./data-plane.ts";
 import { refused, type ZeroHopAnswer } from "./zero-hop.ts";
 
+/** Where the shipped configurations put their runtime interface's socket (ADR 46). */
+export const SHIPPED_PUSH_DIR = "/var/run/replica-mirror/push/";
+
+/** The scratch directory's stand-in for the shipped push volume, created. */
+async function pushDir(dir: string): Promise<string> {
+  const push = join(dir, "push");
+  await mkdir(push, { recursive: true });
+  return push;
+}
+
 /** How to run one configured proxy. */
 export interface ProxyLaunch {
   readonly command: string;
@@ -20,6 +31,8 @@ export interface ProxyLaunch {
   readonly env: Readonly<Record<string, string>>;
   /** Where clients connect. */
   readonly port: number;
+  /** The Unix socket of its runtime interface. */
+  readonly socket: string;
   readonly target: PushTarget;
   /** The `serve` flags that point a sidecar at this proxy's runtime interface. */
   readonly sidecarFlags: readonly string[];
@@ -32,6 +45,10 @@ export interface ProxyLaunch {
 /** A proxy in zero-hop mode and the PushTarget of its runtime interface. */
 export interface ZeroHopProxy {
   readonly port: number;
+  /** The Unix socket of its runtime interface. */
+  readonly socket: string;
+  /** The running proxy's process id (HAProxy and Caddy: the proxy; nginx: its master). */
+  pid(): number;
   readonly target: PushTarget;
   /** The `serve` flags that point a sidecar at this proxy's runtime interface. */
   readonly sidecarFlags: readonly string[];
@@ -50,6 +67,8 @@ export async function startZeroHop(launch: ProxyLaunch): Promise<ZeroHopProxy> {
   let plane: DataPlaneProcess = await start();
   return {
     port: launch.port,
+    socket: launch.socket,
+    pid: () => plane.pid,
     target: launch.target,
     sidecarFlags: launch.sidecarFlags,
     async restart() {
@@ -66,10 +85,11 @@ const HAPROXY_DIR = "manifests/data-planes/haproxy/zero-hop";
 /** HAProxy with the shipped zero-hop haproxy.cfg: its socket, map and port in `dir`. */
 export async function haproxyLaunch(binary: string, dir: string): Promise<ProxyLaunch> {
   const port = await freePort();
-  const socket = join(dir, "admin.sock");
+  const push = await pushDir(dir);
+  const socket = join(push, "haproxy.sock");
   const map = join(dir, "replica-mirror.map");
   const conf = (await readFile(join(HAPROXY_DIR, "haproxy.cfg"), "utf8"))
-    .replace("/var/run/haproxy/admin.sock", socket)
+    .replace(SHIPPED_PUSH_DIR, `${push}/`)
     .replaceAll("/usr/local/etc/haproxy/replica-mirror.map", map)
     .replace("bind :8000", `bind 127.0.0.1:${port}`);
   await writeFile(join(dir, "haproxy.cfg"), conf);
@@ -78,8 +98,9 @@ export async function haproxyLaunch(binary: string, dir: string): Promise<ProxyL
     args: ["-db", "-f", join(dir, "haproxy.cfg")],
     env: {},
     port,
-    target: haproxyTarget({ socket: { path: socket }, map }),
-    sidecarFlags: ["--push-haproxy", socket, "--push-haproxy-map", map],
+    socket,
+    target: haproxyTarget({ socket, map }),
+    sidecarFlags: ["--push-haproxy", `unix:${socket}`, "--push-haproxy-map", map],
     // The shipped map is empty: a (re)started HAProxy holds no table.
     prepare: () => copyFile(join(HAPROXY_DIR, "replica-mirror.map"), map),
     log: () => "",
@@ -93,13 +114,14 @@ export async function startZeroHopHaproxy(binary: string, dir: string): Promise<
 
 const CADDY_CONFIG = "manifests/data-planes/caddy/zero-hop/caddy.json";
 
-/** Caddy with the shipped zero-hop caddy.json: its listener and admin API on free ports. */
+/** Caddy with the shipped zero-hop caddy.json: its listener on a free port, its admin socket in `dir`. */
 export async function caddyLaunch(binary: string, dir: string): Promise<ProxyLaunch> {
   const port = await freePort();
-  const admin = await freePort();
+  const push = await pushDir(dir);
+  const socket = join(push, "caddy.sock");
   const conf = (await readFile(CADDY_CONFIG, "utf8"))
     .replace('":8000"', `"127.0.0.1:${port}"`)
-    .replace('"127.0.0.1:2019"', `"127.0.0.1:${admin}"`);
+    .replace(`"unix/${SHIPPED_PUSH_DIR}caddy.sock"`, `"unix/${socket}"`);
   const path = join(dir, "caddy.json");
   await writeFile(path, conf);
   return {
@@ -108,8 +130,9 @@ export async function caddyLaunch(binary: string, dir: string): Promise<ProxyLau
     // Caddy keeps state under $HOME and the XDG directories: the scratch directory, not root's.
     env: { HOME: dir, XDG_DATA_HOME: dir, XDG_CONFIG_HOME: dir },
     port,
-    target: caddyTarget({ admin: `http://127.0.0.1:${admin}` }),
-    sidecarFlags: ["--push-caddy", `http://127.0.0.1:${admin}`],
+    socket,
+    target: caddyTarget({ socket }),
+    sidecarFlags: ["--push-caddy", `unix:${socket}`],
     prepare: async () => {},
     log: () => "",
   };
@@ -125,7 +148,8 @@ const NGINX_DIR = "manifests/data-planes/nginx/zero-hop";
 /** nginx with the Lua module and the shipped zero-hop nginx.conf, its paths in `dir`. */
 export async function nginxLaunch(binary: string, dir: string): Promise<ProxyLaunch> {
   const port = await freePort();
-  const push = await freePort();
+  const push = await pushDir(dir);
+  const socket = join(push, "nginx.sock");
   await copyFile(join(NGINX_DIR, "replica-mirror.lua"), join(dir, "replica-mirror.lua"));
   // The shipped configuration with this test's ports and paths: no cluster DNS resolver here,
   // and the upstreams are IP addresses.
@@ -135,7 +159,7 @@ export async function nginxLaunch(binary: string, dir: string): Promise<ProxyLau
     .replace(/^\s*resolver .*$/m, "")
     // The test's stderr is a socket, which nginx cannot open as /dev/stderr.
     .replace("error_log /dev/stderr warn;", `error_log ${dir}/error.log warn;`)
-    .replace("listen 127.0.0.1:8001;", `listen 127.0.0.1:${push};`)
+    .replace(`listen unix:${SHIPPED_PUSH_DIR}nginx.sock;`, `listen unix:${socket};`)
     .replace("listen 8000;", `listen 127.0.0.1:${port};`);
   await writeFile(join(dir, "nginx.conf"), conf);
   // Run as root (CI), nginx's workers are `nobody`: they must read the Lua file and the body
@@ -146,9 +170,12 @@ export async function nginxLaunch(binary: string, dir: string): Promise<ProxyLau
     args: ["-p", dir, "-c", join(dir, "nginx.conf"), "-g", "daemon off;"],
     env: {},
     port,
-    target: nginxTarget({ endpoint: `http://127.0.0.1:${push}` }),
-    sidecarFlags: ["--push-nginx", `http://127.0.0.1:${push}`],
-    prepare: async () => {},
+    socket,
+    target: nginxTarget({ socket }),
+    sidecarFlags: ["--push-nginx", `unix:${socket}`],
+    // What the shipped container does before it starts nginx, which cannot bind over a socket a
+    // killed nginx left behind.
+    prepare: () => rm(socket, { force: true }),
     log: () => {
       try {
         return readFileSync(join(dir, "error.log"), "utf8");

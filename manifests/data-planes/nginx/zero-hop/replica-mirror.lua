@@ -1,7 +1,8 @@
 -- replica-mirror's zero-hop mode for nginx with Debian's libnginx-mod-http-lua: the sidecar PUTs
--- its whole routing table to /replica-mirror/table on the push listener, then PATCHes the
--- changes since (ADR 44); every request is answered from the shared dict `replica_mirror` (see
--- nginx.conf).
+-- its whole routing table to /replica-mirror/table on the push listener (a Unix socket only it
+-- and nginx reach: ADR 46), then PATCHes the changes since (ADR 44), and checks what nginx holds
+-- (/replica-mirror/revision, /replica-mirror/digest: ADR 51); every request is answered from the
+-- shared dict `replica_mirror` (see nginx.conf).
 --
 -- The table, one entry a line (src/push/nginx-table.ts writes it):
 --   revision <n>           first line
@@ -247,6 +248,51 @@ function M.revision()
   local current = dict:get("current")
   if current == nil then return ngx.exit(404) end
   ngx.print(current:match(" (%d+)$"))
+  return ngx.exit(200)
+end
+
+-- GET /replica-mirror/digest: the SHA-1 (hex) of the table held, read from the dict now and
+-- written as the body of a PUT that would hold it: "revision <n>", then the line of every key of
+-- the whole generation in the order it came, with the overlay's value where it has one, then the
+-- overlay's other keys; each line ends with "\n". A key whose value is gone (evicted) has no line.
+-- The sidecar compares it with the digest of what it pushed (ADR 51). 404 before the first push.
+-- It yields every 1,000 keys (10k Apps: about 20 ms of CPU in all), so requests on this worker
+-- wait a few ms at most; the sidecar pushes nothing while it waits for the answer.
+function M.digest()
+  local current = dict:get("current")
+  if current == nil then return ngx.exit(404) end
+  local gen, revision, overlay = current:match("^(%d+) (%d+) ?(%d*)$")
+  local over = {}
+  over["="], over["*"] = overlay_of(overlay)
+  local overlaid = next(over["="]) ~= nil or next(over["*"]) ~= nil
+  local keys = dict:get(gen .. "#keys") or ""
+  -- Pieces, not lines: table.concat joins them once, where a line each would be a string each.
+  local out, n, used, at, from, count = { "revision ", revision, "\n" }, 3, {}, #gen + 1, 1, 0
+  while from <= #keys do
+    local to = keys:find("\n", from, true) or #keys + 1
+    local kind, key = keys:sub(from + at - 1, from + at - 1), keys:sub(from + at, to - 1)
+    local value = overlaid and over[kind][key]
+    if value then
+      used[kind .. key] = true
+    else
+      value = dict:get(keys:sub(from, to - 1))
+    end
+    if value then
+      out[n + 1], out[n + 2], out[n + 3], out[n + 4], out[n + 5] = kind, " ", key, " ", value
+      out[n + 6], n = "\n", n + 6
+    end
+    from, count = to + 1, count + 1
+    if count % 1000 == 0 then ngx.sleep(0) end
+  end
+  for kind, values in pairs(over) do
+    for key, value in pairs(values) do
+      if not used[kind .. key] then
+        out[n + 1], out[n + 2], n = kind .. " " .. key .. " " .. value, "\n", n + 2
+      end
+    end
+  end
+  local sum = ngx.sha1_bin(table.concat(out))
+  ngx.print((sum:gsub(".", function(c) return string.format("%02x", c:byte()) end)))
   return ngx.exit(200)
 end
 

@@ -1,0 +1,40 @@
+// The canonical forms the pusher's verification compares (ADR 51): what a proxy reports of the
+// table it holds and what was pushed to it, each reduced to a digest that does not depend on the
+// order the proxy keeps or lists its entries in.
+
+import { createHash } from "node:crypto";
+
+/** SHA-256 of `text`, hex. */
+export const sha256 = (text: string): string => createHash("sha256").update(text).digest("hex");
+
+/**
+ * A digest of `lines` as a set of lines: SHA-256 of them sorted (code-unit order), each followed
+ * by a line break, so the same lines in any order give the same digest. Sorts `lines` in place.
+ */
+export function sortedLinesDigest(lines: string[]): string {
+  lines.sort();
+  const hash = createHash("sha256");
+  for (const line of lines) hash.update(`${line}\n`);
+  return hash.digest("hex");
+}
+
+/**
+ * `value` (a JSON value) as JSON text with every object's keys in code-unit order and no space:
+ * two values equal but for their objects' key order give the same text. Members whose value is
+ * undefined are left out, and array elements undefined written null, as JSON.stringify does.
+ */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) {
+    return `[${value.map((v) => (v === undefined ? "null" : canonicalJson(v))).join(",")}]`;
+  }
+  if (typeof value === "object" && value !== null) {
+    const object = value as Record<string, unknown>;
+    const members: string[] = [];
+    for (const key of Object.keys(object).sort()) {
+      const member = object[key];
+      if (member !== undefined) members.push(`${JSON.stringify(key)}:${canonicalJson(member)}`);
+    }
+    return `{${members.join(",")}}`;
+  }
+  return JSON.stringify(value);
+}

@@ -1,0 +1,77 @@
+import { describe, expect, it } from "vitest";
+import { caddyRoutes } from "../../src/push/caddy-routes.ts";
+import { mapDigest, mapPayloads, shownMapDigest } from "../../src/push/haproxy-map.ts";
+import { tableOf } from "../../src/push/table.ts";
+import { canonicalJson, sha256, sortedLinesDigest } from "../../src/push/table-digest.ts";
+import { snapshotOf } from "../support/world.ts";
+
+const world = (upstream: string, revision: number) =>
+  snapshotOf(
+    [
+      { name: "blog", hostnames: ["blog.example.com"], upstream: "http://10.0.0.1:80" },
+      { name: "shop", hostnames: ["shop.example.com", "*.shop.example.com"], upstream },
+    ],
+    { "blog-credentials": { token: "t" }, "shop-credentials": { token: "t" } },
+    revision,
+  );
+
+/** `show map`'s answer for `lines` (`key value`), in the order given. */
+const shown = (lines: readonly string[]) =>
+  lines.map((l, i) => `0x55d0c0a${i.toString(16).padStart(5, "0")} ${l}`).join("\n");
+
+/** The `key value` lines a push of `view` adds to the map. */
+const pushedLines = (view: ReturnType<typeof world>) =>
+  [...mapPayloads(view, 1 << 20).payloads].join("").trim().split("\n");
+
+describe("the digests the pusher compares", () => {
+  it("digest lines as a set: the same lines in any order agree, one changed value does not", () => {
+    const lines = ["b 2", "a 1", "REVISION 3"];
+    expect({
+      reordered: sortedLinesDigest([...lines].reverse()) === sortedLinesDigest([...lines]),
+      changed: sortedLinesDigest(["b 2", "a 9", "REVISION 3"]) === sortedLinesDigest([...lines]),
+      known: sortedLinesDigest(["b", "a"]),
+    }).toEqual({ reordered: true, changed: false, known: sha256("a\nb\n") });
+  });
+
+  it("write JSON with sorted keys, so objects that differ in key order only agree", () => {
+    expect([
+      canonicalJson({ b: [1, { d: "x", c: null }], a: true, skipped: undefined }),
+      canonicalJson([undefined, "é\n"]),
+    ]).toEqual(['{"a":true,"b":[1,{"c":null,"d":"x"}]}', '[null,"é\\n"]']);
+  });
+
+  it("agree between HAProxy's map read back in any order and the view pushed, and tell another table apart", () => {
+    const view = world("http://10.0.0.2:8080", 4);
+    const lines = pushedLines(view);
+    const tampered = lines.map((l) => l.replace("10.0.0.2|8080", "10.6.6.6|8080"));
+    expect({
+      asPushed: shownMapDigest(shown(lines)),
+      reversed: shownMapDigest(shown([...lines].reverse())),
+      tampered: shownMapDigest(shown(tampered)) === mapDigest(view),
+      empty: shownMapDigest(""),
+      noRevision: shownMapDigest(shown(lines.filter((l) => !l.startsWith("REVISION ")))),
+      notAMap: shownMapDigest("Unknown map identifier. Please use #<id> or <file>."),
+    }).toEqual({
+      asPushed: mapDigest(view),
+      reversed: mapDigest(view),
+      tampered: false,
+      empty: null,
+      noRevision: null,
+      notAMap: undefined,
+    });
+  });
+
+  it("tell Caddy's routes apart by content, not by the order of their objects' keys", () => {
+    const routes = caddyRoutes(tableOf(world("http://10.0.0.2:8080", 4)));
+    const reordered = JSON.parse(JSON.stringify(routes), (_, v: unknown) =>
+      typeof v === "object" && v !== null && !Array.isArray(v)
+        ? Object.fromEntries(Object.entries(v).reverse())
+        : v,
+    ) as unknown;
+    const other = caddyRoutes(tableOf(world("http://10.6.6.6:8080", 4)));
+    expect({
+      reordered: canonicalJson(reordered) === canonicalJson(routes),
+      other: canonicalJson(other) === canonicalJson(routes),
+    }).toEqual({ reordered: true, other: false });
+  });
+});
