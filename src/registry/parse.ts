@@ -3,6 +3,7 @@ import { parseJson } from "../json.ts";
 import { err, ok, type Result } from "../result.ts";
 import {
   type AppDocument,
+  type AppRules,
   type AppSpec,
   appShape,
   checkNames,
@@ -34,9 +35,15 @@ export interface ParsedRegistry {
   readonly refused: readonly RefusedApp[];
 }
 
-interface ParseOptions {
+/** How to read a decoded document. */
+interface DocumentOptions {
   /** The Registry Secret's namespace: the default for `secretRef.namespace`. */
   readonly defaultNamespace: string;
+  /** Default false: an App whose upstream is a local address is refused (ADR 48). */
+  readonly allowLocalUpstreams?: boolean;
+}
+
+interface ParseOptions extends DocumentOptions {
   /** Cap on the decompressed size of a gzip value; a bigger one is malformed, not an outage. */
   readonly maxDecompressedBytes?: number;
 }
@@ -53,7 +60,7 @@ export function parseRegistry(
   if (!text.ok) return text;
   const json = parseJson("the value", text.value);
   if (!json.ok) return failure(json.error.message);
-  return parseRegistryDocument(json.value, options.defaultNamespace);
+  return parseRegistryDocument(json.value, options);
 }
 
 /**
@@ -63,16 +70,16 @@ export function parseRegistry(
  */
 export function parseRegistryDocument(
   json: unknown,
-  defaultNamespace: string,
+  options: DocumentOptions,
 ): Result<ParsedRegistry, RegistryError> {
   const whole = registryShape.safeParse(json);
-  if (whole.success) return ok(checkedApps(whole.data.apps, defaultNamespace));
-  return parseEntryByEntry(json, defaultNamespace);
+  if (whole.success) return ok(checkedApps(whole.data.apps, options));
+  return parseEntryByEntry(json, options);
 }
 
 /** Every App entry has its shape: each is held to the naming rules and to unique names. */
-function checkedApps(entries: readonly AppDocument[], defaultNamespace: string): ParsedRegistry {
-  return admitted(entries, (app) => ok(app), defaultNamespace);
+function checkedApps(entries: readonly AppDocument[], options: DocumentOptions): ParsedRegistry {
+  return admitted(entries, (app) => ok(app), options);
 }
 
 /**
@@ -82,8 +89,9 @@ function checkedApps(entries: readonly AppDocument[], defaultNamespace: string):
 function admitted<E>(
   entries: readonly E[],
   shape: (entry: E) => Result<AppDocument, string>,
-  defaultNamespace: string,
+  options: DocumentOptions,
 ): ParsedRegistry {
+  const rules: AppRules = { allowLocalUpstreams: options.allowLocalUpstreams ?? false };
   const valid: ValidApp[] = [];
   const refused: RefusedApp[] = [];
   const first = new Map<string, number>();
@@ -96,7 +104,7 @@ function admitted<E>(
     }
     const app = shaped.value;
     const hostnames: string[] = [];
-    checkNames(app, issues, hostnames);
+    checkNames(app, rules, issues, hostnames);
     if (issues.length > 0) {
       refused.push({ index, name: app.name, reason: reasonOf(issues) });
       issues.length = 0;
@@ -105,7 +113,10 @@ function admitted<E>(
     if (taken(first, app.name, index, refused)) return;
     valid.push({ app, hostnames });
   });
-  return { registry: registryOf(valid, defaultNamespace), refused: Object.freeze(refused) };
+  return {
+    registry: registryOf(valid, options.defaultNamespace),
+    refused: Object.freeze(refused),
+  };
 }
 
 function reasonOf(issues: readonly Parameters<typeof formatIssue>[0][]): string {
@@ -134,7 +145,7 @@ function taken(
 /** Some entry lacks its shape, or the envelope is wrong: each entry is parsed on its own. */
 function parseEntryByEntry(
   json: unknown,
-  defaultNamespace: string,
+  options: DocumentOptions,
 ): Result<ParsedRegistry, RegistryError> {
   const envelope = registryEnvelope.safeParse(json);
   if (!envelope.success) {
@@ -147,7 +158,7 @@ function parseEntryByEntry(
     const app = appShape.safeParse(entry);
     return app.success ? ok(app.data) : err(reasonOf(app.error.issues));
   };
-  return ok(admitted(envelope.data.apps, shape, defaultNamespace));
+  return ok(admitted(envelope.data.apps, shape, options));
 }
 
 /** An entry's `name`, when it is a string. */

@@ -28,6 +28,7 @@ describe("parseServeConfig", () => {
         listenIdleTimeoutSeconds: undefined,
         shutdownGraceSeconds: 5,
         allowClusterWideSecrets: false,
+        allowLocalUpstreams: false,
         push: [],
       },
     });
@@ -80,6 +81,20 @@ describe("parseServeConfig", () => {
       expect.stringMatching(/^--listen: :: is not a loopback address/),
       { host: "10.0.0.7", port: 8080 },
     ]);
+  });
+
+  it("refuses local upstreams unless the flag or its variable allows them", () => {
+    const allowed = (argv: string[], env: Record<string, string> = {}) => {
+      const parsed = parseServeConfig(["--secret-namespaces=a", ...argv], env);
+      return parsed.ok ? parsed.value.allowLocalUpstreams : parsed.error;
+    };
+    expect([
+      allowed([]),
+      allowed(["--allow-local-upstreams", "true"]),
+      allowed([], { REPLICA_MIRROR_ALLOW_LOCAL_UPSTREAMS: "true" }),
+      allowed(["--allow-local-upstreams=false"], { REPLICA_MIRROR_ALLOW_LOCAL_UPSTREAMS: "true" }),
+      allowed(["--allow-local-upstreams", "yes"]),
+    ]).toEqual([false, true, true, false, "--allow-local-upstreams: must be true or false"]);
   });
 
   it("takes the data listener's limits and the shutdown grace from their flags", () => {

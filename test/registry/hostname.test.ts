@@ -3,13 +3,23 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { normaliseHostname, normaliseRequestHost } from "../../src/registry/hostname.ts";
 
+const NUMBER =
+  "its last label is a number, so URL parsers read it as an IPv4 address: not a hostname";
+const LOCALHOST = "localhost and the names under it are not allowed";
+const WIDE = "a wildcard must cover at least two labels, as in *.example.com";
+
 describe("normaliseHostname (Registry document)", () => {
   it.each([
     ["SHOP.Example.COM.", "shop.example.com"],
     ["bücher.example", "xn--bcher-kva.example"],
     ["*.Shop.example.com", "*.shop.example.com"],
     ["*.bücher.example.", "*.xn--bcher-kva.example"],
-    ["localhost", "localhost"],
+    ["localhost.example.com", "localhost.example.com"],
+    ["a.b0", "a.b0"],
+    ["a.0xg", "a.0xg"],
+    ["10.0.0.12.example", "10.0.0.12.example"],
+    ["*.a.b", "*.a.b"],
+    ["shop", "shop"],
   ])("normalises %s", (raw, expected) => {
     expect(normaliseHostname(raw)).toEqual({ ok: true, value: expected });
   });
@@ -41,6 +51,20 @@ describe("normaliseHostname (Registry document)", () => {
     ],
     [`${"a".repeat(64)}.com`, "label longer than 63 characters"],
     [Array.from({ length: 60 }, () => "abcd").join("."), "must be at most 253 characters"],
+    ["10.0.0.12", NUMBER],
+    ["10.0.0.12.", NUMBER],
+    ["127.1", NUMBER],
+    ["2130706433", NUMBER],
+    ["0x7f.1", NUMBER],
+    ["shop.0X7F", NUMBER],
+    ["a.0x", NUMBER],
+    ["*.0.0.12", NUMBER],
+    ["localhost", LOCALHOST],
+    ["LocalHost.", LOCALHOST],
+    ["api.localhost", LOCALHOST],
+    ["*.localhost", LOCALHOST],
+    ["*.com", WIDE],
+    ["*.Shop.", WIDE],
   ])("refuses %j", (raw, message) => {
     expect(normaliseHostname(raw)).toEqual({ ok: false, error: message });
   });
@@ -104,7 +128,13 @@ function referenceDeclared(raw: string): string | null {
   if (ascii === null || ascii === "") return null;
   if (!ascii.split(".").every((l) => l.length <= 63 && LABEL.test(l))) return null;
   const pattern = wildcard ? `*.${ascii}` : ascii;
-  return pattern.length > 253 ? null : pattern;
+  if (pattern.length > 253 || endsInNumber(ascii)) return null;
+  if (ascii === "localhost" || ascii.endsWith(".localhost")) return null;
+  return wildcard && !ascii.includes(".") ? null : pattern;
+}
+/** WHATWG's "ends in a number": the last label is decimal digits, or 0x and hex digits. */
+function endsInNumber(host: string): boolean {
+  return /^(?:[0-9]+|0x[0-9a-f]*)$/.test(host.slice(host.lastIndexOf(".") + 1));
 }
 function referenceRequest(raw: string): string | null {
   if (raw.length === 0 || raw.length > 260 || raw.startsWith("[")) return null;
@@ -142,6 +172,10 @@ describe("the hostname rules, against a plain statement of them", () => {
         "ü",
         "%",
         "a".repeat(63),
+        "0x",
+        "1",
+        "f",
+        "localhost",
       ),
       {
         maxLength: 12,
