@@ -166,8 +166,10 @@ function declaredProblem(problem: Exclude<Scan, { kind: "fine" }> | "percent" | 
 
 /**
  * Normalises the host a data plane sends (Host or X-Forwarded-Host): strips a port, lower-cases,
- * drops one trailing dot and converts IDN; IPv6 literals and anything that is not a hostname are
- * bad hosts. A plain lower-case name without a port returns unchanged, without allocating.
+ * drops one trailing dot and converts IDN; IPv6 literals, a name whose last label is a number
+ * (an IPv4 address to a URL parser: no Registry hostname is one) and anything that is not a
+ * hostname are bad hosts. A plain lower-case name without a port returns unchanged, without
+ * allocating.
  */
 export function normaliseRequestHost(raw: string): Result<string, BadHost> {
   if (raw.length === 0) return err("empty");
@@ -184,6 +186,8 @@ export function normaliseRequestHost(raw: string): Result<string, BadHost> {
   if (host.length === 0) return err("invalid");
   const name = normaliseName(host, REQUESTED);
   if (!name.ok) return err("invalid");
-  if (name.value.length > MAX_HOSTNAME_LENGTH) return err("too-long");
-  return ok(name.value);
+  const value = name.value;
+  if (value.length > MAX_HOSTNAME_LENGTH) return err("too-long");
+  if (lastLabelIsNumber(value, value.lastIndexOf(".") + 1, value.length)) return err("ip-literal");
+  return ok(value);
 }

@@ -83,8 +83,9 @@ describe("normaliseRequestHost (a data plane's Host)", () => {
     ["shop.example.com:8443", "shop.example.com"],
     ["Shop.Example.com.:80", "shop.example.com"],
     ["bücher.example", "xn--bcher-kva.example"],
-    ["10.0.0.1:8080", "10.0.0.1"],
+    ["10.0.0.1.example:8080", "10.0.0.1.example"],
     ["under_score.example", "under_score.example"],
+    ["localhost:8000", "localhost"],
   ])("normalises %j to %j", (raw, host) => {
     expect(normaliseRequestHost(raw)).toEqual({ ok: true, value: host });
   });
@@ -102,6 +103,12 @@ describe("normaliseRequestHost (a data plane's Host)", () => {
     ["a b", "invalid"],
     ["ex%41mple.com", "invalid"],
     ["shop.example.com, other.example.com", "invalid"],
+    ["10.0.0.12:8000", "ip-literal"],
+    ["10.0.0.12.", "ip-literal"],
+    ["127.1", "ip-literal"],
+    ["2130706433", "ip-literal"],
+    ["SHOP.0X1F:80", "ip-literal"],
+    ["x.0x", "ip-literal"],
   ])("refuses %j as %s", (raw, reason) => {
     expect(normaliseRequestHost(raw)).toEqual({ ok: false, error: reason });
   });
@@ -147,7 +154,8 @@ function referenceRequest(raw: string): string | null {
   if (host.endsWith(".")) host = host.slice(0, -1);
   const ascii = referenceAscii(host);
   if (ascii === null || ascii === "" || ascii.length > 253) return null;
-  return ascii.split(".").every((l) => l.length > 0 && l.length <= 63 && /^[a-z0-9_-]+$/.test(l))
+  return ascii.split(".").every((l) => l.length > 0 && l.length <= 63 && /^[a-z0-9_-]+$/.test(l)) &&
+    !endsInNumber(ascii)
     ? ascii
     : null;
 }

@@ -89,6 +89,18 @@ export const requestHost: fc.Arbitrary<string> = fc.oneof(
     weight: 1,
     arbitrary: fc.constantFrom("", "[::1]", "[::1]:80", "127.0.0.1", "localhost:8000"),
   },
+  // Names a URL parser reads as IPv4 addresses: `/v1/route` refuses them.
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      "10.0.0.12:8000",
+      "127.1",
+      "0x7F.1",
+      "shop.0x1f.",
+      "a.0x",
+      "2130706433",
+    ),
+  },
   { weight: 1, arbitrary: fc.integer({ min: 60, max: 66 }).map((n) => `${"l".repeat(n)}.shop`) },
   {
     weight: 1,
