@@ -1,6 +1,7 @@
 import { gunzipSync } from "node:zlib";
 import { parseJson } from "../json.ts";
 import { err, ok, type Result } from "../result.ts";
+import { echoName } from "./echo.ts";
 import {
   type AppDocument,
   type AppRules,
@@ -23,7 +24,7 @@ interface RegistryError {
 export interface RefusedApp {
   /** Its place in the document's `apps`. */
   readonly index: number;
-  /** Its `name`, when the entry has a string there (it may be the invalid part). */
+  /** Its `name` as `echoName` repeats it, when the entry has a string there (maybe the bad one). */
   readonly name: string | null;
   /** What is wrong, as paths inside the entry: `hostnames[0]: port not allowed`. */
   readonly reason: string;
@@ -50,6 +51,8 @@ interface ParseOptions extends DocumentOptions {
 
 const DEFAULT_MAX_DECOMPRESSED_BYTES = 32 * 1024 * 1024;
 const MAX_ISSUES = 20;
+/** Characters of one issue's message: messages never quote the document, and this keeps it so. */
+const MAX_MESSAGE = 200;
 
 /** Parses a Registry value (JSON, or gzip-compressed JSON): never throws. */
 export function parseRegistry(
@@ -106,7 +109,7 @@ function admitted<E>(
     const hostnames: string[] = [];
     checkNames(app, rules, issues, hostnames);
     if (issues.length > 0) {
-      refused.push({ index, name: app.name, reason: reasonOf(issues) });
+      refused.push({ index, name: echoName(app.name), reason: reasonOf(issues) });
       issues.length = 0;
       return;
     }
@@ -161,11 +164,11 @@ function parseEntryByEntry(
   return ok(admitted(envelope.data.apps, shape, options));
 }
 
-/** An entry's `name`, when it is a string. */
+/** An entry's `name`, when it is a string, as a refusal repeats it. */
 function nameOf(entry: unknown): string | null {
   if (typeof entry !== "object" || entry === null || !Object.hasOwn(entry, "name")) return null;
   const { name } = entry as { readonly name: unknown };
-  return typeof name === "string" ? name : null;
+  return typeof name === "string" ? echoName(name) : null;
 }
 
 /** An App entry that follows every rule, and its hostnames in normal form. */
@@ -225,7 +228,8 @@ function formatIssue(issue: {
   readonly path?: readonly PropertyKey[] | undefined;
   readonly message?: string | undefined;
 }): string {
-  const message = issue.message ?? "";
+  let message = issue.message ?? "";
+  if (message.length > MAX_MESSAGE) message = `${message.slice(0, MAX_MESSAGE)}…`;
   let path = "";
   for (const p of issue.path ?? []) {
     if (typeof p === "number") path += `[${p}]`;

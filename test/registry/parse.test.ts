@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { parseRegistry } from "../../src/registry/parse.ts";
@@ -215,6 +216,41 @@ describe("parseRegistry", () => {
       },
     ]);
     expect(parsed.ok && parsed.value.registry.apps.map((a) => a.name)).toEqual(["fine"]);
+  });
+
+  it("repeats at most 64 characters of a refused name and a digest of the rest, and never the input in a reason", () => {
+    const long = "n".repeat(20 * 1024 * 1024);
+    const mid = "m".repeat(1024 * 1024);
+    const doc = {
+      apiVersion: REGISTRY_API_VERSION,
+      apps: [
+        { name: long, hostnames: ["a.example"], secretRef: { name: "s", key: "k" } },
+        { name: `${mid}!`, hostnames: [mid], secretRef: { name: mid, key: mid }, upstream: mid },
+        { name: mid, hostnames: 1, secretRef: { name: "s", key: "k" } },
+      ],
+    };
+    const value = gzipSync(bytes(doc));
+    expect(value.length).toBeLessThan(64 * 1024);
+    const parsed = parseRegistry(value, opts);
+    const digest = (name: string) => createHash("sha256").update(name).digest("hex").slice(0, 8);
+    expect(parsed.ok && parsed.value.refused).toEqual([
+      {
+        index: 0,
+        name: `${"n".repeat(64)}…${digest(long)}`,
+        reason: "name: must be at most 63 characters",
+      },
+      {
+        index: 1,
+        name: `${"m".repeat(64)}…${digest(`${mid}!`)}`,
+        reason:
+          "name: must be at most 63 characters; upstream: at most 2048 characters; hostnames[0]: label longer than 63 characters; secretRef.name: must be at most 253 characters; secretRef.key: must be at most 253 characters",
+      },
+      {
+        index: 2,
+        name: `${"m".repeat(64)}…${digest(mid)}`,
+        reason: "hostnames: Invalid input: expected array, received number",
+      },
+    ]);
   });
 
   it("refuses a Registry of more than 250,000 Apps whole", () => {
