@@ -112,6 +112,8 @@ export async function startShipped(o: ShippedOptions): Promise<ServerProcess> {
       `--registry-namespace=${o.registryNamespace}`,
       // The manifest leaves the App Secret scope to an overlay; the bench's cluster is one.
       "--allow-cluster-wide-secrets=true",
+      // The bench's upstreams listen on 127.0.0.1.
+      "--allow-local-upstreams=true",
       // No data plane drains in front of it: a stop closes at once.
       "--shutdown-grace=0",
       ...(o.extraArgs ?? []),

@@ -7,7 +7,7 @@ import type { Server } from "node:http";
 import Fastify, { type FastifyReply, type FastifyRequest } from "fastify";
 import { ERRORS } from "../../src/answers/reasons.ts";
 import { routeAnswerer } from "../../src/answers/route-answer.ts";
-import { isRoutePath } from "../../src/route/route-path.ts";
+import { isRoutePath, targetAuthority } from "../../src/route/route-path.ts";
 import type { RouteServerOptions } from "../../src/route/route-server.ts";
 
 /** `createRouteServer`'s contract, answered by a Fastify app; listens once the app is ready. */
@@ -15,7 +15,11 @@ export function createRouteServer(options: RouteServerOptions): Server {
   const answer = routeAnswerer(options.retryAfter);
   const counted = options.counted ?? (() => {});
   const route = (request: FastifyRequest, reply: FastifyReply): void => {
-    const a = answer(options.view(), request.raw.rawHeaders);
+    const a = answer(
+      options.view(),
+      request.raw.rawHeaders,
+      targetAuthority(request.raw.url ?? ""),
+    );
     counted(a.outcome);
     const { "content-length": length, ...rest } = a.headers;
     reply

@@ -1,19 +1,24 @@
 /**
  * The host a request asks about, as the data plane sent it, read from Node's raw header lines
  * (`request.rawHeaders`: name, value, name, value...) in one pass: the first value of
- * X-Forwarded-Host (a comma-separated list, trimmed) when that header is present, else Host. The
- * result still needs `lookup` to be parsed; null means the request does not name exactly one
- * usable host. Reading the raw lines, rather than `request.headers`, spares every request the
- * object Node would otherwise build from them.
+ * X-Forwarded-Host (a comma-separated list, trimmed) when that header is present, else the
+ * authority of an absolute-form target (`authority`, RFC 9112 §3.2.2), else Host. The result
+ * still needs `lookup` to be parsed; null means the request does not name exactly one usable
+ * host. Reading the raw lines, rather than `request.headers`, spares every request the object
+ * Node would otherwise build from them.
  *
  * - A present but empty X-Forwarded-Host yields "" (a bad host), never a fallback to Host: behind
  *   nginx `auth_request` the Host of the subrequest is the sidecar's own address.
- * - Two Host lines are refused (RFC 9112 §3.2); Node keeps the first and drops the second
- *   silently, so a proxy reading the last would route elsewhere than the mirror answered for.
+ * - Two Host lines are refused (RFC 9112 §3.2), with or without an authority; Node keeps the
+ *   first and drops the second silently, so a proxy reading the last would route elsewhere than
+ *   the mirror answered for.
  * - Anything outside visible ASCII is refused: Node decodes header bytes as latin1, so a UTF-8
  *   name would arrive mangled; data planes send IDN hosts as punycode.
  */
-export function requestHost(rawHeaders: readonly string[]): string | null {
+export function requestHost(
+  rawHeaders: readonly string[],
+  authority: string | null = null,
+): string | null {
   let host: string | undefined;
   let forwarded: string | undefined;
   for (let i = 0; i < rawHeaders.length; i += 2) {
@@ -28,6 +33,8 @@ export function requestHost(rawHeaders: readonly string[]): string | null {
   if (forwarded !== undefined) {
     const comma = forwarded.indexOf(",");
     host = (comma === -1 ? forwarded : forwarded.slice(0, comma)).trim();
+  } else if (authority !== null) {
+    host = authority;
   }
   if (host === undefined || !isVisibleAscii(host)) return null;
   return host;

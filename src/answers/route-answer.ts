@@ -33,13 +33,18 @@ const EMPTY = "0";
  * routing contract"): 200 with `x-mirror-app`, `x-mirror-upstream` (when set) and
  * `x-mirror-revision`; 503 with `retry-after` and `x-mirror-reason: not-synced`, or
  * `secret-unavailable` plus `x-mirror-app`; 404 `unknown-host`; 400 `bad-host`. Pure: the raw
- * header lines of the request in, the answer out. This is the data plane's hot path: it reads
- * no `request.headers`, and the routed answer of an App
- * is made once per Snapshot, frozen, and given to every request for that App.
+ * header lines of the request and the authority of an absolute-form target (null for the origin
+ * form) in, the answer out. This is the data plane's hot path: it reads no `request.headers`,
+ * and the routed answer of an App is made once per Snapshot, frozen, and given to every request
+ * for that App.
  */
 export function routeAnswerer(
   retryAfter: RetryAfterSeconds,
-): (snapshot: RouteView | null, rawHeaders: readonly string[]) => RouteAnswer {
+): (
+  snapshot: RouteView | null,
+  rawHeaders: readonly string[],
+  authority?: string | null,
+) => RouteAnswer {
   const notSynced = fixed("not-synced", { "retry-after": String(retryAfter.notSynced) });
   const badHost = fixed("bad-host", {});
   const unknownHost = fixed("unknown-host", {});
@@ -50,9 +55,9 @@ export function routeAnswerer(
   let revision = "";
   let routed: (RouteAnswer | undefined)[] = [];
 
-  return function answerRoute(snapshot, rawHeaders) {
+  return function answerRoute(snapshot, rawHeaders, authority = null) {
     if (snapshot === null) return notSynced;
-    const host = requestHost(rawHeaders);
+    const host = requestHost(rawHeaders, authority);
     if (host === null) return badHost;
     const slot = lookupSlot(snapshot, host);
     if (slot === "unknown") return unknownHost;

@@ -101,6 +101,7 @@ const serveFlags = z.object({
   "listen-idle-timeout": seconds(3600).optional(),
   "shutdown-grace": seconds(3600).default(5),
   "allow-cluster-wide-secrets": bool.default(false),
+  "allow-local-upstreams": bool.default(false),
   "push-haproxy": unixSocket(true).optional(),
   "push-haproxy-map": z.string().min(1, "must not be empty").default(DEFAULT_HAPROXY_MAP),
   "push-caddy": unixSocket(false).optional(),
@@ -205,6 +206,7 @@ export function parseServeConfig(
     listenIdleTimeoutSeconds: f["listen-idle-timeout"],
     shutdownGraceSeconds: f["shutdown-grace"],
     allowClusterWideSecrets: f["allow-cluster-wide-secrets"],
+    allowLocalUpstreams: f["allow-local-upstreams"],
     push: pushTargets(f),
   });
 }

@@ -105,6 +105,11 @@ export const FLAG_DOCS: Readonly<
     help: "let the sidecar watch App Secrets in every namespace with no --secret-selector",
     shownDefault: "false: without --secret-namespaces or --secret-selector, serve refuses to start",
   },
+  "allow-local-upstreams": {
+    value: "BOOL",
+    help: "let an App's upstream be a loopback, unspecified or link-local address (127.0.0.0/8, localhost, 0.0.0.0, ::1, 169.254.0.0/16, fe80::/10); without it such an App is refused",
+    shownDefault: "false",
+  },
   "push-haproxy": {
     value: "unix:PATH",
     help: "zero-hop: keep the routing table in HAProxy's map through its runtime API, the stats socket at PATH (a bare PATH too)",

@@ -10,7 +10,7 @@ const USAGE = `Usage: replica-mirror <command> [flags]
 
 Commands:
   serve                    run the sidecar (the default command); serve --help lists its flags
-  registry validate FILE [--namespace NS]
+  registry validate FILE [--namespace NS] [--allow-local-upstreams true|false]
                            check a Registry document as the mirror would
   --version                print the version`;
 

@@ -5,19 +5,28 @@ import { build } from "../snapshot/build.ts";
 import { SecretIndex } from "../snapshot/secret-index.ts";
 
 /**
- * `registry validate FILE`: the same path-named errors the mirror logs, then exit 1; on a valid
- * document, a summary and any hostname conflicts (warnings, exit 0).
+ * `registry validate FILE`: the same path-named errors the mirror logs, then exit 1 (an App the
+ * mirror would refuse alone counts: the document is not valid); on a valid document, a summary
+ * and any hostname conflicts (warnings, exit 0). `--allow-local-upstreams true` relaxes the rule
+ * as `serve`'s flag does.
  */
 export async function runValidate(
   argv: readonly string[],
   out: (line: string) => void,
 ): Promise<number> {
-  const usage = "usage: replica-mirror registry validate FILE [--namespace NS]";
-  let parsed: { values: { namespace?: string | undefined }; positionals: string[] };
+  const usage =
+    "usage: replica-mirror registry validate FILE [--namespace NS] [--allow-local-upstreams true|false]";
+  let parsed: {
+    values: { namespace?: string | undefined; "allow-local-upstreams"?: string | undefined };
+    positionals: string[];
+  };
   try {
     parsed = parseArgs({
       args: [...argv],
-      options: { namespace: { type: "string", default: "default" } },
+      options: {
+        namespace: { type: "string", default: "default" },
+        "allow-local-upstreams": { type: "string", default: "false" },
+      },
       allowPositionals: true,
     });
   } catch {
@@ -25,8 +34,9 @@ export async function runValidate(
     return 2;
   }
   const namespace = parsed.values.namespace ?? "";
+  const allowLocal = parsed.values["allow-local-upstreams"];
   const files = parsed.positionals;
-  if (files.length !== 1 || namespace === "") {
+  if (files.length !== 1 || namespace === "" || (allowLocal !== "true" && allowLocal !== "false")) {
     out(usage);
     return 2;
   }
@@ -37,7 +47,10 @@ export async function runValidate(
     out(`${files[0]}: ${(e as Error).message}`);
     return 1;
   }
-  const document = parseRegistry(bytes, { defaultNamespace: namespace });
+  const document = parseRegistry(bytes, {
+    defaultNamespace: namespace,
+    allowLocalUpstreams: allowLocal === "true",
+  });
   if (!document.ok) {
     for (const issue of document.error.issues) out(`${files[0]}: ${issue}`);
     return 1;

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { ReflectorStatus } from "../kube/cache/reflector-status.ts";
-import type { Conflict } from "../snapshot/types.ts";
+import { listedRefusals } from "../registry/echo.ts";
+import type { Conflict, RefusedAppStatus, RegistryStatus } from "../snapshot/types.ts";
 import type { MirrorObserver } from "./observer.ts";
 
 /** A normal watch turnover is debug; anything that cost a relist or an error is info or above. */
@@ -22,7 +23,8 @@ const RESTART_LEVEL: Readonly<Record<string, "debug" | "info" | "warn">> = {
  */
 export function logObserver(log: Logger): MirrorObserver {
   let lastConflicts = "[]";
-  let lastRefused = "[]";
+  let lastRefusedApps: readonly RefusedAppStatus[] = [];
+  let lastRefused = "";
   let firstPublished = false;
   return {
     synced() {
@@ -41,14 +43,18 @@ export function logObserver(log: Logger): MirrorObserver {
           log.info("hostname conflicts resolved");
         }
       }
-      const refused = JSON.stringify(snapshot.registry.refusedApps);
-      if (refused !== lastRefused) {
-        lastRefused = refused;
-        if (snapshot.registry.refusedApps.length > 0)
-          log.warn(
-            { refusedApps: snapshot.registry.refusedApps },
-            "Registry App entries refused: the other Apps apply, and each refused one keeps its last good version",
-          );
+      // Most publishes carry the refusals of the one before: the same array, compared at once.
+      if (snapshot.registry.refusedApps !== lastRefusedApps) {
+        lastRefusedApps = snapshot.registry.refusedApps;
+        const refused = refusalsLine(snapshot.registry);
+        if (refused.key !== lastRefused) {
+          lastRefused = refused.key;
+          if (lastRefusedApps.length > 0)
+            log.warn(
+              refused.fields,
+              "Registry App entries refused: the other Apps apply, and each refused one keeps its last good version",
+            );
+        }
       }
       const fields = {
         revision: snapshot.revision,
@@ -124,6 +130,21 @@ function logReflector(log: Logger, reflector: string, status: ReflectorStatus): 
       );
       return;
   }
+}
+
+/**
+ * The refusals as a log line carries them, bounded (the first few, and how many more), and a key
+ * that changes when they do: the value they came from, and which of them kept a version.
+ */
+function refusalsLine(registry: RegistryStatus): {
+  readonly fields: Record<string, unknown>;
+  readonly key: string;
+} {
+  const { listed, more } = listedRefusals(registry.refusedApps);
+  const fields = { refusedApps: listed, moreRefusedApps: more };
+  let kept = "";
+  for (const r of registry.refusedApps) kept += r.kept ? "1" : "0";
+  return { fields, key: `${registry.contentHash}:${kept}:${JSON.stringify(listed)}` };
 }
 
 const describeConflict = (c: Conflict) =>

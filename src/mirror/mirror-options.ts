@@ -16,6 +16,11 @@ export interface RegistrySource {
   readonly name: string;
   readonly key: string;
   readonly maxDecompressedBytes?: number;
+  /**
+   * Default false: an App whose upstream is a loopback, unspecified or link-local address is
+   * refused, here and in a warm start's Registry, which is parsed again (ADR 48).
+   */
+  readonly allowLocalUpstreams?: boolean;
 }
 
 export interface MirrorOptions {

@@ -24,6 +24,8 @@ interface RegistryOptions {
   readonly key: string;
   readonly namespace: string;
   readonly maxDecompressedBytes?: number;
+  /** Default false: Apps whose upstream is a local address are refused (ADR 48). */
+  readonly allowLocalUpstreams?: boolean;
 }
 
 /** A digest of a value's bytes: equal on every replica that holds the same value. */
@@ -58,6 +60,7 @@ export function serveRegistry(
     };
   const parsed = parseRegistry(Buffer.from(secret.value, "latin1"), {
     defaultNamespace: options.namespace,
+    allowLocalUpstreams: options.allowLocalUpstreams ?? false,
     ...(options.maxDecompressedBytes === undefined
       ? {}
       : { maxDecompressedBytes: options.maxDecompressedBytes }),

@@ -1,6 +1,7 @@
 // What the status API shows, built field by field from the Snapshot: nothing is passed through
 // whole, so a field added to App later (or the Secret bytes it already has) cannot leak by default.
 
+import { listedRefusals } from "../registry/echo.ts";
 import type { LookupResult } from "../snapshot/lookup.ts";
 import type { App, Conflict, NotReadyReason, RegistryStatus, Snapshot } from "../snapshot/types.ts";
 
@@ -37,8 +38,11 @@ export interface SnapshotRecord {
   readonly apps: number;
   readonly readyApps: number;
   readonly hostnames: number;
-  /** Null before the first Snapshot: nothing is known about the Registry yet. */
-  readonly registry: RegistryStatus | null;
+  /**
+   * Null before the first Snapshot: nothing is known about the Registry yet. At most the first
+   * few refused App entries are listed; `moreRefusedApps` counts the rest.
+   */
+  readonly registry: (RegistryStatus & { readonly moreRefusedApps: number }) | null;
   readonly conflicts: readonly Conflict[];
   /** Where the Snapshot's inputs came from; null before the first Snapshot. */
   readonly source: "api-server" | "state-file" | null;
@@ -92,6 +96,7 @@ export function snapshotRecord(
   snapshot: Snapshot,
   proxies: readonly ProxyRecord[] = [],
 ): SnapshotRecord {
+  const refused = listedRefusals(snapshot.registry.refusedApps);
   return {
     revision: snapshot.revision,
     synced: true,
@@ -103,12 +108,13 @@ export function snapshotRecord(
       present: snapshot.registry.present,
       resourceVersion: snapshot.registry.resourceVersion,
       error: snapshot.registry.error,
-      refusedApps: snapshot.registry.refusedApps.map((r) => ({
+      refusedApps: refused.listed.map((r) => ({
         index: r.index,
         name: r.name,
         reason: r.reason,
         kept: r.kept,
       })),
+      moreRefusedApps: refused.more,
       contentHash: snapshot.registry.contentHash,
     },
     conflicts: snapshot.routes.conflicts,

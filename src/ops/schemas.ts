@@ -99,7 +99,14 @@ export const snapshotRecordSchema = {
     hostnames: { type: "integer" },
     registry: {
       type: ["object", "null"],
-      required: ["present", "resourceVersion", "error", "refusedApps", "contentHash"],
+      required: [
+        "present",
+        "resourceVersion",
+        "error",
+        "refusedApps",
+        "moreRefusedApps",
+        "contentHash",
+      ],
       additionalProperties: false,
       properties: {
         present: { type: "boolean" },
@@ -119,6 +126,7 @@ export const snapshotRecordSchema = {
             },
           },
         },
+        moreRefusedApps: { type: "integer" },
         contentHash: nullableString,
       },
     },

@@ -13,6 +13,9 @@ const TAIL = /\.?(?::[0-9]{1,5})?$/;
 // MAX_HOST characters (checked on the stripped form).
 const VALID = /^(?:[a-z0-9_-]{1,63}\.)*[a-z0-9_-]{1,63}\.?(?::[0-9]{1,5})?$/;
 const MAX_HOST = 253;
+// A stripped host whose last label is a number (decimal digits, or 0x and hex digits): an IPv4
+// address to a URL parser, in any of its spellings (`10.0.0.12`, `127.1`, `0x7f.1`).
+const ENDS_IN_NUMBER = /(?:^|\.)(?:[0-9]+|0x[0-9a-f]*)$/;
 
 /** What the proxy knows of one request's host: its one Host value, or null (none, or two). */
 export type ProxyHost = string | null;
@@ -21,9 +24,10 @@ export type ProxyHost = string | null;
  * The answer a proxy gives from `table` (null: nothing pushed yet) for a request whose Host is
  * `host`, as `/v1/route` would give it: not-synced first; then an exact hostname (the Host
  * lower-cased, one trailing dot and a port stripped); then a bad host (anything `/v1/route`
- * refuses); then the longest wildcard suffix with at least one label above it; else unknown.
- * The exact lookup may come before the check for a bad host because no bad host strips to a
- * Registry hostname: those are valid, lower-case and at most 253 characters.
+ * refuses, a name whose last label is a number among them); then the longest wildcard suffix
+ * with at least one label above it; else unknown. The exact lookup may come before the check for
+ * a bad host because no bad host strips to a Registry hostname: those are valid, lower-case, at
+ * most 253 characters, and never end in a number.
  */
 export function tableAnswer(table: RoutingTable | null, host: ProxyHost): RouteAnswer {
   if (table === null) return refused("not-synced");
@@ -32,7 +36,8 @@ export function tableAnswer(table: RoutingTable | null, host: ProxyHost): RouteA
   const key = lowered.replace(TAIL, "");
   const exact = table.exact.get(key);
   if (exact !== undefined) return answerOf(exact, table.revision);
-  if (!VALID.test(lowered) || key.length > MAX_HOST) return refused("bad-host");
+  if (!VALID.test(lowered) || key.length > MAX_HOST || ENDS_IN_NUMBER.test(key))
+    return refused("bad-host");
   for (let dot = key.indexOf("."); dot !== -1; dot = key.indexOf(".", dot + 1)) {
     const entry = table.wildcard.get(key.slice(dot + 1));
     if (entry !== undefined) return answerOf(entry, table.revision);

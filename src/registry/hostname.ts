@@ -96,7 +96,7 @@ export function normaliseHostname(raw: string): Result<string, string> {
   const from = raw.startsWith("*.") ? 2 : 0;
   if (raw.length > from && raw.length <= MAX_HOSTNAME_LENGTH) {
     const scan = scanName(raw, DECLARED, from);
-    if (scan.kind === "fine" && !scan.upper) return ok(raw);
+    if (scan.kind === "fine" && !scan.upper) return named(raw);
   }
   if (raw.length === 0) return err("must not be empty");
   let host = raw.endsWith(".") ? raw.slice(0, -1) : raw;
@@ -112,7 +112,41 @@ export function normaliseHostname(raw: string): Result<string, string> {
   const pattern = wildcard ? `*.${name.value}` : name.value;
   if (pattern.length > MAX_HOSTNAME_LENGTH)
     return err(`must be at most ${MAX_HOSTNAME_LENGTH} characters`);
+  return named(pattern);
+}
+
+/**
+ * `pattern`, valid and in normal form, if it is a name a client reaches by name (ADR 48): not an
+ * IPv4 address in any spelling a URL parser accepts (its last label is a number: `10.0.0.12`,
+ * `127.1`, `*.0.0.12`), not under `localhost`, not a wildcard over a single label (`*.com`).
+ */
+function named(pattern: string): Result<string, string> {
+  if (lastLabelIsNumber(pattern, pattern.lastIndexOf(".") + 1, pattern.length))
+    return err(
+      "its last label is a number, so URL parsers read it as an IPv4 address: not a hostname",
+    );
+  if (pattern === "localhost" || pattern.endsWith(".localhost"))
+    return err("localhost and the names under it are not allowed");
+  if (pattern.startsWith("*.") && pattern.indexOf(".", 2) === -1)
+    return err("a wildcard must cover at least two labels, as in *.example.com");
   return ok(pattern);
+}
+
+/**
+ * Whether `text[from, to)`, one lower-case label, is a number to WHATWG's IPv4 parser: decimal
+ * digits, or `0x` and hex digits (none at all reads as zero). A host whose last label is a number
+ * is parsed as an IPv4 address (`127.1`, `0x7f.1`, `2130706433`), or refused when it is not one.
+ */
+export function lastLabelIsNumber(text: string, from: number, to: number): boolean {
+  if (to <= from) return false;
+  let i = from;
+  const hex = to - from >= 2 && text.charCodeAt(from) === 48 && text.charCodeAt(from + 1) === 120;
+  if (hex) i += 2;
+  for (; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (!((c >= 48 && c <= 57) || (hex && c >= 97 && c <= 102))) return false;
+  }
+  return true;
 }
 
 function declaredProblem(problem: Exclude<Scan, { kind: "fine" }> | "percent" | "idn"): string {
@@ -132,8 +166,10 @@ function declaredProblem(problem: Exclude<Scan, { kind: "fine" }> | "percent" | 
 
 /**
  * Normalises the host a data plane sends (Host or X-Forwarded-Host): strips a port, lower-cases,
- * drops one trailing dot and converts IDN; IPv6 literals and anything that is not a hostname are
- * bad hosts. A plain lower-case name without a port returns unchanged, without allocating.
+ * drops one trailing dot and converts IDN; IPv6 literals, a name whose last label is a number
+ * (an IPv4 address to a URL parser: no Registry hostname is one) and anything that is not a
+ * hostname are bad hosts. A plain lower-case name without a port returns unchanged, without
+ * allocating.
  */
 export function normaliseRequestHost(raw: string): Result<string, BadHost> {
   if (raw.length === 0) return err("empty");
@@ -150,6 +186,8 @@ export function normaliseRequestHost(raw: string): Result<string, BadHost> {
   if (host.length === 0) return err("invalid");
   const name = normaliseName(host, REQUESTED);
   if (!name.ok) return err("invalid");
-  if (name.value.length > MAX_HOSTNAME_LENGTH) return err("too-long");
-  return ok(name.value);
+  const value = name.value;
+  if (value.length > MAX_HOSTNAME_LENGTH) return err("too-long");
+  if (lastLabelIsNumber(value, value.lastIndexOf(".") + 1, value.length)) return err("ip-literal");
+  return ok(value);
 }

@@ -1,8 +1,10 @@
 import { gunzipSync } from "node:zlib";
 import { parseJson } from "../json.ts";
 import { err, ok, type Result } from "../result.ts";
+import { echoName } from "./echo.ts";
 import {
   type AppDocument,
+  type AppRules,
   type AppSpec,
   appShape,
   checkNames,
@@ -22,7 +24,7 @@ interface RegistryError {
 export interface RefusedApp {
   /** Its place in the document's `apps`. */
   readonly index: number;
-  /** Its `name`, when the entry has a string there (it may be the invalid part). */
+  /** Its `name` as `echoName` repeats it, when the entry has a string there (maybe the bad one). */
   readonly name: string | null;
   /** What is wrong, as paths inside the entry: `hostnames[0]: port not allowed`. */
   readonly reason: string;
@@ -34,15 +36,23 @@ export interface ParsedRegistry {
   readonly refused: readonly RefusedApp[];
 }
 
-interface ParseOptions {
+/** How to read a decoded document. */
+interface DocumentOptions {
   /** The Registry Secret's namespace: the default for `secretRef.namespace`. */
   readonly defaultNamespace: string;
+  /** Default false: an App whose upstream is a local address is refused (ADR 48). */
+  readonly allowLocalUpstreams?: boolean;
+}
+
+interface ParseOptions extends DocumentOptions {
   /** Cap on the decompressed size of a gzip value; a bigger one is malformed, not an outage. */
   readonly maxDecompressedBytes?: number;
 }
 
 const DEFAULT_MAX_DECOMPRESSED_BYTES = 32 * 1024 * 1024;
 const MAX_ISSUES = 20;
+/** Characters of one issue's message: messages never quote the document, and this keeps it so. */
+const MAX_MESSAGE = 200;
 
 /** Parses a Registry value (JSON, or gzip-compressed JSON): never throws. */
 export function parseRegistry(
@@ -53,7 +63,7 @@ export function parseRegistry(
   if (!text.ok) return text;
   const json = parseJson("the value", text.value);
   if (!json.ok) return failure(json.error.message);
-  return parseRegistryDocument(json.value, options.defaultNamespace);
+  return parseRegistryDocument(json.value, options);
 }
 
 /**
@@ -63,16 +73,16 @@ export function parseRegistry(
  */
 export function parseRegistryDocument(
   json: unknown,
-  defaultNamespace: string,
+  options: DocumentOptions,
 ): Result<ParsedRegistry, RegistryError> {
   const whole = registryShape.safeParse(json);
-  if (whole.success) return ok(checkedApps(whole.data.apps, defaultNamespace));
-  return parseEntryByEntry(json, defaultNamespace);
+  if (whole.success) return ok(checkedApps(whole.data.apps, options));
+  return parseEntryByEntry(json, options);
 }
 
 /** Every App entry has its shape: each is held to the naming rules and to unique names. */
-function checkedApps(entries: readonly AppDocument[], defaultNamespace: string): ParsedRegistry {
-  return admitted(entries, (app) => ok(app), defaultNamespace);
+function checkedApps(entries: readonly AppDocument[], options: DocumentOptions): ParsedRegistry {
+  return admitted(entries, (app) => ok(app), options);
 }
 
 /**
@@ -82,8 +92,9 @@ function checkedApps(entries: readonly AppDocument[], defaultNamespace: string):
 function admitted<E>(
   entries: readonly E[],
   shape: (entry: E) => Result<AppDocument, string>,
-  defaultNamespace: string,
+  options: DocumentOptions,
 ): ParsedRegistry {
+  const rules: AppRules = { allowLocalUpstreams: options.allowLocalUpstreams ?? false };
   const valid: ValidApp[] = [];
   const refused: RefusedApp[] = [];
   const first = new Map<string, number>();
@@ -96,16 +107,19 @@ function admitted<E>(
     }
     const app = shaped.value;
     const hostnames: string[] = [];
-    checkNames(app, issues, hostnames);
+    checkNames(app, rules, issues, hostnames);
     if (issues.length > 0) {
-      refused.push({ index, name: app.name, reason: reasonOf(issues) });
+      refused.push({ index, name: echoName(app.name), reason: reasonOf(issues) });
       issues.length = 0;
       return;
     }
     if (taken(first, app.name, index, refused)) return;
     valid.push({ app, hostnames });
   });
-  return { registry: registryOf(valid, defaultNamespace), refused: Object.freeze(refused) };
+  return {
+    registry: registryOf(valid, options.defaultNamespace),
+    refused: Object.freeze(refused),
+  };
 }
 
 function reasonOf(issues: readonly Parameters<typeof formatIssue>[0][]): string {
@@ -134,7 +148,7 @@ function taken(
 /** Some entry lacks its shape, or the envelope is wrong: each entry is parsed on its own. */
 function parseEntryByEntry(
   json: unknown,
-  defaultNamespace: string,
+  options: DocumentOptions,
 ): Result<ParsedRegistry, RegistryError> {
   const envelope = registryEnvelope.safeParse(json);
   if (!envelope.success) {
@@ -147,14 +161,14 @@ function parseEntryByEntry(
     const app = appShape.safeParse(entry);
     return app.success ? ok(app.data) : err(reasonOf(app.error.issues));
   };
-  return ok(admitted(envelope.data.apps, shape, defaultNamespace));
+  return ok(admitted(envelope.data.apps, shape, options));
 }
 
-/** An entry's `name`, when it is a string. */
+/** An entry's `name`, when it is a string, as a refusal repeats it. */
 function nameOf(entry: unknown): string | null {
   if (typeof entry !== "object" || entry === null || !Object.hasOwn(entry, "name")) return null;
   const { name } = entry as { readonly name: unknown };
-  return typeof name === "string" ? name : null;
+  return typeof name === "string" ? echoName(name) : null;
 }
 
 /** An App entry that follows every rule, and its hostnames in normal form. */
@@ -214,7 +228,8 @@ function formatIssue(issue: {
   readonly path?: readonly PropertyKey[] | undefined;
   readonly message?: string | undefined;
 }): string {
-  const message = issue.message ?? "";
+  let message = issue.message ?? "";
+  if (message.length > MAX_MESSAGE) message = `${message.slice(0, MAX_MESSAGE)}…`;
   let path = "";
   for (const p of issue.path ?? []) {
     if (typeof p === "number") path += `[${p}]`;

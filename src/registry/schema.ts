@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { normaliseHostname } from "./hostname.ts";
+import { type LocalAddress, localUpstream } from "./local-upstream.ts";
 
 /** One Secret, by namespace and name: the one way the mirror and the builder name a Secret. */
 export interface SecretRef {
@@ -98,11 +99,29 @@ export interface NameIssue {
 /** Where `checkNames` puts what it found wrong. */
 export type Issues = NameIssue[];
 
+/** The rules of an App that the operator may relax (README, "Configuration"). */
+export interface AppRules {
+  /** Whether an `upstream` may name a loopback, unspecified or link-local host (ADR 48). */
+  readonly allowLocalUpstreams: boolean;
+}
+
+const LOCAL_UPSTREAM: Readonly<Record<LocalAddress, string>> = {
+  loopback: "a loopback address is not allowed (--allow-local-upstreams)",
+  unspecified: "an unspecified address (0.0.0.0/8, ::) is not allowed (--allow-local-upstreams)",
+  "link-local":
+    "a link-local address (169.254.0.0/16, fe80::/10) is not allowed (--allow-local-upstreams)",
+};
+
 /**
  * Every naming rule of one App: an issue per broken rule, its path inside the App. Each valid
  * hostname's normal form goes into `normal`, when given, in order.
  */
-export function checkNames(app: AppDocument, issues: Issues, normal?: string[]): void {
+export function checkNames(
+  app: AppDocument,
+  rules: AppRules,
+  issues: Issues,
+  normal?: string[],
+): void {
   const { name, hostnames, secretRef: ref } = app;
   // Plain statements, no closures: this runs once per App of every Registry value.
   let why = dnsLabel(name);
@@ -112,8 +131,13 @@ export function checkNames(app: AppDocument, issues: Issues, normal?: string[]):
   if (hostnames.length > MAX_HOSTNAMES)
     issues.push(issue(`at most ${MAX_HOSTNAMES} hostnames`, hostnames, ["hostnames"]));
   // Handed to the data plane as a header value: nginx's default buffer for a header line is 8 KiB.
-  if (app.upstream !== undefined && app.upstream.length > MAX_UPSTREAM)
-    issues.push(issue(`at most ${MAX_UPSTREAM} characters`, app.upstream, ["upstream"]));
+  const { upstream } = app;
+  if (upstream !== undefined && upstream.length > MAX_UPSTREAM)
+    issues.push(issue(`at most ${MAX_UPSTREAM} characters`, upstream, ["upstream"]));
+  else if (upstream !== undefined && !rules.allowLocalUpstreams) {
+    const local = localUpstream(upstream);
+    if (local !== null) issues.push(issue(LOCAL_UPSTREAM[local], upstream, ["upstream"]));
+  }
   for (let h = 0; h < hostnames.length; h++) {
     const hostname = normaliseHostname(hostnames[h]!);
     if (!hostname.ok) issues.push(issue(hostname.error, hostnames[h], ["hostnames", h]));

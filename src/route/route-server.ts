@@ -7,7 +7,7 @@ import {
 } from "../answers/route-answer.ts";
 import type { RouteView } from "../snapshot/types.ts";
 import { type ListenerLimits, LOOPBACK_LIMITS, serverOptions } from "./listener-limits.ts";
-import { isRoutePath } from "./route-path.ts";
+import { isRoutePath, targetAuthority } from "./route-path.ts";
 
 export interface RouteServerOptions {
   /** The view answered from, read once per request: a single field read. Null: not synced. */
@@ -27,7 +27,8 @@ const INTERNAL = Object.freeze({ "x-mirror-reason": "internal", "content-length"
 /**
  * The data listener's HTTP server, not listening yet: `/v1/route` and `/v1/route/*` with every
  * method (Envoy's ext_authz forwards the client's method and path prefix), answered from the
- * view (README, "The routing contract"); every other target 404 `x-mirror-reason: not-found`.
+ * view (README, "The routing contract"), the origin form or the absolute form, whose authority
+ * stands for Host; every other target 404 `x-mirror-reason: not-found`.
  * No body is read; Node drains and drops one after the answer. A request Node's parser refuses
  * gets Node's own 400, 408 or 431 and the connection closes.
  */
@@ -36,12 +37,13 @@ export function createRouteServer(options: RouteServerOptions): Server {
   const counted = options.counted ?? (() => {});
   const failed = options.failed ?? (() => {});
   const handle = (request: IncomingMessage, response: ServerResponse): void => {
-    if (!isRoutePath(request.url ?? "")) {
+    const url = request.url ?? "";
+    if (!isRoutePath(url)) {
       response.writeHead(ERRORS["not-found"].status, withoutLength(request, NOT_FOUND));
       response.end();
       return;
     }
-    const a = answer(options.view(), request.rawHeaders);
+    const a = answer(options.view(), request.rawHeaders, targetAuthority(url));
     counted(a.outcome);
     response.writeHead(a.status, withoutLength(request, a.headers));
     response.end();

@@ -38,6 +38,8 @@ export interface SidecarConfig {
   readonly shutdownGraceSeconds: number;
   /** Whether App Secrets may be watched in every namespace without a label selector. */
   readonly allowClusterWideSecrets: boolean;
+  /** Whether an App's upstream may be a loopback, unspecified or link-local address (ADR 48). */
+  readonly allowLocalUpstreams: boolean;
   /** Zero-hop: the proxies whose routing table the sidecar keeps; empty: hop mode only. */
   readonly push: readonly PushTargetConfig[];
 }

@@ -92,6 +92,10 @@ export async function startSidecar(
   if (!created.ok) return err(created.error.message);
   const transport = created.value;
   log.info({ server: transport.server, source: loaded.value.source }, "API server");
+  if (config.allowLocalUpstreams)
+    log.warn(
+      "local upstreams are allowed: an App may route the proxy to loopback or link-local addresses, this pod's own ports among them",
+    );
 
   const holder = new SnapshotHolder();
   const metrics = createMetrics();
@@ -143,6 +147,7 @@ export async function startSidecar(
       namespace: config.registryNamespace,
       name: config.registryName,
       key: config.registryKey,
+      allowLocalUpstreams: config.allowLocalUpstreams,
     },
     secrets: {
       scopes: secretScopes(transport, config),

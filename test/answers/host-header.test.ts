@@ -75,4 +75,38 @@ describe("requestHost", () => {
   ])("%s", (_case, lines, expected) => {
     expect(requestHost(lines.flat())).toBe(expected);
   });
+
+  it("takes an absolute-form target's authority over Host, X-Forwarded-Host over both", () => {
+    const cases: [string, [string, string][], string, string | null][] = [
+      [
+        "the authority over Host",
+        [["Host", "other.example.com"]],
+        "shop.example.com",
+        "shop.example.com",
+      ],
+      ["the authority without Host", [], "shop.example.com:8080", "shop.example.com:8080"],
+      [
+        "X-Forwarded-Host over the authority",
+        [
+          ["Host", "other.example.com"],
+          ["X-Forwarded-Host", "blog.example.com"],
+        ],
+        "shop.example.com",
+        "blog.example.com",
+      ],
+      ["an empty authority", [["Host", "shop.example.com"]], "", ""],
+      [
+        "two Host lines, whatever the authority",
+        [
+          ["Host", "a.example.com"],
+          ["Host", "a.example.com"],
+        ],
+        "a.example.com",
+        null,
+      ],
+    ];
+    expect(cases.map(([c, lines, authority]) => [c, requestHost(lines.flat(), authority)])).toEqual(
+      cases.map(([c, , , expected]) => [c, expected]),
+    );
+  });
 });

@@ -29,6 +29,7 @@ describe("parseServeConfig", () => {
         listenIdleTimeoutSeconds: undefined,
         shutdownGraceSeconds: 5,
         allowClusterWideSecrets: false,
+        allowLocalUpstreams: false,
         push: [],
       },
     });
@@ -140,6 +141,20 @@ describe("parseServeConfig", () => {
       }),
       remote(["--allow-remote-status-api", "yes"]),
     ]).toEqual([false, true, true, false, "--allow-remote-status-api: must be true or false"]);
+  });
+
+  it("refuses local upstreams unless the flag or its variable allows them", () => {
+    const allowed = (argv: string[], env: Record<string, string> = {}) => {
+      const parsed = parseServeConfig(["--secret-namespaces=a", ...argv], env);
+      return parsed.ok ? parsed.value.allowLocalUpstreams : parsed.error;
+    };
+    expect([
+      allowed([]),
+      allowed(["--allow-local-upstreams", "true"]),
+      allowed([], { REPLICA_MIRROR_ALLOW_LOCAL_UPSTREAMS: "true" }),
+      allowed(["--allow-local-upstreams=false"], { REPLICA_MIRROR_ALLOW_LOCAL_UPSTREAMS: "true" }),
+      allowed(["--allow-local-upstreams", "yes"]),
+    ]).toEqual([false, true, true, false, "--allow-local-upstreams: must be true or false"]);
   });
 
   it("takes the data listener's limits and the shutdown grace from their flags", () => {

@@ -173,7 +173,7 @@ describe("replica-mirror registry validate", () => {
       good,
       JSON.stringify(
         registryDoc([
-          { name: "a", hostnames: ["a.example", "*.example"], secret: "s", key: "k" },
+          { name: "a", hostnames: ["a.example", "*.a.example"], secret: "s", key: "k" },
           { name: "b", hostnames: ["a.example"], secret: "s", key: "k" },
         ]),
       ),

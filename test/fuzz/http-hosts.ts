@@ -12,10 +12,10 @@ export type Outcome =
   | { readonly status: 400; readonly reason: "bad-host" };
 
 /** The outcomes a known host may have. */
-const routed = (app: string): Outcome => ({ status: 200, app });
+export const routed = (app: string): Outcome => ({ status: 200, app });
 export const UNKNOWN: Outcome = { status: 404, reason: "unknown-host" };
 export const BAD: Outcome = { status: 400, reason: "bad-host" };
-const UNAVAILABLE = (app: string): Outcome => ({
+export const UNAVAILABLE = (app: string): Outcome => ({
   status: 503,
   reason: "secret-unavailable",
   app,
@@ -85,7 +85,11 @@ const hostValue: fc.Arbitrary<HostValue> = fc.oneof(
       { value: "shop.exa mple.com", outcome: BAD, wellFormed: true },
       { value: "sh\xf6p.example.com", outcome: BAD, wellFormed: true },
       { value: "*.shop.example.com", outcome: BAD, wellFormed: true },
-      { value: "1.2.3.4", outcome: UNKNOWN, wellFormed: true },
+      // A name whose last label is a number is an IPv4 address to a URL parser: refused.
+      { value: "1.2.3.4", outcome: BAD, wellFormed: true },
+      { value: "10.0.0.12:8000", outcome: BAD, wellFormed: true },
+      { value: "127.1", outcome: BAD, wellFormed: true },
+      { value: "shop.example.0x7f", outcome: BAD, wellFormed: true },
       { value: `${"a".repeat(250)}.com`, outcome: BAD, wellFormed: true },
     ),
   ),
@@ -104,6 +108,11 @@ interface HostHeaders {
   readonly headers: readonly (readonly [string, string])[];
   readonly outcome?: Outcome;
   readonly wellFormed: boolean;
+  /**
+   * Whether an absolute-form target's authority decides the answer in place of these headers:
+   * no X-Forwarded-Host, and not two Host lines (RFC 9112 §3.2.2).
+   */
+  readonly authorityWins: boolean;
 }
 
 const hostName = fc.constantFrom("Host", "host", "HOST", "hOsT");
@@ -118,6 +127,7 @@ export const hostHeaders: fc.Arbitrary<HostHeaders> = fc.oneof(
         headers: [[n, h.value]],
         outcome: h.outcome,
         wellFormed: h.wellFormed,
+        authorityWins: true,
       }),
     ),
   },
@@ -131,6 +141,7 @@ export const hostHeaders: fc.Arbitrary<HostHeaders> = fc.oneof(
         ],
         outcome: h.outcome,
         wellFormed: h.wellFormed,
+        authorityWins: false,
       }),
     ),
   },
@@ -145,6 +156,7 @@ export const hostHeaders: fc.Arbitrary<HostHeaders> = fc.oneof(
         ],
         outcome: a.value.includes(",") || a.value.trim() !== a.value ? undefined : a.outcome,
         wellFormed: a.wellFormed && b.wellFormed,
+        authorityWins: false,
       }),
     ),
   },
@@ -162,6 +174,7 @@ export const hostHeaders: fc.Arbitrary<HostHeaders> = fc.oneof(
             ? undefined
             : a.outcome,
         wellFormed: a.wellFormed && b.wellFormed,
+        authorityWins: false,
       }),
     ),
   },
@@ -175,6 +188,7 @@ export const hostHeaders: fc.Arbitrary<HostHeaders> = fc.oneof(
         ],
         outcome: BAD,
         wellFormed: h.wellFormed,
+        authorityWins: false,
       }),
     ),
   },
@@ -188,11 +202,17 @@ export const hostHeaders: fc.Arbitrary<HostHeaders> = fc.oneof(
         ],
         outcome: BAD,
         wellFormed: a.wellFormed && b.wellFormed,
+        authorityWins: false,
       }),
     ),
   },
   {
     weight: 1,
-    arbitrary: fc.constant<HostHeaders>({ headers: [], outcome: BAD, wellFormed: true }),
+    arbitrary: fc.constant<HostHeaders>({
+      headers: [],
+      outcome: BAD,
+      wellFormed: true,
+      authorityWins: true,
+    }),
   },
 );

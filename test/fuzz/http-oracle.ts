@@ -7,7 +7,9 @@
 //   x-mirror-upstream when the App has one), 503 (x-mirror-reason secret-unavailable with
 //   x-mirror-app, or not-synced; and retry-after), 404 (x-mirror-reason unknown-host) or 400
 //   (x-mirror-reason bad-host); the body is always empty and x-mirror-reason appears at most
-//   once. Every other target, whatever the method: 404 `x-mirror-reason: not-found`, empty body.
+//   once. The host asked about is X-Forwarded-Host's, else an absolute-form target's authority,
+//   else Host's; a name whose last label is a number is a bad host. Every other target, whatever
+//   the method: 404 `x-mirror-reason: not-found`, empty body.
 // - On the ops listener, `/v1/hosts/*`, `/v1/apps[/*]`, `/v1/snapshot` with GET or HEAD: 200, 400,
 //   404 or 503 with a JSON body whose `error` is a catalogued code; GET or HEAD of `/healthz`,
 //   `/readyz` or `/metrics`: 200 text; every other path, or another method there: 404

@@ -4,7 +4,7 @@
 import http from "node:http";
 import fc from "fast-check";
 import { anyChar, latin1 } from "./http-chars.ts";
-import { label } from "./http-hosts.ts";
+import { BAD, label, type Outcome, routed, UNAVAILABLE, UNKNOWN } from "./http-hosts.ts";
 
 /** The methods Node parses, but CONNECT (which gets no answer). */
 export const NODE_METHODS = http.METHODS.filter((m) => m !== "CONNECT");
@@ -44,6 +44,8 @@ interface Target {
   readonly target: string;
   readonly family: Family;
   readonly wellFormed: boolean;
+  /** An absolute-form route target: the answer its authority asks for, when no header wins. */
+  readonly authority?: Outcome;
 }
 
 export const target: fc.Arbitrary<Target> = fc.oneof(
@@ -118,8 +120,26 @@ export const target: fc.Arbitrary<Target> = fc.oneof(
   {
     weight: 1,
     arbitrary: fc.constantFrom<Target>(
-      // Absolute form: Fastify routes on its path.
-      { target: "http://shop.example.com/v1/route", family: "route", wellFormed: true },
+      // Absolute form: the authority stands for Host (RFC 9112 §3.2.2); Fastify routes on its path.
+      {
+        target: "http://shop.example.com/v1/route",
+        family: "route",
+        wellFormed: true,
+        authority: routed("shop"),
+      },
+      {
+        target: "http://BLOG.example.com:8000/v1/route/x?y",
+        family: "route",
+        wellFormed: true,
+        authority: UNAVAILABLE("blog"),
+      },
+      {
+        target: "http://nope.example.org/v1/route",
+        family: "route",
+        wellFormed: true,
+        authority: UNKNOWN,
+      },
+      { target: "http://10.0.0.12/v1/route", family: "route", wellFormed: true, authority: BAD },
       { target: "http://shop.example.com/v1/apps", family: "api", wellFormed: true },
     ),
   },

@@ -71,7 +71,11 @@ export const fuzzRequest: fc.Arbitrary<FuzzRequest> = fc
       !lf;
     const reusable =
       wellFormed && v.version === "HTTP/1.1" && extras.every((e) => e.reusable) && b.reusable;
-    const isRoute = t.family === "route" && !t.target.startsWith("http:");
+    const absolute = t.target.startsWith("http:");
+    const isRoute = t.family === "route";
+    // An absolute-form target's authority stands for Host; X-Forwarded-Host and two Host lines
+    // still decide.
+    const outcome = absolute ? (host.authorityWins ? t.authority : host.outcome) : host.outcome;
     const request = {
       method: m,
       target: t.target,
@@ -81,7 +85,7 @@ export const fuzzRequest: fc.Arbitrary<FuzzRequest> = fc
       eol: lf ? "\n" : "\r\n",
       wellFormed,
       reusable,
-      ...(isRoute && host.outcome !== undefined ? { outcome: host.outcome } : {}),
+      ...(isRoute && outcome !== undefined ? { outcome } : {}),
     };
     // fast-check prints a counterexample with this: the bytes, cut short.
     return Object.assign(request, { [fc.toStringMethod]: () => describeRequest(request) });

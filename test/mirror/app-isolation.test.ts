@@ -1,6 +1,9 @@
 // One malformed App entry refuses that App only (README, "The Registry document"): the others
-// apply, and the refused one keeps its last good version.
+// apply, and the refused one keeps its last good version. What a refusal repeats of the document
+// is bounded, whatever the document holds.
 
+import { createHash } from "node:crypto";
+import { gzipSync } from "node:zlib";
 import type { Envtest } from "@replica-mirror/envtest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { get, getJson, metricValue } from "../support/http.ts";
@@ -34,7 +37,10 @@ beforeAll(async () => {
   for (let i = 0; i < APPS; i++)
     writeSecret(envtest, APP_NS, `app-${i}-credentials`, { token: "t" });
   writeRegistryValue(envtest, JSON.stringify(registryDoc(upstreams("v1"))));
-  sidecar = await startTestSidecar(envtest);
+  sidecar = await startTestSidecar(envtest, {
+    flags: ["--allow-local-upstreams", "false"],
+    logLevel: "warn",
+  });
 }, 30_000);
 
 afterAll(async () => {
@@ -89,5 +95,81 @@ describe("a Registry with invalid App entries", () => {
     });
     const metrics = (await get(sidecar.ops.port, "/metrics")).body;
     expect(metricValue(metrics, "replica_mirror_registry_refused_apps")).toBe(3);
+  }, 60_000);
+
+  it("refuses a local upstream alone, and repeats a 20 MiB name as 64 characters and a digest in the log and /v1/snapshot", async () => {
+    const name = "n".repeat(20 * 1024 * 1024);
+    const doc = registryDoc([
+      ...upstreams("v3"),
+      {
+        name: "ops",
+        hostnames: ["ops.example.com"],
+        namespace: APP_NS,
+        upstream: `http://127.1:${sidecar.ops.port}`,
+      },
+      {
+        name: "private",
+        hostnames: ["private.example.com"],
+        namespace: APP_NS,
+        upstream: "http://10.0.0.12:8080",
+      },
+    ]);
+    doc.apps.push({ name, hostnames: ["big.example.com"], secretRef: { name: "s", key: "k" } });
+    for (const n of ["ops", "private"])
+      writeSecret(envtest, APP_NS, `${n}-credentials`, { token: "t" });
+    const value = gzipSync(JSON.stringify(doc));
+    expect(value.length).toBeLessThan(64 * 1024);
+    const logged = sidecar.lines().length;
+    writeRegistryValue(envtest, value);
+    await waitUntil(
+      async () => ((await routedTo(0)) === "http://app-0-v3:8080" ? true : undefined),
+      {
+        what: "the new Registry",
+      },
+    );
+    const hosts = ["ops.example.com", "private.example.com"];
+    const answers = [];
+    for (const host of hosts) {
+      const r = await get(sidecar.data.port, "/v1/route", { host });
+      answers.push([r.status, r.headers["x-mirror-reason"] ?? r.headers["x-mirror-app"]]);
+    }
+    expect(answers).toEqual([
+      [404, "unknown-host"],
+      [200, "private"],
+    ]);
+    const refusedApps = [
+      {
+        index: APPS,
+        name: "ops",
+        reason: "upstream: a loopback address is not allowed (--allow-local-upstreams)",
+        kept: false,
+      },
+      {
+        index: APPS + 2,
+        name: `${"n".repeat(64)}…${createHash("sha256").update(name).digest("hex").slice(0, 8)}`,
+        reason: "name: must be at most 63 characters",
+        kept: false,
+      },
+    ];
+    const status = await get(sidecar.ops.port, "/v1/snapshot");
+    expect(status.body.length).toBeLessThan(4 * 1024);
+    expect(JSON.parse(status.body).registry).toMatchObject({
+      error: null,
+      refusedApps,
+      moreRefusedApps: 0,
+    });
+    const lines = sidecar.lines().slice(logged);
+    const refusals = lines.filter((l) => l.includes("Registry App entries refused"));
+    expect(refusals.map((l) => l.length < 4 * 1024)).toEqual([true]);
+    const { time: _, pid: __, hostname: ___, ...line } = JSON.parse(refusals[0]!);
+    expect(line).toEqual({
+      level: 40,
+      refusedApps,
+      moreRefusedApps: 0,
+      msg: "Registry App entries refused: the other Apps apply, and each refused one keeps its last good version",
+    });
+    expect(lines.filter((l) => l.length > 4 * 1024).map((l) => l.slice(0, 200))).toEqual([]);
+    const metrics = (await get(sidecar.ops.port, "/metrics")).body;
+    expect(metricValue(metrics, "replica_mirror_registry_refused_apps")).toBe(2);
   }, 60_000);
 });

@@ -155,6 +155,7 @@ describe("GET /v1/snapshot", () => {
           resourceVersion: "7",
           error: null,
           refusedApps: [],
+          moreRefusedApps: 0,
           contentHash: null,
         },
         conflicts: [{ hostname: "shop.example.com", winner: "shop", losers: ["shop-eu"] }],
@@ -168,8 +169,24 @@ describe("GET /v1/snapshot", () => {
   it("reports a refused Registry while the last good one is served", async () => {
     const registry = registryStatus("9", "apps[0].name: required");
     const r = await get(snapshotOf([SHOP], {}, 3, registry), "/v1/snapshot");
-    expect(r.body.registry).toEqual(registry);
+    expect(r.body.registry).toEqual({ ...registry, moreRefusedApps: 0 });
     expect(r.body.apps).toBe(1);
+  });
+
+  it("lists the first ten refused App entries and counts the rest", async () => {
+    const refusedApps = Array.from({ length: 25 }, (_, index) => ({
+      index,
+      name: `app-${index}`,
+      reason: "hostnames[0]: port not allowed",
+      kept: false,
+    }));
+    const registry = { ...registryStatus("9"), refusedApps };
+    const r = await get(snapshotOf([SHOP], {}, 3, registry), "/v1/snapshot");
+    expect(r.body.registry).toEqual({
+      ...registry,
+      refusedApps: refusedApps.slice(0, 10),
+      moreRefusedApps: 15,
+    });
   });
 
   // docs/serving.md spells this body out; the answer must be exactly that value.

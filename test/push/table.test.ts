@@ -73,6 +73,22 @@ describe("the zero-hop routing table", () => {
     );
   });
 
+  it("answers bad-host for a host whose last label is a number, as /v1/route does", () => {
+    const answer = routeAnswerer(DEFAULT_RETRY_AFTER);
+    const snapshot = snapshotOf([{ name: "a", hostnames: ["a.example", "*.a.example"] }]);
+    const table = routingTable(snapshot);
+    const hosts = ["10.0.0.12:8000", "127.1", "0X7F.1", "x.a.example.0x1f.", "a.example.0x", "7"];
+    const badHost = {
+      outcome: "bad-host",
+      status: 400,
+      headers: { "x-mirror-reason": "bad-host", "content-length": "0" },
+    };
+    expect(hosts.map((h) => [h, tableAnswer(table, h)])).toEqual(hosts.map((h) => [h, badHost]));
+    expect(hosts.map((h) => [h, answer(snapshot, ["Host", h])])).toEqual(
+      hosts.map((h) => [h, badHost]),
+    );
+  });
+
   it("answers not-synced before a table, and bad-host for a request without one Host", () => {
     const answer = routeAnswerer(DEFAULT_RETRY_AFTER);
     const table = routingTable(snapshotOf([{ name: "a", hostnames: ["a.example"] }]));

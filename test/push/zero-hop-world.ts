@@ -14,7 +14,7 @@ export function contractWorld(urls: readonly string[]): AppInput[] {
     { name: "beta", hostnames: ["both.example.com", "beta.example.com"], upstream: urls[1]! },
     { name: "blog", hostnames: ["blog.example.com"], upstream: urls[0]! },
     { name: "deep", hostnames: ["*.a.example.com"], upstream: urls[1]! },
-    { name: "last", hostnames: ["*.z"], upstream: urls[0]! },
+    { name: "last", hostnames: ["*.z.z"], upstream: urls[0]! },
     { name: "shop", hostnames: ["shop.example.com", "*.shop.example.com"], upstream: urls[0]! },
     { name: "wide", hostnames: ["*.example.com"], upstream: `${urls[1]!}/` },
   ];

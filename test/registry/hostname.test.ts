@@ -3,13 +3,23 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { normaliseHostname, normaliseRequestHost } from "../../src/registry/hostname.ts";
 
+const NUMBER =
+  "its last label is a number, so URL parsers read it as an IPv4 address: not a hostname";
+const LOCALHOST = "localhost and the names under it are not allowed";
+const WIDE = "a wildcard must cover at least two labels, as in *.example.com";
+
 describe("normaliseHostname (Registry document)", () => {
   it.each([
     ["SHOP.Example.COM.", "shop.example.com"],
     ["bücher.example", "xn--bcher-kva.example"],
     ["*.Shop.example.com", "*.shop.example.com"],
     ["*.bücher.example.", "*.xn--bcher-kva.example"],
-    ["localhost", "localhost"],
+    ["localhost.example.com", "localhost.example.com"],
+    ["a.b0", "a.b0"],
+    ["a.0xg", "a.0xg"],
+    ["10.0.0.12.example", "10.0.0.12.example"],
+    ["*.a.b", "*.a.b"],
+    ["shop", "shop"],
   ])("normalises %s", (raw, expected) => {
     expect(normaliseHostname(raw)).toEqual({ ok: true, value: expected });
   });
@@ -41,6 +51,20 @@ describe("normaliseHostname (Registry document)", () => {
     ],
     [`${"a".repeat(64)}.com`, "label longer than 63 characters"],
     [Array.from({ length: 60 }, () => "abcd").join("."), "must be at most 253 characters"],
+    ["10.0.0.12", NUMBER],
+    ["10.0.0.12.", NUMBER],
+    ["127.1", NUMBER],
+    ["2130706433", NUMBER],
+    ["0x7f.1", NUMBER],
+    ["shop.0X7F", NUMBER],
+    ["a.0x", NUMBER],
+    ["*.0.0.12", NUMBER],
+    ["localhost", LOCALHOST],
+    ["LocalHost.", LOCALHOST],
+    ["api.localhost", LOCALHOST],
+    ["*.localhost", LOCALHOST],
+    ["*.com", WIDE],
+    ["*.Shop.", WIDE],
   ])("refuses %j", (raw, message) => {
     expect(normaliseHostname(raw)).toEqual({ ok: false, error: message });
   });
@@ -59,8 +83,9 @@ describe("normaliseRequestHost (a data plane's Host)", () => {
     ["shop.example.com:8443", "shop.example.com"],
     ["Shop.Example.com.:80", "shop.example.com"],
     ["bücher.example", "xn--bcher-kva.example"],
-    ["10.0.0.1:8080", "10.0.0.1"],
+    ["10.0.0.1.example:8080", "10.0.0.1.example"],
     ["under_score.example", "under_score.example"],
+    ["localhost:8000", "localhost"],
   ])("normalises %j to %j", (raw, host) => {
     expect(normaliseRequestHost(raw)).toEqual({ ok: true, value: host });
   });
@@ -78,6 +103,12 @@ describe("normaliseRequestHost (a data plane's Host)", () => {
     ["a b", "invalid"],
     ["ex%41mple.com", "invalid"],
     ["shop.example.com, other.example.com", "invalid"],
+    ["10.0.0.12:8000", "ip-literal"],
+    ["10.0.0.12.", "ip-literal"],
+    ["127.1", "ip-literal"],
+    ["2130706433", "ip-literal"],
+    ["SHOP.0X1F:80", "ip-literal"],
+    ["x.0x", "ip-literal"],
   ])("refuses %j as %s", (raw, reason) => {
     expect(normaliseRequestHost(raw)).toEqual({ ok: false, error: reason });
   });
@@ -104,7 +135,13 @@ function referenceDeclared(raw: string): string | null {
   if (ascii === null || ascii === "") return null;
   if (!ascii.split(".").every((l) => l.length <= 63 && LABEL.test(l))) return null;
   const pattern = wildcard ? `*.${ascii}` : ascii;
-  return pattern.length > 253 ? null : pattern;
+  if (pattern.length > 253 || endsInNumber(ascii)) return null;
+  if (ascii === "localhost" || ascii.endsWith(".localhost")) return null;
+  return wildcard && !ascii.includes(".") ? null : pattern;
+}
+/** WHATWG's "ends in a number": the last label is decimal digits, or 0x and hex digits. */
+function endsInNumber(host: string): boolean {
+  return /^(?:[0-9]+|0x[0-9a-f]*)$/.test(host.slice(host.lastIndexOf(".") + 1));
 }
 function referenceRequest(raw: string): string | null {
   if (raw.length === 0 || raw.length > 260 || raw.startsWith("[")) return null;
@@ -117,7 +154,8 @@ function referenceRequest(raw: string): string | null {
   if (host.endsWith(".")) host = host.slice(0, -1);
   const ascii = referenceAscii(host);
   if (ascii === null || ascii === "" || ascii.length > 253) return null;
-  return ascii.split(".").every((l) => l.length > 0 && l.length <= 63 && /^[a-z0-9_-]+$/.test(l))
+  return ascii.split(".").every((l) => l.length > 0 && l.length <= 63 && /^[a-z0-9_-]+$/.test(l)) &&
+    !endsInNumber(ascii)
     ? ascii
     : null;
 }
@@ -142,6 +180,10 @@ describe("the hostname rules, against a plain statement of them", () => {
         "ü",
         "%",
         "a".repeat(63),
+        "0x",
+        "1",
+        "f",
+        "localhost",
       ),
       {
         maxLength: 12,

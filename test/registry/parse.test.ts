@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { parseRegistry } from "../../src/registry/parse.ts";
@@ -136,6 +137,120 @@ describe("parseRegistry", () => {
       { index: 1, name: "b", reason: "upstream: at most 2048 characters" },
     ]);
     expect(parsed.ok && parsed.value.registry.apps.map((a) => a.name)).toEqual(["c"]);
+  });
+
+  it("refuses each App whose upstream is a local address alone, naming the rule, unless allowed", () => {
+    const doc = registryDoc([
+      { name: "ops", hostnames: ["ops.example"], upstream: "http://127.0.0.1:9090" },
+      { name: "short", hostnames: ["short.example"], upstream: "http://127.1:9090" },
+      { name: "named", hostnames: ["named.example"], upstream: "http://localhost:8001" },
+      { name: "any", hostnames: ["any.example"], upstream: "http://0.0.0.0:2019" },
+      { name: "cloud", hostnames: ["cloud.example"], upstream: "http://169.254.169.254" },
+      { name: "mapped", hostnames: ["mapped.example"], upstream: "http://[::ffff:127.0.0.1]" },
+      { name: "private", hostnames: ["private.example"], upstream: "http://10.0.0.12:8080" },
+    ]);
+    const loopback = "upstream: a loopback address is not allowed (--allow-local-upstreams)";
+    const refused = parseRegistry(bytes(doc), opts);
+    expect(refused.ok && refused.value).toEqual({
+      registry: {
+        apps: [
+          {
+            name: "private",
+            hostnames: ["private.example"],
+            secretRef: { namespace: "platform", name: "private-credentials", key: "token" },
+            upstream: "http://10.0.0.12:8080",
+          },
+        ],
+      },
+      refused: [
+        { index: 0, name: "ops", reason: loopback },
+        { index: 1, name: "short", reason: loopback },
+        { index: 2, name: "named", reason: loopback },
+        {
+          index: 3,
+          name: "any",
+          reason:
+            "upstream: an unspecified address (0.0.0.0/8, ::) is not allowed (--allow-local-upstreams)",
+        },
+        {
+          index: 4,
+          name: "cloud",
+          reason:
+            "upstream: a link-local address (169.254.0.0/16, fe80::/10) is not allowed (--allow-local-upstreams)",
+        },
+        { index: 5, name: "mapped", reason: loopback },
+      ],
+    });
+    const allowed = parseRegistry(bytes(doc), { ...opts, allowLocalUpstreams: true });
+    expect(allowed.ok && allowed.value.registry.apps.map((a) => [a.name, a.upstream])).toEqual(
+      doc.apps.map((a) => [a.name, a.upstream]),
+    );
+    expect(allowed.ok && allowed.value.refused).toEqual([]);
+  });
+
+  it("refuses each App with a hostname that is an IPv4 address, under localhost, or a one-label wildcard", () => {
+    const doc = registryDoc([
+      { name: "ip", hostnames: ["ok.example", "10.0.0.12"] },
+      { name: "short", hostnames: ["127.1"] },
+      { name: "wild-ip", hostnames: ["*.0.0.12"] },
+      { name: "local", hostnames: ["app.localhost"] },
+      { name: "tld", hostnames: ["*.com"] },
+      { name: "fine", hostnames: ["10-0-0-12.example", "*.example.com"] },
+    ]);
+    const parsed = parseRegistry(bytes(doc), opts);
+    const number =
+      "its last label is a number, so URL parsers read it as an IPv4 address: not a hostname";
+    expect(parsed.ok && parsed.value.refused).toEqual([
+      { index: 0, name: "ip", reason: `hostnames[1]: ${number}` },
+      { index: 1, name: "short", reason: `hostnames[0]: ${number}` },
+      { index: 2, name: "wild-ip", reason: `hostnames[0]: ${number}` },
+      {
+        index: 3,
+        name: "local",
+        reason: "hostnames[0]: localhost and the names under it are not allowed",
+      },
+      {
+        index: 4,
+        name: "tld",
+        reason: "hostnames[0]: a wildcard must cover at least two labels, as in *.example.com",
+      },
+    ]);
+    expect(parsed.ok && parsed.value.registry.apps.map((a) => a.name)).toEqual(["fine"]);
+  });
+
+  it("repeats at most 64 characters of a refused name and a digest of the rest, and never the input in a reason", () => {
+    const long = "n".repeat(20 * 1024 * 1024);
+    const mid = "m".repeat(1024 * 1024);
+    const doc = {
+      apiVersion: REGISTRY_API_VERSION,
+      apps: [
+        { name: long, hostnames: ["a.example"], secretRef: { name: "s", key: "k" } },
+        { name: `${mid}!`, hostnames: [mid], secretRef: { name: mid, key: mid }, upstream: mid },
+        { name: mid, hostnames: 1, secretRef: { name: "s", key: "k" } },
+      ],
+    };
+    const value = gzipSync(bytes(doc));
+    expect(value.length).toBeLessThan(64 * 1024);
+    const parsed = parseRegistry(value, opts);
+    const digest = (name: string) => createHash("sha256").update(name).digest("hex").slice(0, 8);
+    expect(parsed.ok && parsed.value.refused).toEqual([
+      {
+        index: 0,
+        name: `${"n".repeat(64)}…${digest(long)}`,
+        reason: "name: must be at most 63 characters",
+      },
+      {
+        index: 1,
+        name: `${"m".repeat(64)}…${digest(`${mid}!`)}`,
+        reason:
+          "name: must be at most 63 characters; upstream: at most 2048 characters; hostnames[0]: label longer than 63 characters; secretRef.name: must be at most 253 characters; secretRef.key: must be at most 253 characters",
+      },
+      {
+        index: 2,
+        name: `${"m".repeat(64)}…${digest(mid)}`,
+        reason: "hostnames: Invalid input: expected array, received number",
+      },
+    ]);
   });
 
   it("refuses a Registry of more than 250,000 Apps whole", () => {

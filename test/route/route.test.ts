@@ -113,6 +113,12 @@ describe("/v1/route, docs/serving.md row by row", () => {
     ["a name with a space", "shop example.com"],
     ["a 10 KB name", "a".repeat(10_240)],
     ["a non-ASCII name", "bücher.example.com"],
+    ["an IPv4 address", "10.0.0.12:8000"],
+    ["an IPv4 address with a trailing dot", "10.0.0.12."],
+    ["a short IPv4 spelling", "127.1"],
+    ["a decimal IPv4 spelling", "2130706433"],
+    ["a hex IPv4 spelling", "0x7F.1"],
+    ["a name whose last label is a number", "shop.example.0x1f"],
   ])("answers 400 bad-host for %s", async (_case, host) => {
     const { app } = await serverWith(snapshotOf([SHOP], { "shop-credentials": { token: "t" } }));
     expect(await answer(app, routeRequest(host))).toEqual(refused(400, "bad-host"));
@@ -156,6 +162,38 @@ describe("/v1/route, the request side", () => {
         await answer(app, routeRequest("shop.example.com", { "x-forwarded-host": xfh })),
       ).toEqual(refused(400, "bad-host"));
     }
+  });
+
+  it("takes an absolute-form target's authority over Host, and X-Forwarded-Host over both", async () => {
+    const { app } = await serverWith(ready());
+    const absolute = (url: string, headers: Record<string, string | string[]>) =>
+      answer(app, { url, headers });
+    expect([
+      await absolute("http://shop.example.com/v1/route", { host: "blog.example.com" }),
+      await absolute("http://SHOP.example.com:8000/v1/route/a?b", {}),
+      await absolute("https://x.shop.example.com/v1/route", { host: "nope.example.com" }),
+      await absolute("http://shop.example.com/v1/route", {
+        host: "shop.example.com",
+        "x-forwarded-host": "blog.example.com",
+      }),
+      await absolute("http://nope.example.com/v1/route", { host: "shop.example.com" }),
+      await absolute("http://10.0.0.12/v1/route", { host: "shop.example.com" }),
+      await absolute("http://user@shop.example.com/v1/route", { host: "shop.example.com" }),
+      await absolute("http://shop.example.com/v1/route", {
+        host: ["shop.example.com", "shop.example.com"],
+      }),
+      await absolute("http://shop.example.com/v1/apps", { host: "shop.example.com" }),
+    ]).toEqual([
+      shop,
+      shop,
+      shop,
+      secretUnavailable("blog"),
+      refused(404, "unknown-host"),
+      refused(400, "bad-host"),
+      refused(400, "bad-host"),
+      refused(400, "bad-host"),
+      refused(404, "not-found"),
+    ]);
   });
 
   it("answers 400 for two Host headers, even when both name the same App", async () => {

@@ -21,7 +21,11 @@ import { meta, registryOf, secretData } from "../support/world.ts";
 
 const label = fc.constantFrom("a", "b", "shop", "xn--bcher-kva");
 const hostname = fc.array(label, { minLength: 1, maxLength: 3 }).map((ls) => ls.join("."));
-const pattern = fc.tuple(fc.boolean(), hostname).map(([w, h]) => (w ? `*.${h}` : h));
+// A wildcard covers two labels or more, as the Registry admits.
+const pattern = fc.oneof(
+  hostname,
+  hostname.filter((h) => h.includes(".")).map((h) => `*.${h}`),
+);
 const secretName = fc.constantFrom("s1", "s2", "s3");
 const registryArb = fc
   .uniqueArray(

@@ -58,9 +58,15 @@ export function registryDoc(
   };
 }
 
-/** Parses a Registry from App inputs; throws when the document is invalid. */
+/**
+ * Parses a Registry from App inputs; throws when the document is invalid. Local upstreams are
+ * allowed: the tests' upstreams listen on 127.0.0.1.
+ */
 export function registryOf(apps: readonly AppInput[], namespace = "apps"): Registry {
-  const parsed = parseRegistryDocument(registryDoc(apps), namespace);
+  const parsed = parseRegistryDocument(registryDoc(apps), {
+    defaultNamespace: namespace,
+    allowLocalUpstreams: true,
+  });
   if (!parsed.ok) throw new Error(parsed.error.message);
   if (parsed.value.refused.length > 0) throw new Error(parsed.value.refused[0]!.reason);
   return parsed.value.registry;

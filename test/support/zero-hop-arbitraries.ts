@@ -10,7 +10,19 @@ import { type AppInput, snapshotOf } from "./world.ts";
 const LABELS = ["a", "b", "shop", "xn--bcher-kva", "0"] as const;
 const label = fc.constantFrom(...LABELS);
 const name = fc.array(label, { minLength: 1, maxLength: 4 }).map((ls) => ls.join("."));
-const pattern = fc.tuple(fc.boolean(), name).map(([w, h]) => (w ? `*.${h}` : h));
+// What the Registry admits (ADR 48): a last label that is not a number, a wildcard over two
+// labels or more. Request hosts (`name`) may end in "0" all the same.
+const declared = (minLabels: number) =>
+  fc
+    .tuple(
+      fc.array(label, { minLength: minLabels - 1, maxLength: 3 }),
+      fc.constantFrom(...LABELS.filter((l) => l !== "0")),
+    )
+    .map(([ls, last]) => [...ls, last].join("."));
+const pattern = fc.oneof(
+  declared(1),
+  declared(2).map((h) => `*.${h}`),
+);
 const appName = fc.constantFrom("a1", "a2", "b1", "c", "d", "e", "f", "g");
 
 /** One random world: the Registry's Apps and the Secrets that exist (by name, in `apps`). */
@@ -75,15 +87,20 @@ export const requestHost: fc.Arbitrary<string> = fc.oneof(
   { weight: 1, arbitrary: name.map((n) => `.${n}`) },
   {
     weight: 1,
+    arbitrary: fc.constantFrom("", "[::1]", "[::1]:80", "127.0.0.1", "localhost:8000"),
+  },
+  // Names a URL parser reads as IPv4 addresses: `/v1/route` refuses them.
+  {
+    weight: 1,
     arbitrary: fc.constantFrom(
-      "",
-      "[::1]",
-      "[::1]:80",
-      "127.0.0.1",
       "10.0.0.12:8000",
-      "127.1.",
+      "127.1",
+      "0x7F.1",
+      "shop.0x1f.",
+      "a.0x",
       "shop.0x7F",
-      "localhost:8000",
+      "127.1.",
+      "2130706433",
     ),
   },
   { weight: 1, arbitrary: fc.integer({ min: 60, max: 66 }).map((n) => `${"l".repeat(n)}.shop`) },

@@ -1,0 +1,74 @@
+// `registry validate FILE` in process: what it prints and its exit status, for the rules a
+// tenant's entry may break (ADR 48).
+
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runValidate } from "../../src/cli/validate.ts";
+import { type AppInput, registryDoc } from "../support/world.ts";
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "replica-mirror-validate-"));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Runs `registry validate` on a document of `apps`: its exit status and every line it printed. */
+async function validate(apps: readonly AppInput[], ...flags: string[]) {
+  const file = join(dir, "registry.json");
+  await writeFile(file, JSON.stringify(registryDoc(apps)));
+  const lines: string[] = [];
+  const code = await runValidate([file, ...flags], (l) => lines.push(l));
+  return { code, lines: lines.map((l) => l.replace(`${file}: `, "")) };
+}
+
+const LOCAL_APPS: AppInput[] = [
+  { name: "ops", hostnames: ["ops.example.com"], upstream: "http://127.0.0.1:9090" },
+  { name: "metadata", hostnames: ["md.example.com"], upstream: "http://169.254.169.254" },
+  { name: "private", hostnames: ["private.example.com"], upstream: "http://10.0.0.12:8080" },
+];
+
+describe("registry validate", () => {
+  it("exits 1 naming each App whose upstream is a local address", async () => {
+    expect(await validate(LOCAL_APPS)).toEqual({
+      code: 1,
+      lines: [
+        "apps[0].upstream: a loopback address is not allowed (--allow-local-upstreams)",
+        "apps[1].upstream: a link-local address (169.254.0.0/16, fe80::/10) is not allowed (--allow-local-upstreams)",
+      ],
+    });
+  });
+
+  it("accepts local upstreams with --allow-local-upstreams true, as serve's flag does", async () => {
+    expect(await validate(LOCAL_APPS, "--allow-local-upstreams", "true")).toEqual({
+      code: 0,
+      lines: ["valid: 3 Apps, 3 hostnames"],
+    });
+    expect(await validate(LOCAL_APPS, "--allow-local-upstreams=false")).toMatchObject({ code: 1 });
+    expect(await validate(LOCAL_APPS, "--allow-local-upstreams", "yes")).toEqual({
+      code: 2,
+      lines: [
+        "usage: replica-mirror registry validate FILE [--namespace NS] [--allow-local-upstreams true|false]",
+      ],
+    });
+  });
+
+  it("exits 1 naming each hostname that is an IPv4 address, under localhost, or a one-label wildcard", async () => {
+    const apps: AppInput[] = [
+      { name: "ip", hostnames: ["10.0.0.12"] },
+      { name: "local", hostnames: ["localhost"] },
+      { name: "tld", hostnames: ["ok.example.com", "*.com"] },
+    ];
+    expect(await validate(apps)).toEqual({
+      code: 1,
+      lines: [
+        "apps[0].hostnames[0]: its last label is a number, so URL parsers read it as an IPv4 address: not a hostname",
+        "apps[1].hostnames[0]: localhost and the names under it are not allowed",
+        "apps[2].hostnames[1]: a wildcard must cover at least two labels, as in *.example.com",
+      ],
+    });
+  });
+});
