@@ -53,6 +53,8 @@ function localHost(host: string | null): LocalAddress | null {
   let end = host.length;
   while (end > 0 && host.charCodeAt(end - 1) === 46) end--;
   const name = host.slice(0, end);
+  // nginx reads `http://unix:...` as a Unix socket of its own host, whatever follows.
+  if (name === "unix") return "loopback";
   return name === "localhost" || name.endsWith(".localhost") ? "loopback" : null;
 }
 
@@ -141,6 +143,7 @@ function isPlainName(upstream: string): boolean {
   }
   const end = i;
   if (end === start || label === end) return false;
+  if (end - start === 4 && upstream.startsWith("unix", start)) return false;
   if (i < upstream.length && upstream.charCodeAt(i) === 58 /* : */) {
     const port = ++i;
     while (i < upstream.length && isDigit(upstream.charCodeAt(i))) i++;

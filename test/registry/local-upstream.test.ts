@@ -32,6 +32,8 @@ describe("localUpstream", () => {
       ["127.0.0.1:9090", "loopback"],
       ["localhost:9090", "loopback"],
       ["//127.1:9090", "loopback"],
+      ["http://unix:80", "loopback"],
+      ["http://UNIX.:80", "loopback"],
       ["http://0.0.0.0:9090", "unspecified"],
       ["http://0", "unspecified"],
       ["http://0.1.2.3", "unspecified"],
