@@ -213,7 +213,8 @@ describe("the mirror under generated Registry values", () => {
           let refused: boolean;
           switch (c.kind) {
             case "value": {
-              const parsed = parseRegistry(c.bytes, OPTS);
+              // The rules of the sidecar's flags: local upstreams allowed (serve-flags.ts).
+              const parsed = parseRegistry(c.bytes, { ...OPTS, allowLocalUpstreams: true });
               refused = !parsed.ok;
               if (parsed.ok) good = parsed.value.registry.apps.map((a) => a.name).sort();
               rv = writeRegistryValue(envtest, c.bytes);
