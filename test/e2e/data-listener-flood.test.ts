@@ -159,7 +159,9 @@ describe("the data listener with off-loopback timeouts, flooded while it routes"
         fdsPeak = Math.max(fdsPeak, fdCount(sidecar.pid));
       }, 100);
       type Run = LoadResult & { cpuUs: number; testCpuMs: number };
-      const rounds: { plain: Run; flooded: Run; verdicts: Record<string, number> }[] = [];
+      /** Each round's runs, how its flood ended, and the highest RSS by its end. */
+      type Round = { plain: Run; flooded: Run; verdicts: Record<string, number>; rssPeak: number };
+      const rounds: Round[] = [];
       try {
         for (let round = 0; round < ROUNDS; round++) {
           const plain = await run(SECONDS);
@@ -179,7 +181,7 @@ describe("the data listener with off-loopback timeouts, flooded while it routes"
             what: "every flood connection to close",
           }).catch(() => undefined);
           flood.stop();
-          rounds.push({ plain, flooded, verdicts: judge(flood.opened) });
+          rounds.push({ plain, flooded, verdicts: judge(flood.opened), rssPeak });
         }
       } finally {
         clearInterval(sampler);
@@ -197,7 +199,7 @@ describe("the data listener with off-loopback timeouts, flooded while it routes"
           Math.round(r.flooded.testCpuMs),
         ]),
         rssBeforeMiB: Math.round(rssBefore / 2 ** 20),
-        rssPeakMiB: Math.round(rssPeak / 2 ** 20),
+        rssPeakMiB: rounds.map((r) => Math.round(r.rssPeak / 2 ** 20)),
         fdsBefore,
         fdsPeak,
         verdicts: rounds.map((r) => r.verdicts),
@@ -218,7 +220,10 @@ describe("the data listener with off-loopback timeouts, flooded while it routes"
       // The cap held: no more sockets than the cap at once (a watch reconnecting may add one).
       expect(fdsPeak - fdsBefore).toBeGreaterThan(CAP - 8);
       expect(fdsPeak - fdsBefore).toBeLessThanOrEqual(CAP + 4);
-      expect(rssPeak - rssBefore).toBeLessThan(64 * 2 ** 20);
+      // Every flood connection is accepted and answered before it may make room (before ADR 49,
+      // 1,192 a round were closed before Node built anything): 63-66 MiB after five rounds, flat
+      // from the third, against 57 then.
+      expect(rssPeak - rssBefore).toBeLessThan(80 * 2 ** 20);
       if (LONG) expect(ratio).toBeGreaterThanOrEqual(0.8);
     },
     (ROUNDS * (2 * SECONDS + IDLE_TIMEOUT_S + 6) + 10) * 1000,
