@@ -82,7 +82,7 @@ export const FLAG_DOCS: Readonly<
   },
   "max-connections": {
     value: "N",
-    help: "connections the data listener holds open at once; more are closed as they are accepted",
+    help: "connections the data listener holds open at once; at the cap a new connection closes the longest-idle one",
     shownDefault: String(DATA_LISTENER_DEFAULTS.maxConnections),
   },
   "listen-headers-timeout": {

@@ -129,10 +129,14 @@ export function startDataThread(options: DataThreadOptions): DataThread {
         for (const w of waiters) if (w.revision <= served) w.resolve();
         waiters = waiters.filter((w) => w.revision > served);
         return;
-      case "dropped":
+      case "evicted":
         log.warn(
-          { connections: message.connections, maxConnections: limits.maxConnections },
-          "data listener closed connections past its cap",
+          {
+            idle: message.idle,
+            midRequest: message.midRequest,
+            maxConnections: limits.maxConnections,
+          },
+          "data listener at its cap closed connections to let new ones in",
         );
         return;
       case "failed":

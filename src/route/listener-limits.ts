@@ -10,7 +10,7 @@ import { isIPv4 } from "node:net";
 
 /** The limits of one listener. */
 export interface ListenerLimits {
-  /** Connections past this many are closed as soon as they are accepted. */
+  /** At this many open connections, each new one closes the longest-idle one (ADR 49). */
   readonly maxConnections: number;
   /** A request whose headers have not all arrived this long after it began is answered 408. */
   readonly headersTimeoutMs: number;
@@ -73,7 +73,7 @@ export const LOOPBACK_LIMITS: ListenerLimits = dataListenerLimits({
 });
 
 /**
- * The options of `createServer` that carry `limits`; `maxConnections` is the server's property.
+ * The options of `createServer` that carry `limits`; `maxConnections` is `capConnections`'s.
  * The timeout sweep starts when the server listens.
  */
 export function serverOptions(limits: ListenerLimits): ServerOptions {

@@ -33,8 +33,11 @@ export type FromDataThread =
   | { readonly type: "listen-failed"; readonly message: string }
   /** The data listener answers from this revision on. */
   | { readonly type: "applied"; readonly revision: number }
-  /** Connections closed on accept because `limits.maxConnections` were open, since the last report. */
-  | { readonly type: "dropped"; readonly connections: number }
+  /**
+   * Connections closed to let new ones in at `limits.maxConnections`, since the last report:
+   * idle ones, and ones in the middle of a request (when none was idle).
+   */
+  | { readonly type: "evicted"; readonly idle: number; readonly midRequest: number }
   /** Answering a request threw (a bug); it was answered 500. */
   | { readonly type: "failed"; readonly message: string; readonly stack: string | undefined }
   | { readonly type: "closed" };

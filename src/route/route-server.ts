@@ -6,6 +6,7 @@ import {
   routeAnswerer,
 } from "../answers/route-answer.ts";
 import type { RouteView } from "../snapshot/types.ts";
+import { capConnections } from "./connection-cap.ts";
 import { type ListenerLimits, LOOPBACK_LIMITS, serverOptions } from "./listener-limits.ts";
 import { isRoutePath, targetAuthority } from "./route-path.ts";
 
@@ -19,6 +20,8 @@ export interface RouteServerOptions {
   readonly failed?: (error: Error) => void;
   /** Default: the loopback defaults (no idle timeout). */
   readonly limits?: ListenerLimits;
+  /** A connection was closed to let a new one in at the cap; `idle` false: mid-request. */
+  readonly evicted?: (idle: boolean) => void;
 }
 
 const NOT_FOUND = Object.freeze({ "x-mirror-reason": "not-found", "content-length": "0" });
@@ -30,7 +33,8 @@ const INTERNAL = Object.freeze({ "x-mirror-reason": "internal", "content-length"
  * view (README, "The routing contract"), the origin form or the absolute form, whose authority
  * stands for Host; every other target 404 `x-mirror-reason: not-found`.
  * No body is read; Node drains and drops one after the answer. A request Node's parser refuses
- * gets Node's own 400, 408 or 431 and the connection closes.
+ * gets Node's own 400, 408 or 431 and the connection closes. At `limits.maxConnections` open
+ * connections, each new one closes the longest-idle one (`capConnections`).
  */
 export function createRouteServer(options: RouteServerOptions): Server {
   const answer = routeAnswerer(options.retryAfter);
@@ -52,7 +56,9 @@ export function createRouteServer(options: RouteServerOptions): Server {
   // requireHostHeader: without it, Node answers an HTTP/1.1 request lacking Host with a bare 400
   // of its own; the route answers it with `x-mirror-reason: bad-host` like every other.
   const settings = { requireHostHeader: false, ...serverOptions(limits) };
-  const server = createServer(settings, (request, response) => {
+  const server = createServer(settings);
+  const answered = capConnections(server, limits.maxConnections, options.evicted ?? (() => {}));
+  server.on("request", (request: IncomingMessage, response: ServerResponse) => {
     try {
       handle(request, response);
     } catch (e) {
@@ -60,11 +66,12 @@ export function createRouteServer(options: RouteServerOptions): Server {
       if (!response.headersSent) response.writeHead(ERRORS.internal.status, INTERNAL);
       response.end();
     }
+    // The answer is whole: the connection is idle until its next request's first byte.
+    answered(request.socket);
   });
   // On loopback no idle timeout on kept-alive connections (ADR 36): the co-located data plane owns
   // its pool, and a socket timeout costs a timer refresh on every read and write of every request.
   // No socket timeout either way: the idle timeout, when set, is the only one.
-  server.maxConnections = limits.maxConnections;
   server.setTimeout(0);
   return server;
 }

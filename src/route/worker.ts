@@ -4,7 +4,6 @@
 // answers from its view of the served Snapshot, which the main thread keeps current. Its bundle
 // holds no Fastify, pino, zod or client-node.
 
-import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type MessagePort, parentPort } from "node:worker_threads";
 import { keepTickRecord } from "../runtime/tick-record.ts";
@@ -16,8 +15,8 @@ import { RouteCounts } from "./route-counts.ts";
 import { createRouteServer } from "./route-server.ts";
 import { applyViewUpdate, type Routes, readRoutes } from "./view-update.ts";
 
-/** Connections dropped at the cap are reported at most this often. */
-const DROP_REPORT_MS = 10_000;
+/** Connections closed at the cap are reported at most this often. */
+const EVICTION_REPORT_MS = 10_000;
 
 /** Runs the data listener for the main thread at the other end of `port`. */
 function runDataThread(port: MessagePort, settings: DataThreadSettings): void {
@@ -32,12 +31,12 @@ function runDataThread(port: MessagePort, settings: DataThreadSettings): void {
     counted: (outcome) => counts.add(outcome),
     failed: (e) => send({ type: "failed", message: e.message, stack: e.stack }),
     limits: settings.limits,
+    evicted: evictionReporter(send),
   });
   const heartbeat = new Heartbeat(settings.heartbeat);
   heartbeat.beat();
   const beats = setInterval(() => heartbeat.beat(), HEARTBEAT_INTERVAL_MS);
   beats.unref();
-  reportDrops(server, send);
 
   port.on("message", (message: ToDataThread) => {
     switch (message.type) {
@@ -88,22 +87,25 @@ function runDataThread(port: MessagePort, settings: DataThreadSettings): void {
   });
 }
 
-/** Reports connections dropped at the cap: the first at once, then a count every few seconds. */
-function reportDrops(server: Server, send: (message: FromDataThread) => void): void {
-  let dropped = 0;
+/** Reports connections closed at the cap: the first at once, then counts every few seconds. */
+function evictionReporter(send: (message: FromDataThread) => void): (idle: boolean) => void {
+  let idle = 0;
+  let midRequest = 0;
   let window: NodeJS.Timeout | null = null;
   const report = (): void => {
     window = null;
-    if (dropped === 0) return;
-    send({ type: "dropped", connections: dropped });
-    dropped = 0;
-    window = setTimeout(report, DROP_REPORT_MS);
+    if (idle + midRequest === 0) return;
+    send({ type: "evicted", idle, midRequest });
+    idle = 0;
+    midRequest = 0;
+    window = setTimeout(report, EVICTION_REPORT_MS);
     window.unref();
   };
-  server.on("drop", () => {
-    dropped++;
+  return (wasIdle) => {
+    if (wasIdle) idle++;
+    else midRequest++;
     if (window === null) report();
-  });
+  };
 }
 
 // The worker boots before the main thread knows its settings (`spawnDataWorker`); its first

@@ -1,6 +1,7 @@
-// The data listener's limits on a real socket (src/route/listener-limits.ts): connections past the
-// cap are closed on accept, a request whose headers never finish is answered 408 and closed (on
-// loopback too), and an idle kept-alive connection is closed only when an idle timeout is set.
+// The data listener's limits on a real socket (src/route/listener-limits.ts): at the cap a new
+// connection closes the longest-idle one (src/route/connection-cap.ts), a request whose headers
+// never finish is answered 408 and closed (on loopback too), and an idle kept-alive connection is
+// closed only when an idle timeout is set.
 
 import { afterEach, describe, expect, it } from "vitest";
 import type { DataThread } from "../../src/route/data-thread.ts";
@@ -17,6 +18,9 @@ const SHOP = snapshotOf(
   1,
 );
 const ROUTE = "GET /v1/route HTTP/1.1\r\nHost: shop.example.com\r\n\r\n";
+/** A route request in two parts: the first leaves the connection in the middle of a request. */
+const PARTIAL = "GET /v1/route HTTP/1.1\r\nHost: shop";
+const REST = ".example.com\r\n\r\n";
 
 const running: { thread: DataThread; open: RawConnection[] }[] = [];
 afterEach(async () => {
@@ -48,6 +52,19 @@ async function route(c: RawConnection): Promise<number | string> {
   return e.kind === "answer" ? e.response.status : e.kind;
 }
 
+/** The indexes of `conns` the server closed, once at least `count` of them are. */
+async function closedOf(conns: readonly RawConnection[], count = 1): Promise<number[]> {
+  const closed = () => conns.flatMap((c, i) => (c.ended ? [i] : []));
+  await waitUntil(() => closed().length >= count, { what: `${count} connections to close` });
+  return closed();
+}
+
+/** The data thread's warnings about connections closed at the cap, once there is one. */
+async function evictionLog(served: Awaited<ReturnType<typeof start>>) {
+  await waitUntil(() => served.logLines().length > 0, { what: "the warning" });
+  return served.logLines().map((l) => [l.level, l.msg, l.idle, l.midRequest, l.maxConnections]);
+}
+
 /** Milliseconds until `c` is closed by the server, measured from now. */
 async function closedAfter(c: RawConnection): Promise<number> {
   const t0 = performance.now();
@@ -56,20 +73,85 @@ async function closedAfter(c: RawConnection): Promise<number> {
 }
 
 describe("the data listener's limits", () => {
-  it("closes connections past the cap as they are accepted, logs it, and serves again below it", async () => {
+  it("at the cap, lets a new connection in by closing the longest-idle one, and logs it", async () => {
     const served = await start({ maxConnections: 4 });
     const held = Array.from({ length: 4 }, () => served.connect());
-    expect(await Promise.all(held.map(route))).toEqual([200, 200, 200, 200]);
-    const refused = served.connect();
-    expect(await route(refused)).toBe("closed");
-    await waitUntil(() => served.logLines().length > 0, { what: "the warning" });
-    expect(served.logLines().map((l) => [l.level, l.msg, l.connections, l.maxConnections])).toEqual(
-      [[40, "data listener closed connections past its cap", 1, 4]],
-    );
-    held[0]!.destroy();
-    await held[0]!.closed;
-    await waitUntil(async () => (await route(served.connect())) === 200, {
-      what: "a connection below the cap to be served",
+    const first: (number | string)[] = [];
+    for (const c of held) first.push(await route(c));
+    // The first is used again: the second is now idle the longest.
+    const again = await route(held[0]!);
+    const newcomer = await route(served.connect());
+    expect({
+      first,
+      again,
+      newcomer,
+      closed: await closedOf(held),
+      rest: await Promise.all([held[0]!, held[2]!, held[3]!].map(route)),
+      log: await evictionLog(served),
+    }).toEqual({
+      first: [200, 200, 200, 200],
+      again: 200,
+      newcomer: 200,
+      closed: [1],
+      rest: [200, 200, 200],
+      log: [[40, "data listener at its cap closed connections to let new ones in", 1, 0, 4]],
+    });
+  });
+
+  it("at the cap, keeps a connection in the middle of a request and closes one silent since its accept", async () => {
+    const served = await start({ maxConnections: 3 });
+    const slow = served.connect();
+    await slow.send(PARTIAL);
+    const silent = served.connect();
+    await silent.connected;
+    const used = served.connect();
+    // Once answered, the server has read everything sent before it on the others.
+    const usedStatus = await route(used);
+    const newcomer = await route(served.connect());
+    const closed = await closedOf([slow, silent, used]);
+    await slow.send(REST);
+    const slowAnswer = await slow.next();
+    expect({
+      usedStatus,
+      newcomer,
+      closed,
+      slow: slowAnswer.kind === "answer" ? slowAnswer.response.status : slowAnswer.kind,
+      used: await route(used),
+    }).toEqual({ usedStatus: 200, newcomer: 200, closed: [1], slow: 200, used: 200 });
+  });
+
+  it("at the cap with every connection in the middle of a request, closes the one found so the earliest", async () => {
+    const served = await start({ maxConnections: 2 });
+    const [first, second] = [served.connect(), served.connect()];
+    await first!.send(PARTIAL);
+    await second!.send(PARTIAL);
+    await new Promise((r) => setTimeout(r, 200));
+    // Found in the middle of their requests in this order: `first` goes.
+    const third = served.connect();
+    const thirdStatus = await route(third);
+    const afterThird = await closedOf([first!, second!]);
+    // `third` begins a request: when `fourth` arrives nothing is idle, and `second` was found first.
+    await third.send(PARTIAL);
+    await new Promise((r) => setTimeout(r, 200));
+    const fourth = await route(served.connect());
+    const afterFourth = await closedOf([first!, second!, third], 2);
+    await third.send(REST);
+    const thirdAnswer = await third.next();
+    expect({
+      thirdStatus,
+      afterThird,
+      fourth,
+      afterFourth,
+      third: thirdAnswer.kind === "answer" ? thirdAnswer.response.status : thirdAnswer.kind,
+      log: await evictionLog(served),
+    }).toEqual({
+      thirdStatus: 200,
+      afterThird: [0],
+      fourth: 200,
+      afterFourth: [0, 1],
+      third: 200,
+      // The first eviction is reported at once, the next ones after a window.
+      log: [[40, "data listener at its cap closed connections to let new ones in", 0, 1, 2]],
     });
   });
 
