@@ -6,6 +6,7 @@
 import { expect, it } from "vitest";
 import type { ClientAnswer, Echoed } from "../support/data-plane.ts";
 import { HOSTS } from "../support/data-plane.ts";
+import { FORGED_MIRROR_HEADERS, paddingHeaders } from "../support/forged-headers.ts";
 import type { ContractContext } from "./contract.ts";
 
 /** The `x-mirror-*` headers a data plane sets on a routed request to its upstream. */
@@ -31,22 +32,9 @@ export function echoedOf(answer: ClientAnswer): Echoed | string {
   }
 }
 
-// Names the data planes set, in other cases, and names nobody sets: all must be dropped.
-const FORGED = {
-  "X-Mirror-App": "forged",
-  "x-mirror-revision": "999999",
-  "X-MIRROR-UPSTREAM": "http://127.0.0.1:9",
-  "x-mirror-credential": "forged",
-  "X-Mirror-Anything-Else": "forged",
-};
-
-/** `count` harmless header lines that come before the forged ones. */
-const padding = (count: number) =>
-  Object.fromEntries(Array.from({ length: count }, (_, i) => [`x-padding-${i}`, "p"]));
-
 export function trustCases(c: ContractContext): void {
   it("strips every client X-Mirror-* header before the upstream, whatever its case", async () => {
-    const answer = await c.ask({ host: HOSTS.ready, headers: FORGED });
+    const answer = await c.ask({ host: HOSTS.ready, headers: FORGED_MIRROR_HEADERS });
     expect({ status: answer.status, mirror: mirrorOf(answer) }).toEqual({
       status: 200,
       mirror: genuineMirror(c, "shop"),
@@ -54,7 +42,10 @@ export function trustCases(c: ContractContext): void {
   });
 
   it("strips them after 120 other header lines too, or refuses the request whole", async () => {
-    const answer = await c.ask({ host: HOSTS.ready, headers: { ...padding(120), ...FORGED } });
+    const answer = await c.ask({
+      host: HOSTS.ready,
+      headers: { ...paddingHeaders(120), ...FORGED_MIRROR_HEADERS },
+    });
     // HAProxy takes at most 101 header lines (tune.http.maxhdr) and answers 400 past them.
     if (answer.status === 400) expect(typeof echoedOf(answer)).toBe("string");
     else

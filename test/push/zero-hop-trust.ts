@@ -4,6 +4,7 @@
 // §3.2.2). Run by the zero-hop suite with the contract's table pushed.
 
 import { expect, it } from "vitest";
+import { FORGED_MIRROR_HEADERS, paddingHeaders } from "../support/forged-headers.ts";
 import type { ZeroHopAnswer, ZeroHopRequest } from "../support/zero-hop.ts";
 
 interface TrustContext {
@@ -14,23 +15,11 @@ interface TrustContext {
   badHost(host: string): ZeroHopAnswer;
 }
 
-// Names the proxies set, in other cases, and names nobody sets: all must be dropped.
-const FORGED = {
-  "X-Mirror-App": "forged",
-  "x-mirror-revision": "999999",
-  "X-MIRROR-UPSTREAM": "http://127.0.0.1:9",
-  "x-mirror-credential": "forged",
-  "X-Mirror-Anything-Else": "forged",
-};
-
-const padding = (count: number) =>
-  Object.fromEntries(Array.from({ length: count }, (_, i) => [`x-padding-${i}`, "p"]));
-
 export function trustCases(c: TrustContext): void {
   it("strips every client X-Mirror-* header after 120 other lines, or refuses the request", async () => {
     const got = await c.through({
       host: "shop.example.com",
-      headers: { ...padding(120), ...FORGED },
+      headers: { ...paddingHeaders(120), ...FORGED_MIRROR_HEADERS },
     });
     // HAProxy takes at most 101 header lines (tune.http.maxhdr) and answers 400 past them.
     if (got.status === 400) expect(got.echoed).toBeNull();
