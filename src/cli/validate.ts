@@ -71,11 +71,21 @@ export async function runValidate(
       contentHash: null,
     },
   });
-  out(`${files[0]}: valid: ${snapshot.apps.size} Apps, ${snapshot.routes.hostnameCount} hostnames`);
+  const credentials = document.value.registry.apps.filter((a) => a.credential !== null).length;
+  out(
+    `${files[0]}: valid: ${snapshot.apps.size} Apps, ${snapshot.routes.hostnameCount} hostnames${credentialsNote(credentials)}`,
+  );
   for (const c of snapshot.routes.conflicts) {
     out(
       `${files[0]}: warning: ${c.hostname} is claimed by ${[c.winner, ...c.losers].join(", ")}; ${c.winner} serves it`,
     );
   }
   return 0;
+}
+
+/** What the summary says of the Apps with a `credential`: they need `serve`'s flag to be served. */
+function credentialsNote(count: number): string {
+  if (count === 0) return "";
+  const apps = count === 1 ? "1 App sends its Secret" : `${count} Apps send their Secrets`;
+  return `; ${apps} as Authorization (--serve-credentials)`;
 }

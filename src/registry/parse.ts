@@ -178,9 +178,9 @@ interface ValidApp {
 }
 
 /**
- * The Registry of valid App entries: the default namespace and a null upstream filled in,
- * hostnames normalised and deduplicated, frozen, because Snapshots share these objects with
- * every later Snapshot.
+ * The Registry of valid App entries: the default namespace, a null upstream and credential, and
+ * an empty prefix filled in, hostnames normalised and deduplicated, frozen, because Snapshots
+ * share these objects with every later Snapshot.
  */
 function registryOf(valid: readonly ValidApp[], defaultNamespace: string): Registry {
   const apps: AppSpec[] = valid.map(({ app: a, hostnames }) =>
@@ -193,6 +193,8 @@ function registryOf(valid: readonly ValidApp[], defaultNamespace: string): Regis
         key: a.secretRef.key,
       }),
       upstream: a.upstream ?? null,
+      credential:
+        a.credential === undefined ? null : Object.freeze({ prefix: a.credential.prefix ?? "" }),
     }),
   );
   return Object.freeze({ apps: Object.freeze(apps) });

@@ -19,6 +19,17 @@ export interface AppSpec {
   readonly hostnames: readonly string[];
   readonly secretRef: SecretKeyRef;
   readonly upstream: string | null;
+  /**
+   * Null: the App's upstream gets the client's `Authorization` unchanged. Else, with
+   * `--serve-credentials true`, it gets `Authorization: <prefix><the Secret's value>` (ADR 53).
+   */
+  readonly credential: AppCredential | null;
+}
+
+/** How an App's Secret value becomes its upstream's `Authorization` header. */
+export interface AppCredential {
+  /** Written before the value (`"Bearer "`); visible ASCII and spaces, at most `MAX_PREFIX`. */
+  readonly prefix: string;
 }
 
 /** A valid Registry document, version 1. */
@@ -74,6 +85,8 @@ export const named = (rule: NameRule) =>
 export const MAX_HOSTNAMES = 100;
 /** Characters of an `upstream`. */
 export const MAX_UPSTREAM = 2_048;
+/** Characters of a `credential.prefix`. */
+export const MAX_PREFIX = 64;
 
 // The document's shape, with no checks or transforms inside: zod compiles such a schema into one
 // fast function. An App's naming rules are one check of the whole App once its shape holds
@@ -84,6 +97,7 @@ export const appShape = z.object({
   hostnames: z.array(z.string()),
   secretRef: z.object({ namespace: z.string().optional(), name: z.string(), key: z.string() }),
   upstream: z.string().optional(),
+  credential: z.object({ prefix: z.string().optional() }).optional(),
   // The leader's view of readiness: accepted and ignored (docs/serving.md, "Readiness is this
   // replica's own").
   secretReady: z.boolean().optional(),
@@ -151,7 +165,24 @@ export function checkNames(
   if (why !== null) issues.push(issue(why, ref.name, ["secretRef", "name"]));
   why = secretKey(ref.key);
   if (why !== null) issues.push(issue(why, ref.key, ["secretRef", "key"]));
+  const prefix = app.credential?.prefix;
+  if (prefix !== undefined) {
+    why = credentialPrefix(prefix);
+    if (why !== null) issues.push(issue(why, prefix, ["credential", "prefix"]));
+  }
 }
+
+// Space and visible ASCII: the prefix starts a header value, and a byte outside these would
+// either be refused by the data plane or end the header (CR, LF).
+const PREFIX = /^[\x20-\x7e]*$/;
+
+/** A `credential.prefix`: what may come before the Secret's value in `Authorization`. */
+export const credentialPrefix: NameRule = (v) =>
+  v.length > MAX_PREFIX
+    ? `at most ${MAX_PREFIX} characters`
+    : PREFIX.test(v)
+      ? null
+      : "must be visible ASCII (0x21-0x7e) or spaces";
 
 const issue = (message: string, input: unknown, path: (string | number)[]): NameIssue => ({
   message,

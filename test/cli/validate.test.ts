@@ -71,4 +71,29 @@ describe("registry validate", () => {
       ],
     });
   });
+
+  it("exits 1 naming each App whose credential prefix breaks the rule, and counts the Apps with one", async () => {
+    const apps: AppInput[] = [
+      { name: "bearer", hostnames: ["bearer.example.com"], credential: { prefix: "Bearer " } },
+      { name: "plain", hostnames: ["plain.example.com"] },
+    ];
+    expect(await validate(apps)).toEqual({
+      code: 0,
+      lines: [
+        "valid: 2 Apps, 2 hostnames; 1 App sends its Secret as Authorization (--serve-credentials)",
+      ],
+    });
+    const bad: AppInput[] = [
+      ...apps,
+      { name: "crlf", hostnames: ["crlf.example.com"], credential: { prefix: "Bearer\r\n" } },
+      { name: "long", hostnames: ["long.example.com"], credential: { prefix: "B".repeat(65) } },
+    ];
+    expect(await validate(bad)).toEqual({
+      code: 1,
+      lines: [
+        "apps[2].credential.prefix: must be visible ASCII (0x21-0x7e) or spaces",
+        "apps[3].credential.prefix: at most 64 characters",
+      ],
+    });
+  });
 });

@@ -21,6 +21,7 @@ const unknownFields = fc.dictionary(
           "hostnames",
           "secretRef",
           "upstream",
+          "credential",
           "secretReady",
           "apiVersion",
           "apps",
@@ -47,6 +48,15 @@ export const validDocument = fc
         { requiredKeys: ["name", "key"] },
       ),
       upstream: fc.option(fc.string({ maxLength: 40 }), { nil: undefined }),
+      // Prefixes past the 64-character cap, or with a byte other than space and visible ASCII,
+      // refuse their App alone.
+      credential: fc.option(
+        fc.record(
+          { prefix: fc.string({ maxLength: 70, unit: "binary-ascii" }) },
+          { requiredKeys: [] },
+        ),
+        { nil: undefined },
+      ),
       secretReady: fc.option(fc.boolean(), { nil: undefined }),
       extra: unknownFields,
     }),
@@ -56,10 +66,11 @@ export const validDocument = fc
     unknownFields.map((extra) => ({
       apiVersion: REGISTRY_API_VERSION,
       ...extra,
-      apps: apps.map(({ extra: e, upstream, secretReady, ...a }) => ({
+      apps: apps.map(({ extra: e, upstream, credential, secretReady, ...a }) => ({
         ...e,
         ...a,
         ...(upstream === undefined ? {} : { upstream }),
+        ...(credential === undefined ? {} : { credential }),
         ...(secretReady === undefined ? {} : { secretReady }),
       })),
     })),

@@ -34,6 +34,7 @@ function parsesToAResult(bytes: Uint8Array, maxDecompressedBytes?: number) {
     for (const app of r.value.registry.apps) {
       expect(app.hostnames.length).toBeGreaterThan(0);
       for (const h of app.hostnames) expect(h).toMatch(/^(\*\.)?[a-z0-9.-]+$/);
+      if (app.credential !== null) expect(app.credential.prefix).toMatch(/^[\x20-\x7e]{0,64}$/);
     }
   } else {
     expect(r.error.message).toMatch(/^invalid registry: ./);

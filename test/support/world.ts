@@ -32,6 +32,8 @@ export interface AppInput {
   /** Omitted: the Registry's namespace (the document leaves it out). */
   readonly namespace?: string;
   readonly upstream?: string;
+  /** The App's `credential` as the document writes it (`{}`: no prefix). */
+  readonly credential?: { readonly prefix?: string };
   /** Fields written after the declared ones, which the sidecar must ignore. */
   readonly extra?: Readonly<Record<string, unknown>>;
 }
@@ -52,6 +54,7 @@ export function registryDoc(
         key: a.key ?? "token",
       },
       ...(a.upstream === undefined ? {} : { upstream: a.upstream }),
+      ...(a.credential === undefined ? {} : { credential: a.credential }),
       ...a.extra,
     })),
     ...extra,
@@ -208,6 +211,7 @@ export const SHOP_DECLARED = {
   hostnames: ["shop.example.com", "*.shop.example.com"],
   secretRef: { namespace: "apps", name: "shop-credentials", key: "token" },
   upstream: "http://shop:8080",
+  credential: null,
 } as const;
 
 /** A SecretIndex from `namespace/name` keys. */
