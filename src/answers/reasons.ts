@@ -2,7 +2,14 @@
 // it tells an operator. Route answers carry the code in `x-mirror-reason`; JSON answers in `error`.
 
 /** Why `/v1/route` did not route a request: the value of `x-mirror-reason`. */
-export type RouteReason = "secret-unavailable" | "not-synced" | "unknown-host" | "bad-host";
+export type RouteReason =
+  | "secret-unavailable"
+  | "secret-unusable"
+  | "credentials-off"
+  | "not-synced"
+  | "unknown-host"
+  | "bad-host"
+  | "routed-request";
 
 /** How `/v1/route` answered one request: the `outcome` label of the route-answer counter. */
 export type RouteOutcome = "routed" | RouteReason;
@@ -13,6 +20,9 @@ export const ROUTE_OUTCOMES: readonly RouteOutcome[] = [
   "not-synced",
   "unknown-host",
   "bad-host",
+  "secret-unusable",
+  "credentials-off",
+  "routed-request",
 ];
 
 interface ErrorEntry {
@@ -30,6 +40,21 @@ export const ERRORS = {
     status: 503,
     message:
       "the App exists but this replica does not see its Secret bytes (Secret absent, key missing or value empty)",
+  },
+  "secret-unusable": {
+    status: 503,
+    message:
+      "the App has a credential and its Secret's value cannot be an Authorization header: over 8192 bytes, or a byte other than visible ASCII, space and tab",
+  },
+  "credentials-off": {
+    status: 503,
+    message:
+      "the App has a credential and this sidecar does not serve credentials (--serve-credentials)",
+  },
+  "routed-request": {
+    status: 403,
+    message:
+      "the request carries x-mirror-app, so a data plane routed it here (an upstream that resolves to the pod): it must not read another App's credential",
   },
   "unknown-host": { status: 404, message: "no App serves this host" },
   "bad-host": {

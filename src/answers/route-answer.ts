@@ -1,9 +1,9 @@
 import type { OutgoingHttpHeaders } from "node:http";
 import { appAt, CHUNK_SIZE } from "../snapshot/app-table.ts";
 import { lookupSlot } from "../snapshot/lookup.ts";
-import type { RouteView } from "../snapshot/types.ts";
+import type { RouteApp, RouteView } from "../snapshot/types.ts";
 import { headerValue } from "./header-value.ts";
-import { requestHost } from "./host-header.ts";
+import { ROUTED_REQUEST, requestHost } from "./host-header.ts";
 import { ERRORS, type RouteOutcome } from "./reasons.ts";
 
 /** A `/v1/route` answer, whatever carries it: a status and headers, never a body. */
@@ -30,13 +30,15 @@ const EMPTY = "0";
 
 /**
  * Answers `/v1/route` from one Snapshot, or from the data thread's view of one (README, "The
- * routing contract"): 200 with `x-mirror-app`, `x-mirror-upstream` (when set) and
- * `x-mirror-revision`; 503 with `retry-after` and `x-mirror-reason: not-synced`, or
- * `secret-unavailable` plus `x-mirror-app`; 404 `unknown-host`; 400 `bad-host`. Pure: the raw
- * header lines of the request and the authority of an absolute-form target (null for the origin
- * form) in, the answer out. This is the data plane's hot path: it reads no `request.headers`,
- * and the routed answer of an App is made once per Snapshot, frozen, and given to every request
- * for that App.
+ * routing contract"): 200 with `x-mirror-app`, `x-mirror-upstream` (when set),
+ * `x-mirror-revision` and `x-mirror-credential` (an App with a credential); 503 with
+ * `retry-after` and `x-mirror-reason: not-synced`, or `secret-unavailable` or `secret-unusable`
+ * plus `x-mirror-app`; 503 `credentials-off` plus `x-mirror-app`, no `retry-after` (only the
+ * operator changes it); 404 `unknown-host`; 400 `bad-host`; 403 `routed-request` for a request
+ * that carries `x-mirror-app`. Pure: the raw header lines of the request and the authority of an
+ * absolute-form target (null for the origin form) in, the answer out. This is the data plane's
+ * hot path: it reads no `request.headers`, and the routed answer of an App is made once per
+ * Snapshot, frozen, and given to every request for that App.
  */
 export function routeAnswerer(
   retryAfter: RetryAfterSeconds,
@@ -48,6 +50,7 @@ export function routeAnswerer(
   const notSynced = fixed("not-synced", { "retry-after": String(retryAfter.notSynced) });
   const badHost = fixed("bad-host", {});
   const unknownHost = fixed("unknown-host", {});
+  const routedRequest = fixed("routed-request", {});
   const unavailableRetry = String(retryAfter.secretUnavailable);
   // The Snapshot last answered from, its revision header, and the routed answer of each of its
   // Apps asked for so far (by slot): one frozen answer per App and Snapshot, not one per request.
@@ -59,20 +62,25 @@ export function routeAnswerer(
     if (snapshot === null) return notSynced;
     const host = requestHost(rawHeaders, authority);
     if (host === null) return badHost;
+    if (host === ROUTED_REQUEST) return routedRequest;
     const slot = lookupSlot(snapshot, host);
     if (slot === "unknown") return unknownHost;
     if (typeof slot !== "number") return badHost;
     const app = appAt(snapshot.apps, slot)!;
-    if (!app.ready) {
+    const { state } = app;
+    if (state !== "ready") {
       return {
-        outcome: "secret-unavailable",
-        status: ERRORS["secret-unavailable"].status,
-        headers: {
-          "retry-after": unavailableRetry,
-          "x-mirror-reason": "secret-unavailable",
-          "x-mirror-app": app.name,
-          "content-length": EMPTY,
-        },
+        outcome: state,
+        status: ERRORS[state].status,
+        headers:
+          state === "credentials-off"
+            ? { "x-mirror-reason": state, "x-mirror-app": app.name, "content-length": EMPTY }
+            : {
+                "retry-after": unavailableRetry,
+                "x-mirror-reason": state,
+                "x-mirror-app": app.name,
+                "content-length": EMPTY,
+              },
       };
     }
     if (snapshot !== answersOf) {
@@ -85,20 +93,30 @@ export function routeAnswerer(
     const made = Object.freeze({
       outcome: "routed",
       status: 200,
-      headers: Object.freeze(
-        app.upstream === null
-          ? { "x-mirror-app": app.name, "x-mirror-revision": revision, "content-length": EMPTY }
-          : {
-              "x-mirror-app": app.name,
-              "x-mirror-upstream": headerValue(app.upstream),
-              "x-mirror-revision": revision,
-              "content-length": EMPTY,
-            },
-      ),
+      headers: routedHeaders(app, revision),
     });
     routed[slot] = made;
     return made;
   };
+}
+
+/**
+ * A routed answer's headers, in one order per shape (so every such object shares one hidden
+ * class): the credential is a header value already (`credentialValue`), the upstream made one.
+ */
+function routedHeaders(app: RouteApp, revision: string): OutgoingHttpHeaders {
+  const { name, upstream, credential } = app;
+  const headers: OutgoingHttpHeaders =
+    upstream === null
+      ? { "x-mirror-app": name, "x-mirror-revision": revision, "content-length": EMPTY }
+      : {
+          "x-mirror-app": name,
+          "x-mirror-upstream": headerValue(upstream),
+          "x-mirror-revision": revision,
+          "content-length": EMPTY,
+        };
+  if (credential !== null) headers["x-mirror-credential"] = credential;
+  return Object.freeze(headers);
 }
 
 /** How many slots a Snapshot's App table has room for (its chunks, the last one counted whole). */
@@ -108,7 +126,7 @@ function appCount(snapshot: RouteView): number {
 
 /** An answer that never changes, built once. */
 function fixed(
-  reason: Exclude<RouteOutcome, "routed" | "secret-unavailable">,
+  reason: "not-synced" | "bad-host" | "unknown-host" | "routed-request",
   extra: OutgoingHttpHeaders,
 ): RouteAnswer {
   return Object.freeze({

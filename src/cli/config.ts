@@ -102,6 +102,7 @@ const serveFlags = z.object({
   "shutdown-grace": seconds(3600).default(5),
   "allow-cluster-wide-secrets": bool.default(false),
   "allow-local-upstreams": bool.default(false),
+  "serve-credentials": bool.default(false),
   "push-haproxy": unixSocket(true).optional(),
   "push-haproxy-map": z.string().min(1, "must not be empty").default(DEFAULT_HAPROXY_MAP),
   "push-caddy": unixSocket(false).optional(),
@@ -207,6 +208,7 @@ export function parseServeConfig(
     shutdownGraceSeconds: f["shutdown-grace"],
     allowClusterWideSecrets: f["allow-cluster-wide-secrets"],
     allowLocalUpstreams: f["allow-local-upstreams"],
+    serveCredentials: f["serve-credentials"],
     push: pushTargets(f),
   });
 }

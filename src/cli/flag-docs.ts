@@ -110,6 +110,11 @@ export const FLAG_DOCS: Readonly<
     help: "let an App's upstream be a loopback, unspecified or link-local address (127.0.0.0/8, localhost, 0.0.0.0, ::1, 169.254.0.0/16, fe80::/10); without it such an App is refused",
     shownDefault: "false",
   },
+  "serve-credentials": {
+    value: "BOOL",
+    help: "let an App with a credential be served: /v1/route hands its Secret's value to the data plane, which sends it to the upstream as Authorization; without it such an App answers 503 credentials-off",
+    shownDefault: "false",
+  },
   "push-haproxy": {
     value: "unix:PATH",
     help: "zero-hop: keep the routing table in HAProxy's map through its runtime API, the stats socket at PATH (a bare PATH too)",

@@ -39,4 +39,9 @@ export interface MirrorOptions {
   readonly reflector?: ReflectorSettings["tuning"];
   /** Serve these inputs at once, and resume the watches from where they were saved. */
   readonly warm?: WarmStart;
+  /**
+   * `--serve-credentials`; default false: an App with a `credential` answers `credentials-off`.
+   * Fixed for the mirror's life (`BuildMeta.serveCredentials`).
+   */
+  readonly serveCredentials?: boolean;
 }

@@ -267,13 +267,11 @@ export class Mirror {
     const changes = this.#pending.take();
     const previous = this.#holder.current();
     const started = this.#clock.now();
-    const next = nextSnapshot(
-      previous,
-      changes,
-      this.#referenced.store.view,
-      this.#wallClock(),
-      this.#source,
-    );
+    const next = nextSnapshot(previous, changes, this.#referenced.store.view, {
+      builtAt: this.#wallClock(),
+      source: this.#source,
+      serveCredentials: this.#options.serveCredentials ?? false,
+    });
     if (next === null) return;
     this.#holder.swap(next.snapshot);
     const now = this.#clock.now();

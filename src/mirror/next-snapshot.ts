@@ -1,11 +1,11 @@
 import { build, rebuildForSecrets } from "../snapshot/build.ts";
 import { slotsOf } from "../snapshot/route-table.ts";
 import {
+  type BuildMeta,
   FROM_API_SERVER,
   type RegistryStatus,
   type SecretsView,
   type Snapshot,
-  type SnapshotSource,
 } from "../snapshot/types.ts";
 import type { Changes } from "./pending-changes.ts";
 
@@ -15,6 +15,9 @@ export interface NextSnapshot {
   /** `whole`: built from the Registry; `secrets`: only Apps of changed Secrets re-resolved. */
   readonly kind: "whole" | "secrets";
 }
+
+/** What the next Snapshot is built under besides its inputs: `BuildMeta` less what follows from them. */
+export type NextMeta = Pick<BuildMeta, "builtAt" | "source" | "serveCredentials">;
 
 /**
  * The Snapshot that follows `previous` after `changes`, read against `secrets`, or null when
@@ -27,15 +30,16 @@ export function nextSnapshot(
   previous: Snapshot | null,
   changes: Changes,
   secrets: SecretsView,
-  builtAt: number,
-  source: SnapshotSource = FROM_API_SERVER,
+  at: NextMeta,
 ): NextSnapshot | null {
+  const { builtAt, serveCredentials = false } = at;
+  const source = at.source ?? FROM_API_SERVER;
   const adopted = changes.registry;
   const revision = (previous?.revision ?? 0) + 1;
   if (previous === null || adopted?.whole === true) {
     // Nothing to build from before the first Registry is adopted.
     if (adopted === null) return null;
-    const meta = { revision, builtAt, registry: adopted.status, source };
+    const meta = { revision, builtAt, registry: adopted.status, source, serveCredentials };
     return { snapshot: build(adopted.registry, secrets, meta), kind: "whole" };
   }
   const status = adopted?.status ?? previous.registry;
@@ -45,7 +49,7 @@ export function nextSnapshot(
   );
   if (changed.length === 0 && sameStatus(status, previous.registry) && source === previous.source)
     return null;
-  const meta = { revision, builtAt, registry: status, source };
+  const meta = { revision, builtAt, registry: status, source, serveCredentials };
   return { snapshot: rebuildForSecrets(previous, changed, secrets, meta), kind: "secrets" };
 }
 

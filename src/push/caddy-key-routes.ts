@@ -17,7 +17,7 @@ import {
   stripMirrorHeaders,
 } from "./caddy-answers.ts";
 import { partitionByPrefix } from "./caddy-partition.ts";
-import type { TableEntry } from "./table.ts";
+import { type TableEntry, unavailableToProxies } from "./table.ts";
 
 /** How the key routes are cut. */
 export interface KeyRoutesOptions {
@@ -42,7 +42,7 @@ export function keyRoutes(
   const unavailable: (readonly [string, { app: string }])[] = [];
   const unroutable: string[] = [];
   for (const [key, entry] of entries) {
-    if (entry.kind === "secret-unavailable") unavailable.push([key, { app: entry.app }]);
+    if (unavailableToProxies(entry)) unavailable.push([key, { app: entry.app }]);
     else if (entry.target === null) unroutable.push(key);
     else {
       const dial = `${entry.target.host}:${entry.target.port}`;

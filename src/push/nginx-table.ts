@@ -6,7 +6,7 @@
 
 import { createHash } from "node:crypto";
 import type { RouteView } from "../snapshot/types.ts";
-import type { TableEntry } from "./table.ts";
+import { type TableEntry, unavailableToProxies } from "./table.ts";
 import { entryFields, type LineFormat, tableLines } from "./table-lines.ts";
 
 /** The whole table's body, for a PUT. */
@@ -77,5 +77,7 @@ const nginxLine: LineFormat = (kind, name, entry) =>
 /** The fields of replica-mirror.lua's `fields`: `entryFields`, and the upstream when routed. */
 function entryValue(entry: TableEntry): string {
   const fields = entryFields(entry);
-  return entry.kind === "routed" && entry.target !== null ? `${fields}|${entry.upstream}` : fields;
+  return !unavailableToProxies(entry) && entry.target !== null
+    ? `${fields}|${entry.upstream}`
+    : fields;
 }

@@ -7,7 +7,7 @@
 import { cachedPer } from "../cached-per.ts";
 import { CHUNK_SIZE } from "../snapshot/app-table.ts";
 import type { RouteApp, RouteView } from "../snapshot/types.ts";
-import { entryOf, type TableEntry } from "./table.ts";
+import { entryOf, type TableEntry, unavailableToProxies } from "./table.ts";
 
 /** A table key: an exact hostname, or the suffix of a wildcard (`a.b` for `*.a.b`). */
 export type KeyKind = "exact" | "wildcard";
@@ -58,11 +58,12 @@ export function tableLines(view: RouteView, format: LineFormat): readonly (reado
 /**
  * An entry's value as the proxies' configurations read it by `|`-separated field: the kind (I:
  * routed to an IPv4 literal, D: routed to a DNS name, N: routed but no http upstream, S: the
- * Secret is not here), the App, then host and port when routed to one. No space, no line break;
- * a format may append fields of its own.
+ * Secret is not here, and for now every other 503 and an App with a credential:
+ * `unavailableToProxies`), the App, then host and port when routed to one. No space, no line
+ * break; a format may append fields of its own.
  */
 export function entryFields(entry: TableEntry): string {
-  if (entry.kind === "secret-unavailable") return `S|${entry.app}`;
+  if (unavailableToProxies(entry)) return `S|${entry.app}`;
   const { target } = entry;
   if (target === null) return `N|${entry.app}`;
   return `${target.literal ? "I" : "D"}|${entry.app}|${target.host}|${target.port}`;

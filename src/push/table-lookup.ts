@@ -51,13 +51,17 @@ function asciiLower(s: string): string {
 }
 
 function answerOf(entry: TableEntry, revision: number): RouteAnswer {
-  if (entry.kind === "secret-unavailable") {
+  if (entry.kind === "not-routed") {
+    const { reason } = entry;
     return {
-      outcome: "secret-unavailable",
-      status: ERRORS["secret-unavailable"].status,
+      outcome: reason,
+      status: ERRORS[reason].status,
       headers: {
-        "retry-after": String(DEFAULT_RETRY_AFTER.secretUnavailable),
-        "x-mirror-reason": "secret-unavailable",
+        // Only the operator ends credentials-off: asking again sooner changes nothing.
+        ...(reason === "credentials-off"
+          ? {}
+          : { "retry-after": String(DEFAULT_RETRY_AFTER.secretUnavailable) }),
+        "x-mirror-reason": reason,
         "x-mirror-app": entry.app,
         "content-length": "0",
       },
@@ -71,6 +75,7 @@ function answerOf(entry: TableEntry, revision: number): RouteAnswer {
       ...(entry.upstream === null ? {} : { "x-mirror-upstream": entry.upstream }),
       "x-mirror-revision": String(revision),
       "content-length": "0",
+      ...(entry.credential === null ? {} : { "x-mirror-credential": entry.credential }),
     },
   };
 }

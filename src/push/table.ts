@@ -8,7 +8,10 @@ import { appAt } from "../snapshot/app-table.ts";
 import type { RouteApp, RouteView } from "../snapshot/types.ts";
 import { type UpstreamTarget, upstreamTarget } from "./upstream-target.ts";
 
-/** A ready App: the proxy forwards to its upstream with `x-mirror-app` and `x-mirror-revision`. */
+/**
+ * A ready App: the proxy forwards to its upstream with `x-mirror-app` and `x-mirror-revision`,
+ * and, when `credential` is set, `Authorization: <credential>` in place of any the client sent.
+ */
 export interface RoutedEntry {
   readonly kind: "routed";
   readonly app: string;
@@ -16,15 +19,37 @@ export interface RoutedEntry {
   readonly upstream: string | null;
   /** Where the proxy connects; null when `upstream` is not `http://host[:port]`. */
   readonly target: UpstreamTarget | null;
+  /**
+   * The `Authorization` value the upstream gets (`/v1/route`'s `x-mirror-credential`): Secret
+   * bytes, visible ASCII, space and tab only, at most 64 + 8192 bytes; null: the App has no
+   * `credential`, and the client's own `Authorization` goes on unchanged.
+   */
+  readonly credential: string | null;
 }
 
-/** An App whose Secret this replica does not see: 503 `secret-unavailable`. */
-export interface UnavailableEntry {
-  readonly kind: "secret-unavailable";
+/** Why an App is not routed: the 503's `x-mirror-reason` (`secret-unavailable` and `secret-unusable` with `retry-after`). */
+export type NotRoutedReason = "secret-unavailable" | "secret-unusable" | "credentials-off";
+
+/** An App this replica does not route: 503 with `reason` and `x-mirror-app`. */
+export interface NotRoutedEntry {
+  readonly kind: "not-routed";
   readonly app: string;
+  readonly reason: NotRoutedReason;
 }
 
-export type TableEntry = RoutedEntry | UnavailableEntry;
+export type TableEntry = RoutedEntry | NotRoutedEntry;
+
+/**
+ * Whether the zero-hop configurations, which set no `Authorization` yet, answer this entry 503
+ * `secret-unavailable`: every not-routed entry, and a routed one with a credential, whose upstream
+ * must not get a request without it (closed, not open). Until the zero-hop part of ADR 53 renders
+ * each entry as `tableAnswer` answers it, and removes this.
+ */
+export function unavailableToProxies(
+  entry: TableEntry,
+): entry is NotRoutedEntry | (RoutedEntry & { readonly credential: string }) {
+  return entry.kind === "not-routed" || entry.credential !== null;
+}
 
 /** One Snapshot's routing table; every routed answer carries `revision`. */
 export interface RoutingTable {
@@ -71,11 +96,12 @@ export const tableOf = cachedPer(routingTable);
 export const entryOf = cachedPer(newEntry);
 
 function newEntry(app: RouteApp): TableEntry {
-  if (!app.ready) return { kind: "secret-unavailable", app: app.name };
+  if (app.state !== "ready") return { kind: "not-routed", app: app.name, reason: app.state };
   return {
     kind: "routed",
     app: app.name,
     upstream: app.upstream === null ? null : headerValue(app.upstream),
     target: upstreamTarget(app.upstream),
+    credential: app.credential,
   };
 }

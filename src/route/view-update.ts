@@ -1,17 +1,18 @@
 // What the main thread sends the data thread, and how the data thread turns it into the view it
 // answers from. Two kinds of message: the routes of a Registry (its hostname indexes and
 // each App's name and upstream), sent as soon as the Registry is adopted, before the App Secrets
-// are listed; and, for each published Snapshot, the readiness of its Apps against routes already
-// sent. Pure: plain values in, plain values out.
+// are listed; and, for each published Snapshot, the state and credential of its Apps against
+// routes already sent. Pure: plain values in, plain values out.
 //
 // The messages are structured-cloned, so the long lists travel as text with one item a line and
 // as typed arrays: a clone of a string is a copy, where a clone of a Map of 11k hosts walks every
 // entry. Hostnames and App names never hold a line break (the Registry's rules); an upstream
-// travels as its header value (`headerValue`), which is visible ASCII, so neither does it.
+// travels as its header value (`headerValue`), which is visible ASCII, so neither does it; nor
+// does a credential (`credentialValue` and the prefix rule refuse CR and LF), never empty either.
 
 import { headerValue } from "../answers/header-value.ts";
 import { appAt, CHUNK_SIZE, chunked, replaceSlots } from "../snapshot/app-table.ts";
-import type { RouteApp, RouteTable, RouteView, Snapshot } from "../snapshot/types.ts";
+import type { AppState, RouteApp, RouteTable, RouteView, Snapshot } from "../snapshot/types.ts";
 
 /** The routes of one Registry on the wire, named by `id` for the views that use them. */
 export interface RoutesMessage {
@@ -40,22 +41,43 @@ export interface Routes {
   readonly apps: readonly { readonly name: string; readonly upstream: string | null }[];
 }
 
+/** An App's state on the wire: its index here, one byte. */
+const STATES: readonly AppState[] = [
+  "ready",
+  "secret-unavailable",
+  "secret-unusable",
+  "credentials-off",
+];
+const STATE_CODE: Readonly<Record<AppState, number>> = {
+  ready: 0,
+  "secret-unavailable": 1,
+  "secret-unusable": 2,
+  "credentials-off": 3,
+};
+
 /**
- * `whole`: every App's readiness (one byte a slot), against the routes `routes` names; sent for
- * the first Snapshot and whenever the routes changed. `flips`: the same routes as the view
- * before, and the slots whose readiness changed (none when only the revision moved on).
+ * `whole`: every App's state (one byte a slot, `STATES`) and credential (one a line, empty for
+ * none), against the routes `routes` names; sent for the first Snapshot and whenever the routes
+ * changed. `changes`: the same routes as the view before, and each slot whose state or credential
+ * changed (a rotation keeps an App ready with another credential); none when only the revision
+ * moved on.
  */
 export type ViewUpdate =
   | {
       readonly kind: "whole";
       readonly revision: number;
       readonly routes: number;
-      readonly ready: Uint8Array;
+      readonly states: Uint8Array;
+      readonly credentials: string;
     }
   | {
-      readonly kind: "flips";
+      readonly kind: "changes";
       readonly revision: number;
-      readonly flipped: readonly (readonly [slot: number, ready: boolean])[];
+      readonly changed: readonly (readonly [
+        slot: number,
+        state: number,
+        credential: string | null,
+      ])[];
     };
 
 const lines = (text: string): string[] => (text === "" ? [] : text.split("\n"));
@@ -128,20 +150,33 @@ function decodeIndex(index: HostIndex): Map<string, number> {
 export function viewUpdate(sent: Snapshot | null, next: Snapshot, routes: number): ViewUpdate {
   const { apps } = next;
   if (sent === null || sent.routes !== next.routes) {
-    const ready = new Uint8Array(apps.size);
+    const states = new Uint8Array(apps.size);
+    const credentials: string[] = [];
     let slot = 0;
-    for (const chunk of apps.chunks) for (const app of chunk) ready[slot++] = app.ready ? 1 : 0;
-    return { kind: "whole", revision: next.revision, routes, ready };
+    for (const chunk of apps.chunks)
+      for (const app of chunk) {
+        states[slot++] = STATE_CODE[app.state];
+        credentials.push(app.credential ?? "");
+      }
+    return {
+      kind: "whole",
+      revision: next.revision,
+      routes,
+      states,
+      credentials: credentials.join("\n"),
+    };
   }
-  const flipped: [number, boolean][] = [];
+  const changed: [number, number, string | null][] = [];
   apps.chunks.forEach((chunk, c) => {
     const before = sent.apps.chunks[c]!;
     if (chunk === before) return;
     chunk.forEach((app, i) => {
-      if (app.ready !== before[i]!.ready) flipped.push([c * CHUNK_SIZE + i, app.ready]);
+      const was = before[i]!;
+      if (app.state !== was.state || app.credential !== was.credential)
+        changed.push([c * CHUNK_SIZE + i, STATE_CODE[app.state], app.credential]);
     });
   });
-  return { kind: "flips", revision: next.revision, flipped };
+  return { kind: "changes", revision: next.revision, changed };
 }
 
 /**
@@ -158,10 +193,12 @@ export function applyViewUpdate(
     // Routes are always sent before the first view that uses them, and kept until it arrives.
     if (routes === undefined || routes.id !== update.routes)
       throw new Error(`a view arrived before its routes (${update.routes})`);
+    const credentials = update.credentials.split("\n");
     const apps: RouteApp[] = routes.apps.map(({ name, upstream }, slot) => ({
       name,
       upstream,
-      ready: update.ready[slot] === 1,
+      state: STATES[update.states[slot]!]!,
+      credential: credentials[slot] || null,
     }));
     return Object.freeze({
       revision: update.revision,
@@ -170,10 +207,11 @@ export function applyViewUpdate(
     });
   }
   // The first view of a thread is always whole.
-  if (view === null) throw new Error("a flips update arrived before any whole view");
+  if (view === null) throw new Error("a changes update arrived before any whole view");
   const replacements = new Map<number, RouteApp>();
-  for (const [slot, ready] of update.flipped) {
-    replacements.set(slot, { ...appAt(view.apps, slot)!, ready });
+  for (const [slot, state, credential] of update.changed) {
+    const { name, upstream } = appAt(view.apps, slot)!;
+    replacements.set(slot, { name, upstream, state: STATES[state]!, credential });
   }
   return Object.freeze({
     revision: update.revision,

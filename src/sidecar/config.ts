@@ -40,6 +40,8 @@ export interface SidecarConfig {
   readonly allowClusterWideSecrets: boolean;
   /** Whether an App's upstream may be a loopback, unspecified or link-local address (ADR 48). */
   readonly allowLocalUpstreams: boolean;
+  /** Whether an App with a `credential` is served, its upstream getting the Secret as `Authorization` (ADR 53). */
+  readonly serveCredentials: boolean;
   /** Zero-hop: the proxies whose routing table the sidecar keeps; empty: hop mode only. */
   readonly push: readonly PushTargetConfig[];
 }

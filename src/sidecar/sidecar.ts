@@ -155,6 +155,7 @@ export async function startSidecar(
     },
     holder,
     watchTimeoutSeconds: config.watchTimeoutSeconds,
+    serveCredentials: config.serveCredentials,
     observer: observeAll(...observers),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.random === undefined ? {} : { random: options.random }),

@@ -1,21 +1,24 @@
 import type { AppSpec } from "../registry/schema.ts";
+import { credentialValue, stateOf } from "./credential.ts";
 import { freezeArray } from "./freeze.ts";
-import type { App, AppTable, SecretsView } from "./types.ts";
+import type { App, AppTable, NotReadyReason, SecretsView } from "./types.ts";
 
 /** Apps per chunk: replacing one App copies this many pointers plus the chunk directory. */
 export const CHUNK_SIZE = 64;
 
 /**
- * Resolves one App against the Secrets this replica sees: ready only if the referenced Secret
- * exists, has the key, and the value is non-empty. The leader's `secretReady` never gets here.
+ * Resolves one App against the Secrets this replica sees (docs/serving.md, "The situations"):
+ * ready only if the referenced Secret exists, has the key, and the value is non-empty; for an App
+ * with a `credential`, also only with `serveCredentials` (else `credentials-off`, whatever the
+ * Secret) and a value `credentialValue` accepts. The leader's `secretReady` never gets here.
  */
-export function resolveApp(spec: AppSpec, secrets: SecretsView): App {
+export function resolveApp(spec: AppSpec, secrets: SecretsView, serveCredentials = false): App {
   const secret = secrets.get(spec.secretRef.namespace, spec.secretRef.name);
   // Own keys only: a Secret lacking key `constructor` must not read Object.prototype's.
   const { key } = spec.secretRef;
   const value =
     secret !== undefined && Object.hasOwn(secret.data, key) ? secret.data[key] : undefined;
-  const reason =
+  let reason: NotReadyReason | null =
     secret === undefined
       ? "secret-absent"
       : value === undefined
@@ -23,27 +26,43 @@ export function resolveApp(spec: AppSpec, secrets: SecretsView): App {
         : value === ""
           ? "value-empty"
           : null;
+  let credential: string | null = null;
+  if (spec.credential !== null) {
+    if (!serveCredentials) reason = "credentials-off";
+    else if (reason === null) {
+      const header = credentialValue(value!);
+      if (header.ok) credential = spec.credential.prefix + header.value;
+      else reason = header.error;
+    }
+  }
   return Object.freeze({
     name: spec.name,
     hostnames: spec.hostnames,
     secretRef: spec.secretRef,
     upstream: spec.upstream,
+    credentialPrefix: spec.credential?.prefix ?? null,
     ready: reason === null,
     reason,
+    state: stateOf(reason),
     secretValue: reason === null ? (value ?? null) : null,
+    credential,
     secretResourceVersion: secret?.resourceVersion ?? null,
   });
 }
 
 /** Builds the table for Apps in slot order. */
-export function buildAppTable(specs: readonly AppSpec[], secrets: SecretsView): AppTable {
+export function buildAppTable(
+  specs: readonly AppSpec[],
+  secrets: SecretsView,
+  serveCredentials = false,
+): AppTable {
   const chunks: (readonly App[])[] = [];
   let readyCount = 0;
   for (let start = 0; start < specs.length; start += CHUNK_SIZE) {
     const chunk: App[] = [];
     const end = Math.min(start + CHUNK_SIZE, specs.length);
     for (let slot = start; slot < end; slot++) {
-      const app = resolveApp(specs[slot]!, secrets);
+      const app = resolveApp(specs[slot]!, secrets, serveCredentials);
       if (app.ready) readyCount++;
       chunk.push(app);
     }

@@ -17,7 +17,7 @@ import {
  */
 export function build(registry: Registry | null, secrets: SecretsView, meta: BuildMeta): Snapshot {
   const routes = routeTableFor(registry);
-  const apps = buildAppTable(routes.specs, secrets);
+  const apps = buildAppTable(routes.specs, secrets, meta.serveCredentials);
   return seal(meta, routes, apps);
 }
 
@@ -53,7 +53,7 @@ export function rebuildForSecrets(
   const replacements = new Map<number, App>();
   for (const { namespace, name } of changedSecrets) {
     for (const slot of slotsOf(routes, namespace, name)) {
-      replacements.set(slot, resolveApp(routes.specs[slot]!, secrets));
+      replacements.set(slot, resolveApp(routes.specs[slot]!, secrets, meta.serveCredentials));
     }
   }
   return seal(meta, routes, replaceApps(previous.apps, replacements));

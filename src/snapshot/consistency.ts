@@ -1,4 +1,5 @@
 import { allApps, appAt } from "./app-table.ts";
+import { stateOf } from "./credential.ts";
 import { slotOf, slotsOf } from "./route-table.ts";
 import type { Snapshot } from "./types.ts";
 
@@ -33,9 +34,11 @@ function checkConsistency(snapshot: Snapshot): string[] {
       problems.push(`apps not strictly sorted at ${app.name}`);
     if (
       app.ready !== (app.reason === null) ||
-      app.ready !== (app.secretValue !== null && app.secretValue !== "")
+      app.ready !== (app.secretValue !== null && app.secretValue !== "") ||
+      app.state !== stateOf(app.reason) ||
+      (app.credential !== null) !== (app.ready && app.credentialPrefix !== null)
     ) {
-      problems.push(`${app.name}: ready, reason and value disagree`);
+      problems.push(`${app.name}: ready, reason, state, value and credential disagree`);
     }
     if (!slotsOf(routes, app.secretRef.namespace, app.secretRef.name).includes(slot)) {
       problems.push(`${app.name}: its Secret does not list it`);

@@ -2,8 +2,28 @@ import type { RefusedApp } from "../registry/parse.ts";
 import type { AppSpec, SecretKeyRef } from "../registry/schema.ts";
 import type { ReadonlySecretIndex } from "./secret-index.ts";
 
-/** Why an App is not ready: its Secret is absent, lacks the key, or the value is empty. */
-export type NotReadyReason = "secret-absent" | "key-missing" | "value-empty";
+/**
+ * Why an App is not ready (docs/serving.md, "The situations"): its Secret is absent, lacks the
+ * key, or the value is empty (for an App with a `credential`, once one trailing line break is
+ * taken off); or the App has a `credential` and the sidecar does not serve them
+ * (`credentials-off`), or its value cannot be an `Authorization` header: over `MAX_CREDENTIAL`
+ * bytes (`value-too-long`), or a byte other than visible ASCII, space and tab
+ * (`value-not-a-header`).
+ */
+export type NotReadyReason =
+  | "secret-absent"
+  | "key-missing"
+  | "value-empty"
+  | "credentials-off"
+  | "value-too-long"
+  | "value-not-a-header";
+
+/**
+ * What `/v1/route` answers for an App: `ready` routes it; each other state is the 503's
+ * `x-mirror-reason`. Derived from the `NotReadyReason`: the first three reasons are
+ * `secret-unavailable`, the header rules `secret-unusable`.
+ */
+export type AppState = "ready" | "secret-unavailable" | "secret-unusable" | "credentials-off";
 
 /** One App as this replica serves it: the Registry's declaration plus what this replica's watch sees. */
 export interface App {
@@ -11,11 +31,23 @@ export interface App {
   readonly hostnames: readonly string[];
   readonly secretRef: SecretKeyRef;
   readonly upstream: string | null;
-  /** True only when the referenced Secret exists, has the key, and the value is non-empty. */
+  /** The Registry's `credential.prefix`; null when the App has no `credential` (ADR 53). */
+  readonly credentialPrefix: string | null;
+  /**
+   * True only when the referenced Secret exists, has the key, and the value is non-empty, and,
+   * for an App with a `credential`, credentials are served and the value is a header value.
+   */
   readonly ready: boolean;
   readonly reason: NotReadyReason | null;
-  /** The value of the referenced key: its bytes, one character per byte. Strings are immutable: no copy to guard. */
+  /** `ready` and `reason` as `/v1/route` answers them. */
+  readonly state: AppState;
+  /** The value of the referenced key when ready: its bytes, one character per byte. Strings are immutable: no copy to guard. */
   readonly secretValue: string | null;
+  /**
+   * A ready App with a `credential`: the `Authorization` value its upstream gets (the prefix,
+   * then the value less one trailing line break); else null. Secret bytes.
+   */
+  readonly credential: string | null;
   readonly secretResourceVersion: string | null;
 }
 
@@ -73,6 +105,12 @@ export interface BuildMeta {
   readonly registry: RegistryStatus;
   /** Default: from the API server. */
   readonly source?: SnapshotSource;
+  /**
+   * `--serve-credentials`; default false: an App with a `credential` is `credentials-off`. The
+   * operator's, fixed for a process: `rebuildForSecrets` keeps the Apps it does not re-resolve,
+   * so every Snapshot it follows on from must have been built under the same value.
+   */
+  readonly serveCredentials?: boolean;
 }
 
 /**
@@ -102,12 +140,12 @@ export interface AppTable {
 }
 
 /** What a `/v1/route` answer reads of an App. */
-export type RouteApp = Pick<App, "name" | "upstream" | "ready">;
+export type RouteApp = Pick<App, "name" | "upstream" | "state" | "credential">;
 
 /**
  * What answering `/v1/route` reads of a Snapshot, and all the data thread holds of one:
- * the hostname indexes and, per slot, the App's name, upstream and readiness. No Secret bytes and
- * no status fields. Every Snapshot is one.
+ * the hostname indexes and, per slot, the App's name, upstream, state and credential (the one
+ * Secret byte string a routed answer carries, ADR 53). No status fields. Every Snapshot is one.
  */
 export interface RouteView {
   readonly revision: number;

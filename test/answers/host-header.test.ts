@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { requestHost } from "../../src/answers/host-header.ts";
+import { ROUTED_REQUEST, requestHost } from "../../src/answers/host-header.ts";
 
 describe("requestHost", () => {
-  it.each<[string, [string, string][], string | null]>([
+  it.each<[string, [string, string][], string | null | typeof ROUTED_REQUEST]>([
     ["Host alone", [["Host", "shop.example.com:8080"]], "shop.example.com:8080"],
     ["no host at all", [], null],
     [
@@ -72,6 +72,41 @@ describe("requestHost", () => {
     ["a UTF-8 name as Node decodes it (latin1)", [["Host", "bÃ¼cher.example.com"]], null],
     ["a control character", [["Host", "shop\u0000.example.com"]], null],
     ["a space inside", [["X-Forwarded-Host", "shop example.com"]], null],
+    [
+      "x-mirror-app, whatever its case, value and place: a data plane routed the request",
+      [
+        ["Host", "shop.example.com"],
+        ["X-MIRROR-App", ""],
+      ],
+      ROUTED_REQUEST,
+    ],
+    [
+      "x-mirror-app after two Host lines",
+      [
+        ["Host", "a.example.com"],
+        ["Host", "b.example.com"],
+        ["x-mirror-app", "a"],
+      ],
+      ROUTED_REQUEST,
+    ],
+    [
+      "x-mirror-app before X-Forwarded-Host",
+      [
+        ["x-mirror-app", "a"],
+        ["X-Forwarded-Host", "shop.example.com"],
+      ],
+      ROUTED_REQUEST,
+    ],
+    [
+      "names like x-mirror-app",
+      [
+        ["x-mirror-apps", "a"],
+        ["x-mirror-ap", "a"],
+        ["x-mirror-upstream", "a"],
+        ["Host", "shop.example.com"],
+      ],
+      "shop.example.com",
+    ],
   ])("%s", (_case, lines, expected) => {
     expect(requestHost(lines.flat())).toBe(expected);
   });

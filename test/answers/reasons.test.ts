@@ -14,6 +14,9 @@ describe("the error catalogue", () => {
       "not-synced": 503,
       "unknown-host": 404,
       "bad-host": 400,
+      "secret-unusable": 503,
+      "credentials-off": 503,
+      "routed-request": 403,
     });
   });
 

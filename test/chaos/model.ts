@@ -164,7 +164,8 @@ export function answerKey(a: RouteAnswer): string {
 export function routeAnswer(
   apps: readonly ServedApp[],
   probe: Probe,
-  readinessOf: (app: ServedApp) => NotReady | null,
+  // The sidecar's own reasons may come here (its /v1/apps), of which the model knows three.
+  readinessOf: (app: ServedApp) => string | null,
 ): RouteAnswer {
   if (probe.host === null) return { status: 400 };
   const app = matchHost(apps, probe.host);

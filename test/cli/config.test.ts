@@ -30,6 +30,7 @@ describe("parseServeConfig", () => {
         shutdownGraceSeconds: 5,
         allowClusterWideSecrets: false,
         allowLocalUpstreams: false,
+        serveCredentials: false,
         push: [],
       },
     });
@@ -155,6 +156,20 @@ describe("parseServeConfig", () => {
       allowed(["--allow-local-upstreams=false"], { REPLICA_MIRROR_ALLOW_LOCAL_UPSTREAMS: "true" }),
       allowed(["--allow-local-upstreams", "yes"]),
     ]).toEqual([false, true, true, false, "--allow-local-upstreams: must be true or false"]);
+  });
+
+  it("serves credentials only when the flag or its variable says so", () => {
+    const serving = (argv: string[], env: Record<string, string> = {}) => {
+      const parsed = parseServeConfig(["--secret-namespaces=a", ...argv], env);
+      return parsed.ok ? parsed.value.serveCredentials : parsed.error;
+    };
+    expect([
+      serving([]),
+      serving(["--serve-credentials", "true"]),
+      serving([], { REPLICA_MIRROR_SERVE_CREDENTIALS: "true" }),
+      serving(["--serve-credentials=false"], { REPLICA_MIRROR_SERVE_CREDENTIALS: "true" }),
+      serving(["--serve-credentials", "1"]),
+    ]).toEqual([false, true, true, false, "--serve-credentials: must be true or false"]);
   });
 
   it("takes the data listener's limits and the shutdown grace from their flags", () => {

@@ -20,6 +20,13 @@ export const extraHeader: fc.Arbitrary<Extra> = fc.oneof(
       .map(([n, v]): Extra => ({ headers: [[`X-${n}`, v]], wellFormed: true, reusable: true })),
   },
   {
+    // A request a data plane routed carries it: answered 403 routed-request, whatever its host.
+    weight: 1,
+    arbitrary: fc
+      .tuple(fc.constantFrom("X-Mirror-App", "x-mirror-app", "X-MIRROR-APP"), latin1(valueChar, 12))
+      .map(([n, v]): Extra => ({ headers: [[n, v]], wellFormed: true, reusable: true })),
+  },
+  {
     weight: 5,
     arbitrary: fc
       .constantFrom(

@@ -9,12 +9,15 @@ export type Outcome =
   | { readonly status: 200; readonly app: string }
   | { readonly status: 503; readonly reason: "secret-unavailable"; readonly app: string }
   | { readonly status: 404; readonly reason: "unknown-host" }
-  | { readonly status: 400; readonly reason: "bad-host" };
+  | { readonly status: 400; readonly reason: "bad-host" }
+  | { readonly status: 403; readonly reason: "routed-request" };
 
 /** The outcomes a known host may have. */
 export const routed = (app: string): Outcome => ({ status: 200, app });
 export const UNKNOWN: Outcome = { status: 404, reason: "unknown-host" };
 export const BAD: Outcome = { status: 400, reason: "bad-host" };
+/** Whatever the host: the request carries `x-mirror-app`, as one a data plane routed does. */
+export const ROUTED_REQUEST: Outcome = { status: 403, reason: "routed-request" };
 export const UNAVAILABLE = (app: string): Outcome => ({
   status: 503,
   reason: "secret-unavailable",

@@ -4,16 +4,19 @@
 // Answers allowed, decided here once:
 // - On the data listener, `/v1/route`, `/v1/route/*` (also with a query or fragment), any
 //   method Node parses except CONNECT: exactly 200 (empty body, x-mirror-app, x-mirror-revision,
-//   x-mirror-upstream when the App has one), 503 (x-mirror-reason secret-unavailable with
-//   x-mirror-app, or not-synced; and retry-after), 404 (x-mirror-reason unknown-host) or 400
-//   (x-mirror-reason bad-host); the body is always empty and x-mirror-reason appears at most
-//   once. The host asked about is X-Forwarded-Host's, else an absolute-form target's authority,
-//   else Host's; a name whose last label is a number is a bad host. Every other target, whatever
-//   the method: 404 `x-mirror-reason: not-found`, empty body.
+//   x-mirror-upstream when the App has one, x-mirror-credential when it has a credential), 503
+//   (x-mirror-reason secret-unavailable or secret-unusable with x-mirror-app, or not-synced; and
+//   retry-after; or credentials-off with x-mirror-app and no retry-after), 404 (x-mirror-reason
+//   unknown-host), 400 (x-mirror-reason bad-host) or, for a request carrying x-mirror-app, 403
+//   (x-mirror-reason routed-request); the body is always empty and x-mirror-reason appears at
+//   most once. The host asked about is X-Forwarded-Host's, else an absolute-form target's
+//   authority, else Host's; a name whose last label is a number is a bad host. Every other
+//   target, whatever the method: 404 `x-mirror-reason: not-found`, empty body.
 // - On the ops listener, `/v1/hosts/*`, `/v1/apps[/*]`, `/v1/snapshot` with GET or HEAD: 200, 400,
 //   404 or 503 with a JSON body whose `error` is a catalogued code; GET or HEAD of `/healthz`,
 //   `/readyz` or `/metrics`: 200 text; every other path, or another method there: 404
-//   `{"error":"not-found"}` or 400 `{"error":"bad-request"}`.
+//   `{"error":"not-found"}` or 400 `{"error":"bad-request"}`; but for a request carrying
+//   x-mirror-app, whatever the path but the probes': 403 text.
 // - At the protocol level, on either listener, for a request Node's parser refuses (bad request
 //   line or version, control characters, malformed framing, headers over 16 KiB): Node's own
 //   400, 413 or 431 with `Connection: close` and no body, then the connection closes. Node's 417
@@ -27,7 +30,7 @@
 import type { Exchange, RawResponse } from "../support/raw-http.ts";
 import { header, headerCount } from "../support/raw-http.ts";
 import { FORBIDDEN, type WorldApp } from "../support/world-apps.ts";
-import { BAD, type Outcome, UNKNOWN } from "./http-hosts.ts";
+import { BAD, type Outcome, ROUTED_REQUEST, UNKNOWN } from "./http-hosts.ts";
 import type { FuzzRequest } from "./http-request.ts";
 import type { Family } from "./http-request-line.ts";
 
@@ -83,14 +86,16 @@ export function describeAnswer(e: Exchange): string {
 }
 
 /**
- * Why this answer is not allowed for this request, or null when it is. `apps` gives each App's
- * upstream as its header carries it.
+ * Why this answer is not allowed for this request, or null when it is. `upstreams` gives each
+ * App's upstream as its header carries it, `credentials` the credential of each App that has one
+ * and is served (the fuzz world has none).
  */
 export function violation(
   r: FuzzRequest,
   e: Exchange,
   upstreams: ReadonlyMap<string, string | null>,
   listener: Listener = "data",
+  credentials: ReadonlyMap<string, string> = new Map(),
 ): string | null {
   if (e.kind === "timeout") return "no answer within the deadline";
   if (e.kind === "closed") {
@@ -152,19 +157,35 @@ export function violation(
         const upstream = upstreams.get(app) ?? undefined;
         if (header(res, "x-mirror-upstream") !== upstream)
           return `x-mirror-upstream ${header(res, "x-mirror-upstream")} is not ${upstream}`;
+        if (header(res, "x-mirror-credential") !== credentials.get(app))
+          return `x-mirror-credential is not ${app}'s`;
         got = { status: 200, app };
         break;
       }
       case 503: {
-        if (!/^\d+$/.test(header(res, "retry-after") ?? "")) return "503 without retry-after";
+        const retryAfter = /^\d+$/.test(header(res, "retry-after") ?? "");
+        if (reason === "credentials-off" ? retryAfter : !retryAfter)
+          return `503 ${reason} with retry-after ${header(res, "retry-after")}`;
         if (reason === "not-synced")
           return r.outcome === undefined ? null : "not-synced after sync";
-        if (reason !== "secret-unavailable") return `503 with x-mirror-reason ${reason}`;
+        if (
+          reason !== "secret-unavailable" &&
+          reason !== "secret-unusable" &&
+          reason !== "credentials-off"
+        )
+          return `503 with x-mirror-reason ${reason}`;
         const app = header(res, "x-mirror-app");
         if (app === undefined || !upstreams.has(app)) return `503 for unknown App ${app}`;
+        // Only an App with a credential is ever unusable or off, and the fuzz world has none.
+        if (reason !== "secret-unavailable")
+          return `503 ${reason} for ${app}, without a credential`;
         got = { status: 503, reason, app };
         break;
       }
+      case 403:
+        if (reason !== "routed-request") return `403 with x-mirror-reason ${reason}`;
+        got = ROUTED_REQUEST;
+        break;
       case 404:
         if (reason !== "unknown-host") return `404 with x-mirror-reason ${reason}`;
         got = UNKNOWN;
@@ -186,6 +207,11 @@ export function violation(
   }
 
   if (reasons > 0) return `x-mirror-reason on a ${family} answer`;
+  // ADR 47: the status API answers no request a data plane routed, before Fastify sees it.
+  if (r.headers.some(([n]) => n.toLowerCase() === "x-mirror-app"))
+    return res.status === 403 && /^text\/plain/.test(header(res, "content-type") ?? "")
+      ? null
+      : `a routed request to the ops listener answered ${res.status}`;
   const json = r.method === "HEAD" ? null : parseJson(text);
   if (r.method !== "HEAD" && json === undefined)
     return `${res.status} body is not JSON: ${text.slice(0, 100)}`;

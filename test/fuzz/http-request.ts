@@ -4,7 +4,7 @@
 
 import fc from "fast-check";
 import { body, extraHeader } from "./http-headers.ts";
-import { hostHeaders, type Outcome } from "./http-hosts.ts";
+import { hostHeaders, type Outcome, ROUTED_REQUEST } from "./http-hosts.ts";
 import { method, NODE_METHODS, target, version } from "./http-request-line.ts";
 
 /** A generated request. `wellFormed`: built only from parts Node's parser accepts. */
@@ -75,7 +75,14 @@ export const fuzzRequest: fc.Arbitrary<FuzzRequest> = fc
     const isRoute = t.family === "route";
     // An absolute-form target's authority stands for Host; X-Forwarded-Host and two Host lines
     // still decide.
-    const outcome = absolute ? (host.authorityWins ? t.authority : host.outcome) : host.outcome;
+    const routedRequest = headers.some(([n]) => n.toLowerCase() === "x-mirror-app");
+    const outcome = routedRequest
+      ? ROUTED_REQUEST
+      : absolute
+        ? host.authorityWins
+          ? t.authority
+          : host.outcome
+        : host.outcome;
     const request = {
       method: m,
       target: t.target,

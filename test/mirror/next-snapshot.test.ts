@@ -7,6 +7,7 @@ import type { Snapshot } from "../../src/snapshot/types.ts";
 import { meta, registryOf, registryStatus, secretData, secretsOf } from "../support/world.ts";
 
 const BUILT_AT = 1_800_000_000_000;
+const AT = { builtAt: BUILT_AT };
 const apps = [
   { name: "shop", hostnames: ["shop.x"] },
   { name: "blog", hostnames: ["blog.x"] },
@@ -45,8 +46,8 @@ describe("nextSnapshot", () => {
   it("builds nothing before a Registry was adopted, then the first Snapshot whole", () => {
     const adopted = { registry, status: registryStatus("1"), whole: false };
     expect([
-      shown(nextSnapshot(null, changes({ secrets: [ref("shop-credentials")] }), secrets, BUILT_AT)),
-      shown(nextSnapshot(null, changes({ registry: adopted }), secrets, BUILT_AT)),
+      shown(nextSnapshot(null, changes({ secrets: [ref("shop-credentials")] }), secrets, AT)),
+      shown(nextSnapshot(null, changes({ registry: adopted }), secrets, AT)),
     ]).toEqual([
       null,
       {
@@ -68,7 +69,7 @@ describe("nextSnapshot", () => {
       previous,
       changes({ secrets: [ref("shop-credentials")], since: 3 }),
       secrets,
-      BUILT_AT,
+      AT,
     );
     expect(shown(next)).toEqual({
       kind: "secrets",
@@ -90,7 +91,7 @@ describe("nextSnapshot", () => {
         changes({}),
         changes({ secrets: [ref("referenced-by-no-app")], since: 1 }),
         changes({ registry: sameStatus }),
-      ].map((c) => nextSnapshot(previous, c, secrets, BUILT_AT)),
+      ].map((c) => nextSnapshot(previous, c, secrets, AT)),
     ).toEqual([null, null, null]);
   });
 
@@ -99,8 +100,8 @@ describe("nextSnapshot", () => {
     const other = registryOf([{ name: "wiki", hostnames: ["wiki.x"], secret: "blog-credentials" }]);
     const changed = { registry: other, status: registryStatus("3"), whole: true };
     expect([
-      shown(nextSnapshot(previous, changes({ registry: refused }), secrets, BUILT_AT)),
-      shown(nextSnapshot(previous, changes({ registry: changed }), secrets, BUILT_AT)),
+      shown(nextSnapshot(previous, changes({ registry: refused }), secrets, AT)),
+      shown(nextSnapshot(previous, changes({ registry: changed }), secrets, AT)),
     ]).toEqual([
       {
         kind: "secrets",

@@ -73,6 +73,7 @@ describe("the key routes", () => {
     app,
     upstream,
     target: { host, port, literal: false },
+    credential: null,
   });
   const map = (destinations: string[], mappings: [string, string[]][]) => ({
     handler: "map",
@@ -85,8 +86,11 @@ describe("the key routes", () => {
     const entries: [string, TableEntry][] = [
       ["a.com", routed("a", "a.svc", 80, "http://a.svc/")],
       ["b.com", routed("b", "b.svc", 80, "http://b.svc:80")],
-      ["c.com", { kind: "secret-unavailable", app: "c" }],
-      ["d.com", { kind: "routed", app: "d", upstream: "https://d", target: null }],
+      ["c.com", { kind: "not-routed", app: "c", reason: "secret-unavailable" }],
+      [
+        "d.com",
+        { kind: "routed", app: "d", upstream: "https://d", target: null, credential: null },
+      ],
       ["e.com", routed("e", "e.svc", 8080, "http://e.svc:8080")],
       ["f.com", routed("f", "e.svc", 8080, "http://e.svc:8080")],
     ];

@@ -83,7 +83,7 @@ describe("the HAProxy map of a table", () => {
     const format: LineFormat = (_, name, entry) => `${name} ${entry.kind}`;
     const [old, next] = [tableLines(before, format), tableLines(after, format)];
     expect(next.map((lines, c) => lines === old[c])).toEqual([true, true, false, true]);
-    expect(next[2]!.filter((l) => l.endsWith("routed"))).toEqual(["app-150.example.com routed"]);
+    expect(next[2]!.filter((l) => l.endsWith(" routed"))).toEqual(["app-150.example.com routed"]);
   });
 
   it("groups pieces into payloads of at most the given size, in order, cutting a long piece at lines", () => {

@@ -4,7 +4,8 @@ import { DEFAULT_RETRY_AFTER, routeAnswerer } from "../../src/answers/route-answ
 import { routingTable } from "../../src/push/table.ts";
 import { tableAnswer } from "../../src/push/table-lookup.ts";
 import { upstreamTarget } from "../../src/push/upstream-target.ts";
-import { snapshotOf } from "../support/world.ts";
+import { build } from "../../src/snapshot/build.ts";
+import { meta, registryOf, secretData, secretsOf, snapshotOf } from "../support/world.ts";
 import { requestHost, snapshotOfWorld, zeroHopWorld } from "../support/zero-hop-arbitraries.ts";
 
 const UPSTREAMS = [
@@ -34,12 +35,13 @@ describe("the zero-hop routing table", () => {
       app: "shop",
       upstream: "http://10.1.2.3:81",
       target: { host: "10.1.2.3", port: 81, literal: true },
+      credential: null,
     };
-    const zeta = { kind: "routed", app: "zeta", upstream: null, target: null };
+    const zeta = { kind: "routed", app: "zeta", upstream: null, target: null, credential: null };
     expect(routingTable(snapshot)).toEqual({
       revision: 7,
       exact: new Map<string, unknown>([
-        ["blog.example.com", { kind: "secret-unavailable", app: "blog" }],
+        ["blog.example.com", { kind: "not-routed", app: "blog", reason: "secret-unavailable" }],
         ["shop.example.com", shop],
       ]),
       wildcard: new Map<string, unknown>([
@@ -71,6 +73,76 @@ describe("the zero-hop routing table", () => {
       ),
       { numRuns: 1_000 },
     );
+  });
+
+  it("carries each App's credential, or why it is not routed, and answers as /v1/route does", () => {
+    const answer = routeAnswerer(DEFAULT_RETRY_AFTER);
+    const apps = [
+      { name: "keyed", hostnames: ["keyed.example"], credential: { prefix: "Bearer " } },
+      { name: "long", hostnames: ["long.example"], credential: {} },
+      { name: "plain", hostnames: ["plain.example"], upstream: "http://plain.svc" },
+    ];
+    const secrets = secretsOf([
+      ["apps/keyed-credentials", secretData({ token: "k1\n" })],
+      ["apps/long-credentials", secretData({ token: "x".repeat(8193) })],
+      ["apps/plain-credentials", secretData({ token: "p" })],
+    ]);
+    const tables = [true, false].map((serveCredentials) => {
+      const snapshot = build(registryOf(apps), secrets, { ...meta(4), serveCredentials });
+      const table = routingTable(snapshot);
+      for (const a of apps) {
+        const host = a.hostnames[0]!;
+        expect(tableAnswer(table, host)).toEqual(answer(snapshot, ["Host", host]));
+      }
+      return [...table.exact].sort(([a], [b]) => (a < b ? -1 : 1));
+    });
+    const plain = {
+      kind: "routed",
+      app: "plain",
+      upstream: "http://plain.svc",
+      target: { host: "plain.svc", port: 80, literal: false },
+      credential: null,
+    };
+    expect(tables).toEqual([
+      [
+        [
+          "keyed.example",
+          { kind: "routed", app: "keyed", upstream: null, target: null, credential: "Bearer k1" },
+        ],
+        ["long.example", { kind: "not-routed", app: "long", reason: "secret-unusable" }],
+        ["plain.example", plain],
+      ],
+      [
+        ["keyed.example", { kind: "not-routed", app: "keyed", reason: "credentials-off" }],
+        ["long.example", { kind: "not-routed", app: "long", reason: "credentials-off" }],
+        ["plain.example", plain],
+      ],
+    ]);
+    const table = routingTable(
+      build(registryOf(apps), secrets, { ...meta(4), serveCredentials: true }),
+    );
+    expect(["keyed", "long"].map((a) => tableAnswer(table, `${a}.example`))).toEqual([
+      {
+        outcome: "routed",
+        status: 200,
+        headers: {
+          "x-mirror-app": "keyed",
+          "x-mirror-revision": "4",
+          "content-length": "0",
+          "x-mirror-credential": "Bearer k1",
+        },
+      },
+      {
+        outcome: "secret-unusable",
+        status: 503,
+        headers: {
+          "retry-after": "5",
+          "x-mirror-reason": "secret-unusable",
+          "x-mirror-app": "long",
+          "content-length": "0",
+        },
+      },
+    ]);
   });
 
   it("answers bad-host for a host whose last label is a number, as /v1/route does", () => {

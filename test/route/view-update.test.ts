@@ -36,6 +36,7 @@ const registryArb = fc
       upstream: fc.option(fc.constantFrom("http://a:80", "http://b b", "line\nbreak", ""), {
         nil: undefined,
       }),
+      credential: fc.option(fc.constantFrom({ prefix: "Bearer " }, {}), { nil: undefined }),
     }),
     { selector: (a) => a.name, maxLength: 6 },
   )
@@ -45,7 +46,8 @@ const step = fc.oneof(
   fc
     .record({
       secret: secretName,
-      value: fc.option(fc.constantFrom("", "v1", "v2"), { nil: undefined }),
+      // A rotation (v1 to v2), a value less its line break, one that is not a header value.
+      value: fc.option(fc.constantFrom("", "v1", "v2", "v2\n", "bad\rvalue"), { nil: undefined }),
     })
     .map((change) => ({ kind: "secret" as const, ...change })),
 );
@@ -88,69 +90,92 @@ function dataThreadOf(): (snapshot: Snapshot) => RouteView {
 describe("the data thread's view", () => {
   it("answers every request as the Snapshot does, after every step", () => {
     fc.assert(
-      fc.property(registryArb, fc.array(step, { maxLength: 12 }), (first, steps) => {
-        const secrets = new SecretIndex<SecretData>();
-        const serve = dataThreadOf();
-        let snapshot: Snapshot = build(first, secrets, meta(1));
-        let view = serve(snapshot);
-        let registry = first;
-        for (const s of steps) {
-          const m = meta(snapshot.revision + 1);
-          if (s.kind === "registry") {
-            registry = s.registry;
-            snapshot = build(registry, secrets, m);
-          } else {
-            if (s.value === undefined) secrets.delete("apps", s.secret);
-            else secrets.set("apps", s.secret, secretData({ token: s.value }));
-            snapshot = rebuildForSecrets(
-              snapshot,
-              [{ namespace: "apps", name: s.secret }],
-              secrets,
-              m,
+      fc.property(
+        registryArb,
+        fc.array(step, { maxLength: 12 }),
+        fc.boolean(),
+        (first, steps, serveCredentials) => {
+          const secrets = new SecretIndex<SecretData>();
+          const serve = dataThreadOf();
+          const metaAt = (revision: number) => ({ ...meta(revision), serveCredentials });
+          let snapshot: Snapshot = build(first, secrets, metaAt(1));
+          let view = serve(snapshot);
+          let registry = first;
+          for (const s of steps) {
+            const m = metaAt(snapshot.revision + 1);
+            if (s.kind === "registry") {
+              registry = s.registry;
+              snapshot = build(registry, secrets, m);
+            } else {
+              if (s.value === undefined) secrets.delete("apps", s.secret);
+              else secrets.set("apps", s.secret, secretData({ token: s.value }));
+              snapshot = rebuildForSecrets(
+                snapshot,
+                [{ namespace: "apps", name: s.secret }],
+                secrets,
+                m,
+              );
+            }
+            view = serve(snapshot);
+            expect(view.revision).toBe(snapshot.revision);
+            expect(answers(view)).toEqual(answers(snapshot));
+            expect([...allApps(view.apps)]).toEqual(
+              [...allApps(snapshot.apps)].map(({ name, upstream, state, credential }) => ({
+                upstream: upstream === null ? null : headerValue(upstream),
+                name,
+                state,
+                credential,
+              })),
             );
           }
-          view = serve(snapshot);
-          expect(view.revision).toBe(snapshot.revision);
-          expect(answers(view)).toEqual(answers(snapshot));
-          expect([...allApps(view.apps)]).toEqual(
-            [...allApps(snapshot.apps)].map(({ name, upstream, ready }) => ({
-              upstream: upstream === null ? null : headerValue(upstream),
-              name,
-              ready,
-            })),
-          );
-        }
-      }),
+        },
+      ),
       { numRuns: 300 },
     );
   });
 
-  it("sends only the flipped slots when the Registry did not change", () => {
+  it("sends only the slots whose state or credential changed when the Registry did not", () => {
     const secrets = new SecretIndex<SecretData>();
     secrets.set("apps", "s1", secretData({ token: "v1" }));
     const registry = registryOf([
       { name: "a", hostnames: ["a.example.com"], secret: "s1" },
-      { name: "b", hostnames: ["b.example.com"], secret: "s2" },
+      { name: "b", hostnames: ["b.example.com"], secret: "s2", credential: { prefix: "Key " } },
     ]);
-    const first = build(registry, secrets, meta(1));
-    secrets.set("apps", "s2", secretData({ token: "v2" }));
+    const m = (revision: number) => ({ ...meta(revision), serveCredentials: true });
+    const first = build(registry, secrets, m(1));
     const changed = [{ namespace: "apps", name: "s2" }];
-    const second = rebuildForSecrets(first, changed, secrets, meta(2));
-    secrets.set("apps", "s2", secretData({ token: "v3" }));
-    const third = rebuildForSecrets(second, changed, secrets, meta(3));
-    expect([viewUpdate(first, second, 1), viewUpdate(second, third, 1)]).toEqual([
-      { kind: "flips", revision: 2, flipped: [[1, true]] },
-      { kind: "flips", revision: 3, flipped: [] },
+    const next = (previous: Snapshot, value: string, revision: number) => {
+      secrets.set("apps", "s2", secretData({ token: value }, String(revision)));
+      return rebuildForSecrets(previous, changed, secrets, m(revision));
+    };
+    const second = next(first, "v2", 2);
+    // The same credential under a new resourceVersion: nothing to send.
+    const third = next(second, "v2\n", 3);
+    const rotated = next(third, "v3", 4);
+    const unusable = next(rotated, "v\r3", 5);
+    expect([
+      viewUpdate(null, first, 1),
+      viewUpdate(first, second, 1),
+      viewUpdate(second, third, 1),
+      viewUpdate(third, rotated, 1),
+      viewUpdate(rotated, unusable, 1),
+    ]).toEqual([
+      { kind: "whole", revision: 1, routes: 1, states: Uint8Array.of(0, 1), credentials: "\n" },
+      { kind: "changes", revision: 2, changed: [[1, 0, "Key v2"]] },
+      { kind: "changes", revision: 3, changed: [] },
+      { kind: "changes", revision: 4, changed: [[1, 0, "Key v3"]] },
+      { kind: "changes", revision: 5, changed: [[1, 2, null]] },
     ]);
   });
 
-  it("refuses a view before its routes, and flips before a whole view: bugs", () => {
-    const ready = new Uint8Array(0);
+  it("refuses a view before its routes, and changes before a whole view: bugs", () => {
+    const states = new Uint8Array(0);
+    const whole = { kind: "whole", revision: 1, routes: 1, states, credentials: "" } as const;
+    expect(() => applyViewUpdate(null, whole, undefined)).toThrow(
+      "a view arrived before its routes (1)",
+    );
     expect(() =>
-      applyViewUpdate(null, { kind: "whole", revision: 1, routes: 1, ready }, undefined),
-    ).toThrow("a view arrived before its routes (1)");
-    expect(() =>
-      applyViewUpdate(null, { kind: "flips", revision: 2, flipped: [] }, undefined),
-    ).toThrow("a flips update arrived before any whole view");
+      applyViewUpdate(null, { kind: "changes", revision: 2, changed: [] }, undefined),
+    ).toThrow("a changes update arrived before any whole view");
   });
 });

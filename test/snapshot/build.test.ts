@@ -28,11 +28,15 @@ describe("build: the rows of the routing contract (README) the pure core decides
   it("an App whose Secret has a non-empty value is ready, with the value and its resourceVersion", () => {
     const secrets = secretsOf([["apps/shop-credentials", secretData({ token: "s3cr3t" }, "42")]]);
     const s = build(registry, secrets, meta());
+    const { credential: _, ...declared } = SHOP_DECLARED;
     expect(findApp(s, "shop")).toEqual({
-      ...SHOP_DECLARED,
+      ...declared,
+      credentialPrefix: null,
       ready: true,
       reason: null,
+      state: "ready",
       secretValue: "s3cr3t",
+      credential: null,
       secretResourceVersion: "42",
     });
   });

@@ -7,7 +7,7 @@ import { assertConsistent } from "../../src/snapshot/consistency.ts";
 import { lookup, lookupSlot } from "../../src/snapshot/lookup.ts";
 import { SecretIndex } from "../../src/snapshot/secret-index.ts";
 import type { SecretData, Snapshot } from "../../src/snapshot/types.ts";
-import { meta, registryOf, secretData, secretsOf } from "../support/world.ts";
+import { meta, meta as metaAt, registryOf, secretData, secretsOf } from "../support/world.ts";
 
 // A small alphabet so that random registries collide, nest wildcards and conflict often.
 const label = fc.constantFrom("a", "b", "c", "shop", "xn--bcher-kva");
@@ -20,26 +20,47 @@ const pattern = fc.oneof(
 const appName = fc.constantFrom("a1", "a2", "b1", "c", "d", "e", "f", "g");
 const secretName = fc.constantFrom("s1", "s2", "s3", "s4");
 
+// About a third of the Apps send their Secret as Authorization (ADR 53).
+const credential = fc.option(fc.constantFrom({ prefix: "Bearer " }, {}), {
+  nil: undefined,
+  freq: 2,
+});
 const registryArb = fc
   .uniqueArray(
     fc.record({
       name: appName,
       hostnames: fc.array(pattern, { minLength: 1, maxLength: 4 }),
       secret: secretName,
+      credential,
     }),
     { selector: (a) => a.name, maxLength: 8 },
   )
-  .map((apps) => registryOf(apps));
+  .map((apps) =>
+    registryOf(
+      apps.map(({ credential: c, ...a }) => (c === undefined ? a : { ...a, credential: c })),
+    ),
+  );
+// Values every credential rule sees: a rotation (v1, v2, v3), one trailing line break, a value
+// of nothing but one, one too long, one that is not a header value.
+const values = fc.constantFrom(
+  "",
+  "v1",
+  "v2",
+  "v3",
+  "v1\n",
+  "v2\r\n",
+  "\n",
+  "x".repeat(8193),
+  "v\r1",
+);
 
-const secretsArb = fc
-  .dictionary(secretName, fc.option(fc.constantFrom("", "v1", "v2"), { nil: undefined }))
-  .map((d) => {
-    const m = new SecretIndex<SecretData>();
-    for (const [name, value] of Object.entries(d)) {
-      m.set("apps", name, secretData(value === undefined ? {} : { token: value }));
-    }
-    return m;
-  });
+const secretsArb = fc.dictionary(secretName, fc.option(values, { nil: undefined })).map((d) => {
+  const m = new SecretIndex<SecretData>();
+  for (const [name, value] of Object.entries(d)) {
+    m.set("apps", name, secretData(value === undefined ? {} : { token: value }));
+  }
+  return m;
+});
 
 /** The spec, read literally: collect every App claim on the host, then rank them. */
 function naiveMatch(registry: Registry, host: string): { app: string; pattern: string } | null {
@@ -130,7 +151,7 @@ describe("incremental rebuild", () => {
     let stepsRun = 0;
     const change = fc.record({
       secret: secretName,
-      value: fc.option(fc.constantFrom("", "v1", "v2", "v3"), { nil: undefined }),
+      value: fc.option(values, { nil: undefined }),
       drop: fc.boolean(),
     });
     fc.assert(
@@ -138,7 +159,9 @@ describe("incremental rebuild", () => {
         registryArb,
         secretsArb,
         fc.array(fc.array(change, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 30 }),
-        (registry, initial, steps) => {
+        fc.boolean(),
+        (registry, initial, steps, serveCredentials) => {
+          const meta = (revision: number) => ({ ...metaAt(revision), serveCredentials });
           stepsRun += steps.length;
           const secrets = secretsOf(
             [...initial.entries()].map(
@@ -187,14 +210,16 @@ describe("incremental rebuild", () => {
           hostnames: [`h${i}.example`, ...(i % 5 === 0 ? [`*.w${i % 17}.example`] : [])],
           secret: r.secret,
           namespace: r.namespace,
+          ...(i % 3 === 0 ? { credential: { prefix: "Key " } } : {}),
         })),
       ),
     );
     const change = fc.record({
       ref: secretRef,
-      value: fc.option(fc.constantFrom("", "v1", "v2"), { nil: undefined }),
+      value: fc.option(fc.constantFrom("", "v1", "v2", "v2\n", "v\r"), { nil: undefined }),
       drop: fc.boolean(),
     });
+    const meta = (revision: number) => ({ ...metaAt(revision), serveCredentials: true });
     let steps = 0;
     fc.assert(
       fc.property(
