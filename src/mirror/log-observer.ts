@@ -1,7 +1,8 @@
 import type { Logger } from "pino";
 import type { ReflectorStatus } from "../kube/cache/reflector-status.ts";
 import { listedRefusals } from "../registry/echo.ts";
-import type { Conflict, RefusedAppStatus, RegistryStatus } from "../snapshot/types.ts";
+import type { Conflict, RefusedAppStatus, RegistryStatus, Snapshot } from "../snapshot/types.ts";
+import { type CredentialRefusal, enteredCredentialRefusals } from "./credential-refusals.ts";
 import type { MirrorObserver } from "./observer.ts";
 
 /** A normal watch turnover is debug; anything that cost a relist or an error is info or above. */
@@ -18,14 +19,15 @@ const RESTART_LEVEL: Readonly<Record<string, "debug" | "info" | "warn">> = {
 
 /**
  * Logs what an operator needs from the mirror: sync reached, Registry errors and hostname
- * conflicts once per change, watch restarts with their reason. Nothing it logs carries Secret
- * bytes: the observer interface hands it none.
+ * conflicts once per change, an App that enters a credential refusal once, watch restarts with
+ * their reason. Nothing it logs carries Secret bytes: it reads names, states and rules only.
  */
 export function logObserver(log: Logger): MirrorObserver {
   let lastConflicts = "[]";
   let lastRefusedApps: readonly RefusedAppStatus[] = [];
   let lastRefused = "";
   let firstPublished = false;
+  let last: Snapshot | null = null;
   return {
     synced() {
       log.info("initial lists complete: publishing the first Snapshot");
@@ -56,6 +58,8 @@ export function logObserver(log: Logger): MirrorObserver {
             );
         }
       }
+      for (const refusal of enteredCredentialRefusals(last, snapshot)) logRefusal(log, refusal);
+      last = snapshot;
       const fields = {
         revision: snapshot.revision,
         kind,
@@ -88,6 +92,19 @@ export function logObserver(log: Logger): MirrorObserver {
       );
     },
   };
+}
+
+function logRefusal(log: Logger, refusal: CredentialRefusal): void {
+  if (refusal.state === "credentials-off")
+    log.warn(
+      { app: refusal.app },
+      "App has a credential and --serve-credentials is off: it answers 503 credentials-off",
+    );
+  else
+    log.warn(
+      { app: refusal.app, reason: refusal.reason, rule: refusal.rule },
+      "App's Secret value cannot be its Authorization header: it answers 503 secret-unusable",
+    );
 }
 
 function logReflector(log: Logger, reflector: string, status: ReflectorStatus): void {

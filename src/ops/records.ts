@@ -2,6 +2,7 @@
 // whole, so a field added to App later (or the Secret bytes it already has) cannot leak by default.
 
 import { listedRefusals } from "../registry/echo.ts";
+import { UNUSABLE_RULES } from "../snapshot/credential.ts";
 import type { LookupResult } from "../snapshot/lookup.ts";
 import type { App, Conflict, NotReadyReason, RegistryStatus, Snapshot } from "../snapshot/types.ts";
 
@@ -11,9 +12,23 @@ export interface AppRecord {
   readonly hostnames: readonly string[];
   readonly secretRef: { readonly namespace: string; readonly name: string; readonly key: string };
   readonly upstream: string | null;
+  /** The App's `credential` and what becomes of it; null without one. Never the value. */
+  readonly credential: CredentialRecord | null;
   readonly ready: boolean;
   readonly reason: NotReadyReason | null;
   readonly secretResourceVersion: string | null;
+}
+
+/**
+ * What an App's credential comes to (ADR 53): `served` (its upstream gets it), `credentials-off`
+ * (`--serve-credentials` is off), `secret-unusable` (the value breaks `rule`), or
+ * `secret-unavailable` (no value).
+ */
+export interface CredentialRecord {
+  readonly prefix: string;
+  readonly state: "served" | "credentials-off" | "secret-unusable" | "secret-unavailable";
+  /** Which rule the value breaks, when `secret-unusable`; else null. */
+  readonly rule: string | null;
 }
 
 /** What `/v1/hosts/{host}` says about a host some App serves. */
@@ -69,10 +84,20 @@ export function appRecord(app: App): AppRecord {
       key: app.secretRef.key,
     },
     upstream: app.upstream,
+    credential: credentialRecord(app),
     ready: app.ready,
     reason: app.reason,
     secretResourceVersion: app.secretResourceVersion,
   };
+}
+
+/** An App's credential as the status API shows it: its prefix and state, never its value. */
+function credentialRecord(app: App): CredentialRecord | null {
+  const { credentialPrefix: prefix, state, reason } = app;
+  if (prefix === null) return null;
+  const rule =
+    reason === "value-too-long" || reason === "value-not-a-header" ? UNUSABLE_RULES[reason] : null;
+  return { prefix, state: state === "ready" ? "served" : state, rule };
 }
 
 /** A found lookup as the host API shows it. */

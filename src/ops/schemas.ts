@@ -24,6 +24,7 @@ export const appRecordSchema = {
     "hostnames",
     "secretRef",
     "upstream",
+    "credential",
     "ready",
     "reason",
     "secretResourceVersion",
@@ -43,6 +44,21 @@ export const appRecordSchema = {
       },
     },
     upstream: nullableString,
+    // The App's prefix and state only: an App passed whole, whose `credential` is the value,
+    // fails here (`prefix` is required) rather than writing it.
+    credential: {
+      type: ["object", "null"],
+      required: ["prefix", "state", "rule"],
+      additionalProperties: false,
+      properties: {
+        prefix: { type: "string" },
+        state: {
+          type: "string",
+          enum: ["served", "credentials-off", "secret-unusable", "secret-unavailable"],
+        },
+        rule: nullableString,
+      },
+    },
     ready: { type: "boolean" },
     reason: nullableString,
     secretResourceVersion: nullableString,

@@ -202,6 +202,7 @@ export function appRecords(
         hostnames: a.patterns,
         secretRef: { namespace: a.namespace, name: a.secretName, key: a.key },
         upstream: a.upstream,
+        credential: null,
         ready: reason === null,
         reason,
         secretResourceVersion: secret?.rv ?? null,

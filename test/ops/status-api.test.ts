@@ -1,10 +1,21 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_RETRY_AFTER } from "../../src/answers/route-answer.ts";
+import type { AppRecord } from "../../src/ops/records.ts";
 import { createStatusApp } from "../../src/ops/status-app.ts";
+import { build } from "../../src/snapshot/build.ts";
 import { SnapshotHolder } from "../../src/snapshot/holder.ts";
 import type { Snapshot } from "../../src/snapshot/types.ts";
-import { registryStatus, SHOP, SHOP_DECLARED, snapshotOf } from "../support/world.ts";
+import {
+  meta,
+  registryOf,
+  registryStatus,
+  SHOP,
+  SHOP_DECLARED,
+  secretData,
+  secretsOf,
+  snapshotOf,
+} from "../support/world.ts";
 
 const BLOG = { name: "blog", hostnames: ["blog.example.com"], secret: "shared", key: "blog" };
 // Claims shop's exact hostname too: "shop" sorts first and wins, the conflict is reported.
@@ -101,6 +112,7 @@ describe("GET /v1/apps and /v1/apps/:name", () => {
             hostnames: ["blog.example.com"],
             secretRef: { namespace: "apps", name: "shared", key: "blog" },
             upstream: null,
+            credential: null,
             ready: false,
             reason: "value-empty",
             secretResourceVersion: "1",
@@ -111,6 +123,7 @@ describe("GET /v1/apps and /v1/apps/:name", () => {
             hostnames: ["shop.example.com", "eu.example.com"],
             secretRef: { namespace: "apps", name: "shop-eu-credentials", key: "token" },
             upstream: null,
+            credential: null,
             ready: false,
             reason: "secret-absent",
             secretResourceVersion: null,
@@ -126,6 +139,55 @@ describe("GET /v1/apps and /v1/apps/:name", () => {
       status: 404,
       body: { error: "unknown-app", name: "nope" },
     });
+  });
+
+  it("shows an App's credential as its prefix and state, the rule a value breaks, never the value", async () => {
+    const MARKER = "MARKER-a9f3-status";
+    const apps = ["served", "long", "crlf", "absent"].map((name) => ({
+      name,
+      hostnames: [`${name}.example.com`],
+      credential: { prefix: "Bearer " },
+    }));
+    const secrets = secretsOf([
+      ["apps/served-credentials", secretData({ token: MARKER })],
+      ["apps/long-credentials", secretData({ token: MARKER.repeat(600) })],
+      ["apps/crlf-credentials", secretData({ token: `${MARKER}\r\nX: y` })],
+    ]);
+    const credentials = async (serveCredentials: boolean) => {
+      const snapshot = build(registryOf(apps), secrets, { ...meta(2), serveCredentials });
+      const app = serverWith(snapshot);
+      const list = await app.inject({ url: "/v1/apps" });
+      const one = await app.inject({ url: "/v1/apps/served" });
+      expect(`${list.body}${one.body}`).not.toContain("MARKER");
+      const records = (list.json() as { apps: AppRecord[] }).apps;
+      expect(one.json()).toEqual(records.find((r) => r.name === "served"));
+      return records.map((r) => [r.name, r.credential, r.reason]);
+    };
+    const record = (state: string, rule: string | null = null) => ({
+      prefix: "Bearer ",
+      state,
+      rule,
+    });
+    expect(await credentials(true)).toEqual([
+      ["absent", record("secret-unavailable"), "secret-absent"],
+      [
+        "crlf",
+        record(
+          "secret-unusable",
+          "the value holds a byte other than visible ASCII, space and tab (a CR, LF or NUL, say)",
+        ),
+        "value-not-a-header",
+      ],
+      ["long", record("secret-unusable", "the value is longer than 8192 bytes"), "value-too-long"],
+      ["served", record("served"), null],
+    ]);
+    expect(await credentials(false)).toEqual(
+      ["absent", "crlf", "long", "served"].map((name) => [
+        name,
+        record("credentials-off"),
+        "credentials-off",
+      ]),
+    );
   });
 
   it("answers 503 not-synced before the first Snapshot", async () => {
