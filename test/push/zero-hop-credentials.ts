@@ -70,11 +70,19 @@ export function credentialCases(c: ZeroHopContext): void {
         { name: "open", hostnames: ["open.example.com"], upstream: two! },
         { name: "broken", hostnames: ["broken.example.com"], upstream: one!, credential: {} },
         { name: "absent", hostnames: ["absent.example.com"], upstream: one!, credential: {} },
+        // Nothing listens there: the proxy's own error, and whatever it logs of it.
+        {
+          name: "dead",
+          hostnames: ["dead.example.com"],
+          upstream: "http://127.0.0.1:1",
+          credential: {},
+        },
       ];
       tokens.set("vault-credentials", `${VALUES[0]}\n`);
       tokens.set("wide-credentials", VALUES[1]);
       tokens.set("open-credentials", "t");
       tokens.set("broken-credentials", "x\ry");
+      tokens.set("dead-credentials", VALUES[0]);
       await push(true);
     }, 30_000);
 
@@ -116,6 +124,17 @@ export function credentialCases(c: ZeroHopContext): void {
       );
       const got = await Promise.all(requests.map(ask));
       expect(got).toEqual(requests.map(expected));
+    });
+
+    it("puts no credential in its error answer or its log when the upstream cannot be reached", async () => {
+      const { answer, seen: shown } = await ask({ host: "dead.example.com" });
+      const log = c.proxy().log();
+      const logged = [...VALUES, LONGEST].filter((v) => log.includes(v.trim()));
+      expect({ status: answer.status >= 500, shown, logged }).toEqual({
+        status: true,
+        shown: [],
+        logged: [],
+      });
     });
 
     it("sends a rotated credential on the next request, and the old one never after", async () => {
