@@ -12,7 +12,7 @@ import { silentPushObserver } from "../../src/push/observer.ts";
 import { type Pusher, startPusher } from "../../src/push/pusher.ts";
 import { ok } from "../../src/result.ts";
 import type { Snapshot } from "../../src/snapshot/types.ts";
-import { sha256 } from "../support/data-plane.ts";
+import { sha256 } from "../support/echo-upstream.ts";
 import type { Tool } from "../support/tools.ts";
 import { waitUntil } from "../support/wait.ts";
 import { snapshotOf } from "../support/world.ts";
