@@ -93,12 +93,6 @@ export function describeZeroHopDataPlane(spec: ZeroHopPlaneSpec): void {
       expect(performance.now() - restarted).toBeLessThan(1_000);
     });
 
-    // Until the zero-hop configurations set Authorization from the table (ADR 53), an App with a
-    // credential is answered 503 rather than sent on without it.
-    it("never sends an App with a credential on without it", async () => {
-      expect(await ask({ host: HOSTS.credential })).toEqual(spec.answers.secretUnavailable);
-    });
-
     it("keeps routing from its own table with the sidecar stopped", async () => {
       await world.stopSidecar();
       expect(echoedOf(await ask({ host: HOSTS.ready }))).toMatchObject({ app: "shop" });
