@@ -1,5 +1,11 @@
 import { type Envtest, startEnvtest } from "@replica-mirror/envtest";
-import { kubeconfigFor, REGISTRY_NS, writeRegistryValue } from "../test/support/world.ts";
+import {
+  kubeconfigFor,
+  REGISTRY_KEY,
+  REGISTRY_NAME,
+  REGISTRY_NS,
+  writeRegistryValue,
+} from "../test/support/world.ts";
 import { type RegistryOptions, registryBytes } from "./fixtures.ts";
 
 export const NOISE_NAMESPACE = "noise";
@@ -39,6 +45,25 @@ export async function startCluster(
       await kubeconfig.remove();
     },
   };
+}
+
+/**
+ * Writes a second Registry of the same Apps and Secrets into `namespace` (`options` differing:
+ * with a credential, say), and returns `cluster` as a sidecar started with that
+ * `--registry-namespace` sees it: one envtest, one set of App Secrets, two Registries, so that
+ * sidecars of both kinds run side by side. Closing the result closes `cluster`.
+ */
+export function withRegistry(
+  cluster: BenchCluster,
+  namespace: string,
+  options: RegistryOptions,
+): BenchCluster {
+  cluster.envtest.apply({
+    namespace,
+    name: REGISTRY_NAME,
+    data: { [REGISTRY_KEY]: registryBytes(cluster.apps, true, options) },
+  });
+  return { ...cluster, registryNamespace: namespace };
 }
 
 const shared = new Map<string, Promise<BenchCluster>>();
