@@ -149,3 +149,67 @@ export function writeChart(
     ],
   };
 }
+
+/** A horizontal line across a chart: a target (dashed red) or another tool's published time. */
+export interface ReferenceLine {
+  readonly ms: number;
+  readonly label: string;
+  readonly kind: "target" | "anchor";
+}
+
+/**
+ * One tick per rotation (ms, log scale) for each series in `order`, with `lines` across: the
+ * targets, and the times other ways of rotating a credential take by their published defaults.
+ */
+export function rotationChart(
+  title: string[],
+  order: string[],
+  values: { readonly series: string; readonly ms: number }[],
+  lines: readonly ReferenceLine[],
+): TopLevelSpec {
+  const y = { field: "ms", type: "quantitative" } as const;
+  return {
+    $schema: SCHEMA,
+    title,
+    width: 720,
+    height: 380,
+    layer: [
+      {
+        data: { values },
+        mark: { type: "tick", opacity: 0.5, thickness: 2 },
+        encoding: {
+          x: {
+            field: "series",
+            type: "nominal",
+            title: null,
+            sort: order,
+            axis: { labelAngle: 0, labelLimit: 400 },
+          },
+          y: {
+            ...y,
+            title: "ms from the write to the upstream getting the new value",
+            scale: { type: "log" },
+          },
+        },
+      },
+      {
+        data: { values: [...lines] },
+        mark: { type: "rule", strokeDash: [4, 4] },
+        encoding: {
+          y,
+          color: {
+            field: "kind",
+            type: "nominal",
+            scale: { domain: ["target", "anchor"], range: ["#e45756", "#888888"] },
+            legend: null,
+          },
+        },
+      },
+      {
+        data: { values: [...lines] },
+        mark: { type: "text", align: "left", dx: 4, dy: -6, fontSize: 10 },
+        encoding: { y, x: { value: 0 }, text: { field: "label", type: "nominal" } },
+      },
+    ],
+  };
+}

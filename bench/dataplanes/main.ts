@@ -9,6 +9,7 @@ import { loadResult, saveResult } from "../results.ts";
 import { ensureBuilt, shippedCommand } from "../shipped.ts";
 import { renderDataplaneCharts } from "./charts.ts";
 import type { DataplanesData } from "./data.ts";
+import { rotationLines } from "./report-rotation.ts";
 import { benchDataplanes } from "./suite.ts";
 
 const argv = process.argv.slice(2);
@@ -46,11 +47,14 @@ for (const [apps, size] of Object.entries(data.sizes)) {
     .map(([kind, ms]) => `${kind} ${fmt(ms, 0)} ms`)
     .join(", ");
   console.log(`${apps} Apps: zero-hop sidecar spawn until the proxy holds its table: ${tables}`);
+  for (const [name, why] of Object.entries(size.credentialsLeftOut ?? {}))
+    console.log(`${apps} Apps: ${name} left out: ${why}`);
 }
 const warmUp = Object.entries(data.writeToAnswer?.warmUp ?? {})
   .map(([name, ms]) => `${name} ${ms.map((m) => fmt(m, 1)).join(", ")}`)
   .join("; ");
 if (warmUp !== "") console.log(`\nwrite → answer, the untimed writes before (ms): ${warmUp}`);
+for (const line of rotationLines(data.rotation)) console.log(line);
 console.log(
   `\n${((performance.now() - started) / 1000).toFixed(0)} s, load average ${fmt(load.min, 2)}–${fmt(load.max, 2)}`,
 );

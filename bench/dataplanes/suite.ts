@@ -2,40 +2,66 @@
 // configuration asking the shipped sidecar (synced against envtest) on every request, and with its
 // shipped zero-hop configuration answering from the table its own sidecar pushes, against the same
 // proxy routing every host straight to the same upstream, in alternating rounds of one run
-// (load-phase.ts); then, at 10k Apps, the time from an API write to the proxy's new answer
-// (write-phase.ts).
+// (load-phase.ts), at 10k Apps with credentials on too; then, at 10k Apps, the time from an API
+// write to the proxy's new answer (write-phase.ts), and from an App credential's rotation to its
+// upstream getting the new value (rotation-phase.ts).
 
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { findPlane, type PlaneKind } from "../../test/support/data-plane.ts";
-import { startCluster } from "../cluster.ts";
+import { startCluster, withRegistry } from "../cluster.ts";
 import { startLoadGenerator } from "../load.ts";
 import type { SuiteContext, SuiteOutput } from "../suite.ts";
-import type { DataplanesData, SizeData, WriteToAnswerData } from "./data.ts";
+import type { DataplanesData, RotationData, SizeData, WriteToAnswerData } from "./data.ts";
 import { benchLoad, type PhaseOptions } from "./load-phase.ts";
 import { PROXIES, planeVersion } from "./proxies.ts";
 import { dataplaneRows } from "./report.ts";
+import { benchRotations, CREDENTIAL } from "./rotation-phase.ts";
+import { startSeenUpstream } from "./seen-upstream.ts";
 import { startUpstream } from "./upstream.ts";
 import { benchWrites } from "./write-phase.ts";
 
 const CONNECTIONS = 32;
 
-/** One Registry size: whether it runs under load, and how many writes it times (0: none). */
-interface Stage {
+/**
+ * One Registry size: under load or not (`credentials`: with the CREDENTIAL_VARIANTS run again
+ * with credentials on, through a second Registry of the same Apps carrying a credential), and how
+ * many writes it times (0: none).
+ */
+interface LoadStage {
   readonly apps: number;
   readonly load: boolean;
+  readonly credentials: boolean;
   readonly writes: number;
 }
 
-// A quick run loads 1k Apps only, and times a few writes at 10k, where the target is.
+/**
+ * Rotations, on a cluster of their own: its Apps carry a credential and reach the upstream that
+ * tells which Authorization it got.
+ */
+interface RotationStage {
+  readonly apps: number;
+  readonly rotations: number;
+}
+
+type Stage = LoadStage | RotationStage;
+
+/** Where the Registry whose Apps carry a credential is, beside the plain one. */
+const CREDENTIALS_NAMESPACE = "platform-credentials";
+
+// A quick run loads 1k Apps only (credentials on too), and times a few writes and rotations at
+// 10k, where the targets are.
 const QUICK: readonly Stage[] = [
-  { apps: 1_000, load: true, writes: 0 },
-  { apps: 10_000, load: false, writes: 6 },
+  { apps: 1_000, load: true, credentials: true, writes: 0 },
+  { apps: 10_000, load: false, credentials: false, writes: 6 },
+  { apps: 10_000, rotations: 6 },
 ];
+// Credentials on beside off at 10k only, where the target is: four more variants in its rounds.
 const FULL: readonly Stage[] = [
-  { apps: 1_000, load: true, writes: 0 },
-  { apps: 10_000, load: true, writes: 100 },
+  { apps: 1_000, load: true, credentials: false, writes: 0 },
+  { apps: 10_000, load: true, credentials: true, writes: 100 },
+  { apps: 10_000, rotations: 100 },
 ];
 
 /** The data-plane suite: every proxy alone, in hop and in zero-hop mode; write to answer. */
@@ -65,11 +91,22 @@ export async function benchDataplanes(ctx: SuiteContext): Promise<SuiteOutput> {
   };
   const sizes: Record<string, SizeData> = {};
   let writeToAnswer: WriteToAnswerData | undefined;
+  let rotation: RotationData | undefined;
   try {
     for (const stage of ctx.quick ? QUICK : FULL) {
+      if ("rotations" in stage) {
+        rotation = await rotationStage(stage, o);
+        continue;
+      }
       const cluster = await startCluster(stage.apps, 1024, { upstream: upstream.url });
       try {
-        if (stage.load) sizes[stage.apps] = await benchLoad(cluster, o);
+        const credentialed = stage.credentials
+          ? withRegistry(cluster, CREDENTIALS_NAMESPACE, {
+              upstream: upstream.url,
+              credential: CREDENTIAL,
+            })
+          : undefined;
+        if (stage.load) sizes[stage.apps] = await benchLoad(cluster, o, { credentialed });
         if (stage.writes > 0) writeToAnswer = await benchWrites(cluster, o, stage.writes);
       } finally {
         await cluster.close();
@@ -91,6 +128,25 @@ export async function benchDataplanes(ctx: SuiteContext): Promise<SuiteOutput> {
     ) as Record<PlaneKind, string>,
     sizes,
     ...(writeToAnswer === undefined ? {} : { writeToAnswer }),
+    ...(rotation === undefined ? {} : { rotation }),
   };
   return { rows: dataplaneRows(data), data };
+}
+
+/** The rotations of `stage`, on a cluster of their own; stops what it started. */
+async function rotationStage(stage: RotationStage, o: PhaseOptions): Promise<RotationData> {
+  const seen = await startSeenUpstream();
+  try {
+    const cluster = await startCluster(stage.apps, 1024, {
+      upstream: seen.url,
+      credential: CREDENTIAL,
+    });
+    try {
+      return await benchRotations(cluster, o, stage.rotations);
+    } finally {
+      await cluster.close();
+    }
+  } finally {
+    await seen.stop();
+  }
 }
