@@ -15,7 +15,7 @@ import { createOpsServer } from "../ops/ops-server.ts";
 import { createPushMetrics } from "../ops/push-metrics.ts";
 import { err, ok, type Result } from "../result.ts";
 import { startDataThread } from "../route/data-thread.ts";
-import { dataListenerLimits } from "../route/listener-limits.ts";
+import { dataListenerLimits, isLoopbackHost } from "../route/listener-limits.ts";
 import { routeTableFor } from "../snapshot/build.ts";
 import { SnapshotHolder } from "../snapshot/holder.ts";
 import type { Address, SidecarConfig } from "./config.ts";
@@ -95,6 +95,11 @@ export async function startSidecar(
   if (config.allowLocalUpstreams)
     log.warn(
       "local upstreams are allowed: an App may route the proxy to loopback or link-local addresses, this pod's own ports among them",
+    );
+  if (config.serveCredentials && !isLoopbackHost(config.listen.host))
+    log.warn(
+      { listen: config.listen },
+      "credentials are served on a data listener off loopback: anyone who reaches it reads every App's credential",
     );
 
   const holder = new SnapshotHolder();

@@ -20,6 +20,8 @@ describeDataPlane({
   },
   answers: {
     secretUnavailable: passedThrough(503, "secret-unavailable", "5"),
+    secretUnusable: passedThrough(503, "secret-unusable", "5"),
+    credentialsOff: passedThrough(503, "credentials-off"),
     notSynced: passedThrough(503, "not-synced", "1"),
     unknownHost: passedThrough(404, "unknown-host"),
     badHost: passedThrough(400, "bad-host"),

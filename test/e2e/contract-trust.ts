@@ -4,9 +4,10 @@
 // names another authority (RFC 9112 §3.2.2). Run inside every data plane's contract suite.
 
 import { expect, it } from "vitest";
-import type { ClientAnswer, Echoed } from "../support/data-plane.ts";
-import { HOSTS } from "../support/data-plane.ts";
+import type { ClientAnswer } from "../support/data-plane.ts";
+import type { Echoed } from "../support/echo-upstream.ts";
 import { FORGED_MIRROR_HEADERS, paddingHeaders } from "../support/forged-headers.ts";
+import { HOSTS } from "../support/routing-world.ts";
 import type { ContractContext } from "./contract.ts";
 
 /** The `x-mirror-*` headers a data plane sets on a routed request to its upstream. */

@@ -2,26 +2,17 @@
 // with what that data plane shows the client for each sidecar answer. The README's data-plane
 // table is this mapping.
 
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  type ClientAnswer,
-  type Echoed,
-  HOSTS,
-  type RoutingWorld,
-  sha256,
-  startRoutingWorld,
-  through,
-} from "../support/data-plane.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { type ClientAnswer, through, throughWithHeaders } from "../support/data-plane.ts";
+import { type Echoed, sha256 } from "../support/echo-upstream.ts";
 import { planeInFront, type ShippedPlane } from "../support/plane-in-front.ts";
-import type { Tool } from "../support/tools.ts";
+import { HOSTS, type RoutingWorld } from "../support/routing-world.ts";
 import { waitUntil } from "../support/wait.ts";
+import { type CredentialAnswers, credentialCases } from "./contract-credentials.ts";
 import { echoedOf, genuineMirror, type MirrorHeader, trustCases } from "./contract-trust.ts";
 
 /** What the client sees through this data plane for each answer of the sidecar but 200. */
-interface ClientAnswers {
+export interface ClientAnswers {
   readonly secretUnavailable: ClientAnswer;
   readonly notSynced: ClientAnswer;
   readonly unknownHost: ClientAnswer;
@@ -30,16 +21,21 @@ interface ClientAnswers {
   readonly sidecarDown: ClientAnswer;
 }
 
+/** What the client sees in hop mode: the contract's answers and the credential refusals. */
+type HopAnswers = ClientAnswers & CredentialAnswers;
+
 /**
  * Each sidecar answer mapped to its own status with `x-mirror-reason`, `retry-after` and a short
  * text (ending in `newline`), as nginx.conf and haproxy.cfg do; `sidecarDown` is the status of
  * the answer given when the sidecar is not there.
  */
-export function mappedAnswers(newline: string, sidecarDown: number): ClientAnswers {
+export function mappedAnswers(newline: string, sidecarDown: number): HopAnswers {
   const answer = (status: number, reason: string | null, retryAfter: string | null, text: string) =>
     ({ status, reason, retryAfter, body: `${text}${newline}` }) satisfies ClientAnswer;
   return {
     secretUnavailable: answer(503, "secret-unavailable", "5", "credentials not available yet"),
+    secretUnusable: answer(503, "secret-unusable", "5", "credentials not usable"),
+    credentialsOff: answer(503, "credentials-off", null, "credentials not served"),
     notSynced: answer(503, "not-synced", "1", "routing table not synced yet"),
     unknownHost: answer(404, "unknown-host", null, "unknown host"),
     badHost: answer(400, "bad-host", null, "bad host"),
@@ -51,7 +47,7 @@ export function mappedAnswers(newline: string, sidecarDown: number): ClientAnswe
 interface DataPlaneSpec extends ShippedPlane {
   /** For the suite's title: "nginx auth_request". */
   readonly name: string;
-  readonly answers: ClientAnswers;
+  readonly answers: HopAnswers;
   /** The `x-mirror-*` headers it sets on a routed request to the upstream (lower-case). */
   readonly upstreamHeaders: readonly MirrorHeader[];
 }
@@ -68,7 +64,7 @@ export interface ContractContext {
 }
 
 /** The answers every data plane gives the same way whether it hops to the sidecar or not. */
-function contractCases(c: ContractContext): void {
+export function contractCases(c: ContractContext): void {
   it("proxies a ready App's request to its upstream with the App's headers, not the client's", async () => {
     const answer = await c.ask({
       host: HOSTS.ready,
@@ -169,11 +165,18 @@ export function describeDataPlane(spec: DataPlaneSpec): void {
       plane: await spec.start(binary, { ...at, sidecarPort: world.sidecarPort }),
     }));
 
-    contractCases({
-      ask: (r) => through(s.port, r),
+    const context = {
+      ask: (r: Parameters<typeof through>[1]) => through(s.port, r),
       world: () => s.world,
       answers: spec.answers,
       upstreamHeaders: spec.upstreamHeaders,
+    };
+    contractCases(context);
+    // Its last case leaves a sidecar without --serve-credentials for the suites below.
+    credentialCases({
+      ...context,
+      credentialAnswers: spec.answers,
+      exchange: (r) => throughWithHeaders(s.port, r),
     });
 
     // The two suites below replace the sidecar under the running data plane; they run after the
@@ -198,100 +201,13 @@ export function describeDataPlane(spec: DataPlaneSpec): void {
   });
 }
 
-/** A proxy in zero-hop mode, as a suite starts it. */
-export interface ZeroHopPlane {
-  readonly port: number;
-  /** The `--push-*` flags that point a sidecar at it. */
-  readonly sidecarFlags: readonly string[];
-  /** Stops it and starts it again: it holds no table then. */
-  restart(): Promise<void>;
-  stop(): Promise<void>;
-}
-
-interface ZeroHopPlaneSpec {
-  readonly name: string;
-  readonly binary: Tool;
-  start(binary: string, dir: string): Promise<ZeroHopPlane>;
-  readonly answers: Omit<ClientAnswers, "sidecarDown">;
-  readonly upstreamHeaders: readonly MirrorHeader[];
-}
-
-/**
- * Runs the same contract through `spec`'s proxy in zero-hop mode: the sidecar keeps the proxy's
- * table (`--push-*`), and the proxy answers every request from it. A proxy that holds no table
- * answers not-synced; one that lost its sidecar or the API server keeps its table.
- */
-export function describeZeroHopDataPlane(spec: ZeroHopPlaneSpec): void {
-  const title = `${spec.name} in zero-hop mode, kept by the sidecar against envtest`;
-  const binary = spec.binary.path;
-  if (binary === undefined) {
-    describe(title, () => {
-      // Skipped only where the proxy binary is not installed (the title says which); CI installs
-      // it (.ci/run), so there it runs.
-      it.skip(`runs the routing contract (${spec.binary.missing})`, () => {});
-    });
-    return;
-  }
-
-  describe(title, () => {
-    let world: RoutingWorld;
-    let plane: ZeroHopPlane;
-    let dir: string;
-    let beforeFirstPush: ClientAnswer;
-    const ask = (r: Parameters<typeof through>[1]) => through(plane.port, r);
-
-    beforeAll(async () => {
-      dir = await mkdtemp(join(tmpdir(), "replica-mirror-zero-hop-e2e-"));
-      plane = await spec.start(binary, dir);
-      beforeFirstPush = await ask({ host: HOSTS.ready });
-      world = await startRoutingWorld({ sidecarFlags: plane.sidecarFlags });
-      await waitUntil(async () => (await ask({ host: HOSTS.ready })).status === 200, {
-        timeoutMs: 10_000,
-        what: "the first push",
-      });
-    }, 60_000);
-
-    afterAll(async () => {
-      await world?.close();
-      await plane?.stop();
-      if (dir) await rm(dir, { recursive: true, force: true });
-    });
-
-    it("answers not-synced before the sidecar's first push", () => {
-      expect(beforeFirstPush).toEqual(spec.answers.notSynced);
-    });
-
-    contractCases({
-      ask,
-      world: () => world,
-      answers: { ...spec.answers, sidecarDown: spec.answers.notSynced },
-      upstreamHeaders: spec.upstreamHeaders,
-    });
-
-    it("gets its table back within a second of a restart", async () => {
-      await plane.restart();
-      const restarted = performance.now();
-      await waitUntil(async () => (await ask({ host: HOSTS.ready })).status === 200, {
-        timeoutMs: 5_000,
-        intervalMs: 20,
-        what: "the table pushed again",
-      });
-      expect(performance.now() - restarted).toBeLessThan(1_000);
-    });
-
-    it("keeps routing from its own table with the sidecar stopped", async () => {
-      await world.stopSidecar();
-      expect(echoedOf(await ask({ host: HOSTS.ready }))).toMatchObject({ app: "shop" });
-    });
-  });
-}
-
 function echo(c: ContractContext, method: string, path: string, body: Uint8Array): Echoed {
   return {
     method,
     host: HOSTS.ready,
     app: "shop",
     mirror: genuineMirror(c, "shop"),
+    authorization: [],
     path,
     bodyBytes: body.length,
     bodySha256: sha256(body),

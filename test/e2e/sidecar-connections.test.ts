@@ -6,8 +6,9 @@
 import http from "node:http";
 import { connect, createServer, type Socket } from "node:net";
 import { describe, expect, it } from "vitest";
-import { HOSTS, type PlaneKind } from "../support/data-plane.ts";
+import type { PlaneKind } from "../support/data-plane.ts";
 import { shippedPlane, shippedPlaneThrough } from "../support/plane-in-front.ts";
+import { HOSTS } from "../support/routing-world.ts";
 
 const REQUESTS = 3_200;
 /** Client connections, each sending its requests one after another. */

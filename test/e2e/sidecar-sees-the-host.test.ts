@@ -7,8 +7,9 @@
 
 import http from "node:http";
 import { describe, expect, it } from "vitest";
-import { HOSTS, type PlaneKind, through } from "../support/data-plane.ts";
+import { type PlaneKind, through } from "../support/data-plane.ts";
 import { shippedPlane, shippedPlaneThrough } from "../support/plane-in-front.ts";
+import { HOSTS } from "../support/routing-world.ts";
 
 /** Each configuration's subrequest: its header names, lower-cased, in order. */
 const SENT: Partial<Record<PlaneKind, readonly string[]>> = {

@@ -5,7 +5,7 @@
 import { findTool } from "../support/tools.ts";
 import { CADDY_ANSWERS, TEXT_ANSWERS } from "../support/zero-hop.ts";
 import { startZeroHopCaddy, startZeroHopHaproxy } from "../support/zero-hop-proxies.ts";
-import { describeZeroHopDataPlane } from "./contract.ts";
+import { describeZeroHopDataPlane } from "./contract-zero-hop.ts";
 
 const answersOf = (a: typeof TEXT_ANSWERS) => {
   const plain = ({ status, reason, retryAfter, body }: (typeof a)["notSynced"]) => ({

@@ -6,12 +6,13 @@ import { createMetrics } from "../../src/ops/metrics.ts";
 import { createOpsServer } from "../../src/ops/ops-server.ts";
 import { appRecordSchema } from "../../src/ops/schemas.ts";
 import { createStatusApp } from "../../src/ops/status-app.ts";
+import { build } from "../../src/snapshot/build.ts";
 import { SnapshotHolder } from "../../src/snapshot/holder.ts";
 import { listApps } from "../../src/snapshot/lookup.ts";
 import { get } from "../support/http.ts";
 import { memoryLogger } from "../support/log-sink.ts";
 import { startRouteServer } from "../support/route-answers.ts";
-import { snapshotOf } from "../support/world.ts";
+import { meta, registryOf, secretData, secretsOf, snapshotOf } from "../support/world.ts";
 
 const VALUES = { shop: "SECRET-shop-7f3a91", blog: "SECRET-blog-c04e2d" };
 // The Snapshot holds the bytes (ADR 20), the API sends base64: neither form may leave the process.
@@ -113,5 +114,26 @@ describe("Secret bytes", () => {
       url: "/v1/apps/shop",
     });
     expect(r.body).toBe(record.body);
+  });
+
+  it("cannot be serialised by the App schema from an App whose credential is served either", async () => {
+    const MARKER = "MARKER-a9f3-whole";
+    const served = build(
+      registryOf([
+        { name: "vault", hostnames: ["vault.example.com"], credential: { prefix: "Key " } },
+      ]),
+      secretsOf([["apps/vault-credentials", secretData({ token: MARKER })]]),
+      { ...meta(), serveCredentials: true },
+    );
+    const vault = listApps(served)[0]!;
+    expect(vault.credential).toBe(`Key ${MARKER}`);
+    const app = Fastify({ logger: false });
+    app.get("/leak", { schema: { response: { 200: appRecordSchema } } }, () => vault);
+    const r = await app.inject({ url: "/leak" });
+    // The record's `credential` is an object with a required prefix: the string fails to serialise.
+    expect({ status: r.statusCode, leaks: r.body.includes(MARKER) }).toEqual({
+      status: 500,
+      leaks: false,
+    });
   });
 });

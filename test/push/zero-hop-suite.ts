@@ -14,7 +14,7 @@ import { type Pusher, startPusher } from "../../src/push/pusher.ts";
 import { ok } from "../../src/result.ts";
 import { rebuildForSecrets } from "../../src/snapshot/build.ts";
 import type { Snapshot } from "../../src/snapshot/types.ts";
-import { sha256 } from "../support/data-plane.ts";
+import { sha256 } from "../support/echo-upstream.ts";
 import type { Tool } from "../support/tools.ts";
 import { waitUntil } from "../support/wait.ts";
 import { type AppInput, meta, secretData, secretsOf, snapshotOf } from "../support/world.ts";

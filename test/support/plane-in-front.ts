@@ -11,12 +11,11 @@ import {
   freePort,
   type PlaneKind,
   type PlaneSetup,
-  type RoutingWorld,
   startDataPlane,
-  startRoutingWorld,
   writeShippedConfig,
 } from "./data-plane.ts";
 import { HookSlot } from "./hook-slot.ts";
+import { type RoutingWorld, startRoutingWorld } from "./routing-world.ts";
 import type { Tool } from "./tools.ts";
 
 /** A data plane with its shipped configuration: where Debian installs it, and how it starts. */

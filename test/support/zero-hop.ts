@@ -4,7 +4,7 @@
 
 import http from "node:http";
 import type { RouteAnswer } from "../../src/answers/route-answer.ts";
-import { sha256 } from "./data-plane.ts";
+import { sha256 } from "./echo-upstream.ts";
 import { header, RawConnection } from "./raw-http.ts";
 
 /** What reached an echo upstream. */

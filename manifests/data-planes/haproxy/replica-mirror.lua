@@ -5,6 +5,8 @@
 --   txn.mirror.reason       x-mirror-reason (404 unknown-host, 400 bad-host, 503 ...)
 --   txn.mirror.retry_after  retry-after of a 503
 --   txn.mirror.app          x-mirror-app; txn.mirror.revision x-mirror-revision
+--   txn.mirror.credential   x-mirror-credential of a 200: the upstream's Authorization (Secret
+--                           bytes: haproxy.cfg sets it on the request and nothing else reads it)
 --   txn.mirror.upstream_host, txn.mirror.upstream_port   from x-mirror-upstream (http://host[:port])
 --   txn.mirror.upstream_ip  set here when the upstream host is an IPv4 literal (no DNS needed)
 -- The request body is never read or sent to the sidecar.
@@ -66,6 +68,10 @@ local function route(txn, url)
   local upstream = first(headers, "x-mirror-upstream")
   if answer.status == 200 and upstream ~= nil then
     set_upstream(txn, upstream)
+  end
+  local credential = first(headers, "x-mirror-credential")
+  if answer.status == 200 and credential ~= nil then
+    txn:set_var("txn.mirror.credential", credential)
   end
 end
 
