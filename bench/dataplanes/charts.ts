@@ -27,7 +27,7 @@ import {
   ROTATION_VARIANTS,
   rotationLabel,
 } from "./report-rotation.ts";
-import { HOP_WRITES, WRITE_P99_TARGET_MS } from "./report-writes.ts";
+import { HOP_WRITES, summarizeWrites, WRITE_P99_TARGET_MS } from "./report-writes.ts";
 
 const OUT = fileURLToPath(new URL("../../docs/charts/", import.meta.url));
 
@@ -150,11 +150,18 @@ async function renderRotation(rotation: RotationData, source: string, out: strin
     rotationChart(
       [
         `An App's new credential: API write → its upstream got it as Authorization, ${rotation.apps / 1000}k Apps`,
-        "one tick per rotation; dashed: the p99 targets (red) and other ways' published defaults (grey)",
+        "one tick per rotation, p50 / p99 / max above; dashed: the p99 targets (red) and other ways' published defaults (grey)",
         source,
       ],
       series.map((s) => s.label),
       series.flatMap((s) => s.samples.map((ms) => ({ series: s.label, ms }))),
+      series
+        .filter((s) => s.samples.length > 0)
+        .map((s) => {
+          const w = summarizeWrites(s.label, s.samples);
+          const label = `${fmt(w.p50Ms, 1)} / ${fmt(w.p99Ms, 1)} / ${fmt(w.maxMs, 1)} ms`;
+          return { series: s.label, ms: w.maxMs, label };
+        }),
       lines,
     ),
     `${out}${file}`,

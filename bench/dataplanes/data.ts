@@ -92,4 +92,6 @@ export interface DataplanesData {
   readonly writeToAnswer?: WriteToAnswerData;
   /** Absent in results saved before it was measured. */
   readonly rotation?: RotationData;
+  /** Each stage's wall-clock time, s, in order ("load 1k Apps", ...); absent before. */
+  readonly stageSeconds?: Record<string, number>;
 }

@@ -55,8 +55,9 @@ const warmUp = Object.entries(data.writeToAnswer?.warmUp ?? {})
   .join("; ");
 if (warmUp !== "") console.log(`\nwrite → answer, the untimed writes before (ms): ${warmUp}`);
 for (const line of rotationLines(data.rotation)) console.log(line);
+const stages = Object.entries(data.stageSeconds ?? {}).map(([name, s]) => `${name} ${s} s`);
 console.log(
-  `\n${((performance.now() - started) / 1000).toFixed(0)} s, load average ${fmt(load.min, 2)}–${fmt(load.max, 2)}`,
+  `\n${stages.join("; ")}\n${((performance.now() - started) / 1000).toFixed(0)} s, load average ${fmt(load.min, 2)}–${fmt(load.max, 2)}`,
 );
 const full = loadResult<DataplanesData>("dataplanes");
 const charted = quick ? (full === null ? result : null) : result;

@@ -78,14 +78,17 @@ export function credentialRows(data: DataplanesData): Row[] {
     };
   });
   for (const [apps, size] of Object.entries(data.sizes))
-    for (const [name, why] of Object.entries(size.credentialsLeftOut ?? {}))
+    for (const [kind, variant] of CREDENTIAL_VARIANTS) {
+      const why = size.credentialsLeftOut?.[credentialsName(kind, variant)];
+      if (why === undefined) continue;
       rows.push({
-        bench: `${name}, ${appsLabel(Number(apps))}: req/s against the proxy alone, credentials on`,
+        bench: `${label(kind, variant)}, ${appsLabel(Number(apps))}: req/s against the proxy alone, credentials on`,
         figure: "not measured",
         baseline: why,
         ratio: "-",
         target,
         met: "no",
       });
+    }
   return rows;
 }

@@ -40,9 +40,9 @@ export const ROTATION_VARIANTS: readonly (readonly [PlaneKind, ShippedVariant])[
   ],
 );
 
-/** How a rotation variant is labelled: "nginx auth_request (hop)". */
+/** How a rotation variant is labelled: "nginx auth_request, hop". */
 export const rotationLabel = (kind: PlaneKind, variant: ShippedVariant) =>
-  variant === "hop" ? `${labelOf(kind)} (hop)` : `${zeroHopLabelOf(kind)} (zero-hop)`;
+  variant === "hop" ? `${labelOf(kind)}, hop` : `${zeroHopLabelOf(kind)}, zero-hop`;
 
 /** Every variant's requests after the first new answer, summed. */
 export function afterNewTotal(r: RotationData): AfterNewCounts {

@@ -92,10 +92,16 @@ export async function benchDataplanes(ctx: SuiteContext): Promise<SuiteOutput> {
   const sizes: Record<string, SizeData> = {};
   let writeToAnswer: WriteToAnswerData | undefined;
   let rotation: RotationData | undefined;
+  const stageSeconds: Record<string, number> = {};
   try {
     for (const stage of ctx.quick ? QUICK : FULL) {
+      const started = performance.now();
+      const timed = () => {
+        stageSeconds[stageName(stage)] = Math.round((performance.now() - started) / 1000);
+      };
       if ("rotations" in stage) {
         rotation = await rotationStage(stage, o);
+        timed();
         continue;
       }
       const cluster = await startCluster(stage.apps, 1024, { upstream: upstream.url });
@@ -111,6 +117,7 @@ export async function benchDataplanes(ctx: SuiteContext): Promise<SuiteOutput> {
       } finally {
         await cluster.close();
       }
+      timed();
     }
   } finally {
     await load.close();
@@ -129,8 +136,20 @@ export async function benchDataplanes(ctx: SuiteContext): Promise<SuiteOutput> {
     sizes,
     ...(writeToAnswer === undefined ? {} : { writeToAnswer }),
     ...(rotation === undefined ? {} : { rotation }),
+    stageSeconds,
   };
   return { rows: dataplaneRows(data), data };
+}
+
+/** "load 10k Apps, credentials on too, 100 writes", "100 rotations at 10k Apps". */
+function stageName(stage: Stage): string {
+  const apps = `${stage.apps / 1000}k Apps`;
+  if ("rotations" in stage) return `${stage.rotations} rotations at ${apps}`;
+  const parts = [
+    ...(stage.load ? [`load ${apps}${stage.credentials ? ", credentials on too" : ""}`] : []),
+    ...(stage.writes > 0 ? [`${stage.writes} writes${stage.load ? "" : ` at ${apps}`}`] : []),
+  ];
+  return parts.join(", ");
 }
 
 /** The rotations of `stage`, on a cluster of their own; stops what it started. */
