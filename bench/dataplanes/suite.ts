@@ -29,7 +29,7 @@ const CONNECTIONS = 32;
  * with credentials on, through a second Registry of the same Apps carrying a credential), and how
  * many writes it times (0: none).
  */
-interface LoadStage {
+export interface LoadStage {
   readonly apps: number;
   readonly load: boolean;
   readonly credentials: boolean;
@@ -40,32 +40,54 @@ interface LoadStage {
  * Rotations, on a cluster of their own: its Apps carry a credential and reach the upstream that
  * tells which Authorization it got.
  */
-interface RotationStage {
+export interface RotationStage {
   readonly apps: number;
   readonly rotations: number;
 }
 
-type Stage = LoadStage | RotationStage;
+export type Stage = LoadStage | RotationStage;
 
 /** Where the Registry whose Apps carry a credential is, beside the plain one. */
 const CREDENTIALS_NAMESPACE = "platform-credentials";
 
-// A quick run loads 1k Apps only (credentials on too), and times a few writes and rotations at
-// 10k, where the targets are.
-const QUICK: readonly Stage[] = [
-  { apps: 1_000, load: true, credentials: true, writes: 0 },
-  { apps: 10_000, load: false, credentials: false, writes: 6 },
-  { apps: 10_000, rotations: 6 },
-];
-// Credentials on beside off at 10k only, where the target is: four more variants in its rounds.
-const FULL: readonly Stage[] = [
-  { apps: 1_000, load: true, credentials: false, writes: 0 },
-  { apps: 10_000, load: true, credentials: true, writes: 100 },
-  { apps: 10_000, rotations: 100 },
-];
+/**
+ * The parts of a run (`--only` picks some): the load at 1k Apps; at 10k Apps, with credentials on
+ * beside off; write to answer; rotation.
+ */
+export const PARTS = ["load-1k", "load-10k", "writes", "rotations"] as const;
+export type Part = (typeof PARTS)[number];
 
-/** The data-plane suite: every proxy alone, in hop and in zero-hop mode; write to answer. */
-export async function benchDataplanes(ctx: SuiteContext): Promise<SuiteOutput> {
+/** What a run does when `--only` does not say: a quick run skips the load at 10k Apps. */
+export const defaultParts = (quick: boolean): ReadonlySet<Part> =>
+  new Set(PARTS.filter((p) => !quick || p !== "load-10k"));
+
+/**
+ * The stages that run `parts`. Credentials on beside off run at 10k Apps, where the target is
+ * (four more variants in its rounds); a quick run tries them at 1k. Writes share the 10k cluster.
+ */
+export function stagesOf(parts: ReadonlySet<Part>, quick: boolean): Stage[] {
+  const timed = quick ? 6 : 100;
+  const stages: Stage[] = [];
+  if (parts.has("load-1k")) stages.push({ apps: 1_000, load: true, credentials: quick, writes: 0 });
+  if (parts.has("load-10k") || parts.has("writes"))
+    stages.push({
+      apps: 10_000,
+      load: parts.has("load-10k"),
+      credentials: parts.has("load-10k"),
+      writes: parts.has("writes") ? timed : 0,
+    });
+  if (parts.has("rotations")) stages.push({ apps: 10_000, rotations: timed });
+  return stages;
+}
+
+/**
+ * The data-plane suite: every proxy alone, in hop and in zero-hop mode, credentials on and off;
+ * write to answer; rotation. `parts` picks some (default: `defaultParts`).
+ */
+export async function benchDataplanes(
+  ctx: SuiteContext,
+  parts: ReadonlySet<Part> = defaultParts(ctx.quick),
+): Promise<SuiteOutput> {
   // An odd number of rounds, so that a median ratio is one round's ratio.
   const rounds = ctx.quick ? 1 : 5;
   const seconds = ctx.quick ? 1 : 3;
@@ -94,7 +116,7 @@ export async function benchDataplanes(ctx: SuiteContext): Promise<SuiteOutput> {
   let rotation: RotationData | undefined;
   const stageSeconds: Record<string, number> = {};
   try {
-    for (const stage of ctx.quick ? QUICK : FULL) {
+    for (const stage of stagesOf(parts, ctx.quick)) {
       const started = performance.now();
       const timed = () => {
         stageSeconds[stageName(stage)] = Math.round((performance.now() - started) / 1000);
