@@ -1,5 +1,9 @@
 // The handlers that answer a request in the zero-hop Caddy routes (caddy-routes.ts): the refusals
-// hop mode's Caddyfile passes on, and the proxy to an App's upstream with the App's headers.
+// hop mode's Caddyfile passes on, and the proxy to an App's upstream with the App's headers and
+// credential.
+
+import { DEFAULT_RETRY_AFTER } from "../answers/route-answer.ts";
+import type { NotRoutedReason } from "./table.ts";
 
 /** A Caddy JSON object. */
 export type Json = { readonly [key: string]: unknown };
@@ -26,14 +30,18 @@ export const noHttpUpstream: Json = {
   body: "app has no http upstream",
 };
 
-/** 503 `secret-unavailable` for `app` (a name or a placeholder). */
-export function secretUnavailable(app: string): Json {
+/**
+ * 503 for an App not routed for `reason`, with `x-mirror-app` `app` (a name or a placeholder) and,
+ * unless only the operator ends it (`credentials-off`), `retry-after`: as `tableAnswer` says.
+ */
+export function notRouted(reason: NotRoutedReason, app: string): Json {
+  const retryAfter = String(DEFAULT_RETRY_AFTER.secretUnavailable);
   return {
     handler: "static_response",
     status_code: 503,
     headers: {
-      "X-Mirror-Reason": ["secret-unavailable"],
-      "Retry-After": ["5"],
+      "X-Mirror-Reason": [reason],
+      ...(reason === "credentials-off" ? {} : { "Retry-After": [retryAfter] }),
       "X-Mirror-App": [app],
     },
   };
@@ -44,6 +52,31 @@ export const stripMirrorHeaders: Json = {
   handler: "headers",
   request: { delete: ["X-Mirror-*"] },
 };
+
+/**
+ * The header an App without a credential sets where the others set `Authorization` (a `map` in
+ * a group that mixes both gives the name): `setAuthorization`'s delete drops it at once, and the
+ * client's own `Authorization` goes on unchanged.
+ */
+export const NO_CREDENTIAL = "X-Mirror-No-Credential";
+
+/**
+ * `stripMirrorHeaders` that first sets `name: value`, each a value or a placeholder: `Authorization`
+ * and the App's credential (in place of every `Authorization` the client sent), or NO_CREDENTIAL,
+ * which the delete removes. Caddy 2.6 runs a `headers` handler's set before its delete (tried).
+ */
+export function setAuthorization(name: string, value: string): Json {
+  return { handler: "headers", request: { set: { [name]: [value] }, delete: ["X-Mirror-*"] } };
+}
+
+/**
+ * `text` as a header value or a `map` output, which Caddy reads for `{placeholders}`, must hold it
+ * to give it back: with a `{`, every brace escaped with a backslash (Caddy drops the backslash,
+ * keeping any before it); without, as it is (Caddy does not scan a text without a `{`). Tried on
+ * 2.6.2 with `{http.request.uri}`, `\{`, `\}` and a lone `}`.
+ */
+export const caddyLiteral = (text: string): string =>
+  text.includes("{") ? text.replace(/[{}]/g, "\\$&") : text;
 
 /** Where and as what a routed request goes; each a value or a placeholder. */
 export interface ProxyTarget {
@@ -59,7 +92,8 @@ export interface ProxyTarget {
  * The proxy to `target` with the App's headers. The Host goes on as the client sent it: a route
  * that rewrote it for a lookup left the name it wrote in `mirror_key` and the client's in
  * `mirror_host`; on the fast path neither is set and the replacement ("" by "") changes nothing,
- * which costs less than one more handler keeping the client's Host on every request.
+ * which costs less than one more handler keeping the client's Host on every request. An upstream
+ * that echoes `X-Mirror-Credential` back does not reach the client (defence in depth).
  */
 export function proxyTo(target: ProxyTarget): Json {
   return {
@@ -76,6 +110,7 @@ export function proxyTo(target: ProxyTarget): Json {
           Host: [{ search: "{http.vars.mirror_key}", replace: "{http.vars.mirror_host}" }],
         },
       },
+      response: { delete: ["X-Mirror-Credential"] },
     },
   };
 }

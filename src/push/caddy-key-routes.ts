@@ -2,7 +2,9 @@
 // brings it there): the keys of Apps without an answer from their upstream in one `host` matcher
 // each kind, and the keys of routed Apps in groups cut along their character trie
 // (caddy-partition.ts), each group a `header` matcher of a few prefixes and, unless the group
-// shares it, a `map` from key to App, dial and upstream; the group's route proxies.
+// shares it, a `map` from key to App, dial, upstream and credential; the group's route sets the
+// credential as `Authorization` (when one of its Apps has one) and proxies. The credentials live
+// in the routes, so in Caddy's memory and in what the admin API gives back (ADR 53).
 //
 // Costs on Caddy 2.6, from the smoke measurement: a group tried and missed about 0.15 µs (half
 // the groups are tried on average), an entry of a `map` about 10 ns (half of them compared, once
@@ -10,14 +12,17 @@
 // route also costs its compilation on each request, about 10 √keys. A shared field costs nothing.
 
 import {
+  caddyLiteral,
   type Json,
+  NO_CREDENTIAL,
   noHttpUpstream,
+  notRouted,
   proxyTo,
-  secretUnavailable,
+  setAuthorization,
   stripMirrorHeaders,
 } from "./caddy-answers.ts";
 import { partitionByPrefix } from "./caddy-partition.ts";
-import { type TableEntry, unavailableToProxies } from "./table.ts";
+import type { NotRoutedReason, TableEntry } from "./table.ts";
 
 /** How the key routes are cut. */
 export interface KeyRoutesOptions {
@@ -26,6 +31,13 @@ export interface KeyRoutesOptions {
   /** Most prefixes in one group's matcher. */
   readonly groupPatterns?: number;
 }
+
+/** The refusals' routes, in this order. */
+const REASONS: readonly NotRoutedReason[] = [
+  "secret-unavailable",
+  "secret-unusable",
+  "credentials-off",
+];
 
 /**
  * Terminal routes answering every key of `entries` (sorted by key, code-unit order) with its
@@ -39,22 +51,35 @@ export function keyRoutes(
   inSubroute = false,
 ): Json[] {
   const routed: (readonly [string, Routed])[] = [];
-  const unavailable: (readonly [string, { app: string }])[] = [];
+  const refused = new Map<NotRoutedReason, (readonly [string, { app: string }])[]>(
+    REASONS.map((reason) => [reason, []]),
+  );
   const unroutable: string[] = [];
   for (const [key, entry] of entries) {
-    if (unavailableToProxies(entry)) unavailable.push([key, { app: entry.app }]);
+    if (entry.kind === "not-routed") refused.get(entry.reason)!.push([key, { app: entry.app }]);
     else if (entry.target === null) unroutable.push(key);
     else {
       const dial = `${entry.target.host}:${entry.target.port}`;
-      routed.push([key, { app: entry.app, dial, upstream: entry.upstream! }]);
+      const credential = entry.credential;
+      routed.push([
+        key,
+        {
+          app: entry.app,
+          dial,
+          upstream: entry.upstream!,
+          authorization: credential === null ? NO_CREDENTIAL : "Authorization",
+          credential: credential === null ? "" : caddyLiteral(credential),
+        },
+      ]);
     }
   }
   const routes: Json[] = [];
-  if (unavailable.length > 0) {
-    const found = lookup(unavailable);
+  for (const [reason, keys] of refused) {
+    if (keys.length === 0) continue;
+    const found = lookup(keys);
     routes.push({
-      match: [{ host: unavailable.map(([key]) => key) }],
-      handle: [...found.handlers, secretUnavailable(found.value.app)],
+      match: [{ host: keys.map(([key]) => key) }],
+      handle: [...found.handlers, notRouted(reason, found.value.app)],
       terminal: true,
     });
   }
@@ -71,15 +96,19 @@ export function keyRoutes(
   for (const group of groups) {
     const members = group.keys.map((key) => [key, byKey.get(key)!] as const);
     const found = dialedUpstreams(members)
-      ? lookup(members.map(([key, { app, dial }]) => [key, { app, dial }] as const))
+      ? lookup(members.map(([key, { upstream: _, ...rest }]) => [key, rest] as const))
       : lookup(members);
+    const { authorization, credential, ...target } = found.value;
     routes.push({
       // One group holds every key: it needs no matcher.
       ...(groups.length > 1 ? { match: [{ header: { Host: group.patterns } }] } : {}),
+      // The map first: the headers handler reads its placeholders.
       handle: [
-        stripMirrorHeaders,
         ...found.handlers,
-        proxyTo({ upstream: DIALED_UPSTREAM, ...found.value, revision }),
+        authorization === NO_CREDENTIAL
+          ? stripMirrorHeaders
+          : setAuthorization(authorization, credential),
+        proxyTo({ upstream: DIALED_UPSTREAM, ...target, revision }),
       ],
       terminal: true,
     });
@@ -87,8 +116,15 @@ export function keyRoutes(
   return routes;
 }
 
-// A type, not an interface: `lookup` takes it as a record of strings.
-type Routed = { readonly app: string; readonly dial: string; readonly upstream: string };
+// A type, not an interface: `lookup` takes it as a record of strings. `authorization` is the header
+// the credential goes in (NO_CREDENTIAL: none), `credential` its value as Caddy must read it.
+type Routed = {
+  readonly app: string;
+  readonly dial: string;
+  readonly upstream: string;
+  readonly authorization: string;
+  readonly credential: string;
+};
 
 /** `x-mirror-upstream` of an upstream written `http://host:port`: the address dialled. */
 const DIALED_UPSTREAM = "http://{http.reverse_proxy.upstream.hostport}";

@@ -88,7 +88,17 @@ export function haproxyTarget(options: HaproxyTargetOptions): PushTarget {
       return run(get, `get map ${map}`, parseHeldRevision);
     },
     // Every entry of the current version (600 kB at 10k Apps): HAProxy cannot hash its map.
-    heldDigest: () => run(`show map ${map}`, `show map ${map}`, shownMapDigest),
+    async heldDigest(): Promise<Result<string | null, PushFailure>> {
+      const show = `show map ${map}`;
+      const answer = await runtimeCommand(socket, show, timeoutMs);
+      if (!answer.ok) return answer;
+      const digest = shownMapDigest(answer.value);
+      if (digest !== undefined) return ok(digest);
+      // HAProxy's words (the first line) unless they are an entry of the map, whose value may
+      // hold an App's credential: a message must never show one.
+      if (!/^0x[0-9a-f]+ /.test(answer.value)) return rejected(show, answer.value);
+      return err({ reason: "protocol", message: `'${show}': a line is not an entry of a map` });
+    },
     digestOf: cachedPer(mapDigest),
   };
 }

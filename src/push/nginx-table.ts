@@ -6,7 +6,7 @@
 
 import { createHash } from "node:crypto";
 import type { RouteView } from "../snapshot/types.ts";
-import { type TableEntry, unavailableToProxies } from "./table.ts";
+import type { TableEntry } from "./table.ts";
 import { entryFields, type LineFormat, tableLines } from "./table-lines.ts";
 
 /** The whole table's body, for a PUT. */
@@ -26,7 +26,8 @@ export const nginxTableDigest = (view: RouteView): string =>
 
 /**
  * A table nginx holds whole: its hostname index, its lines (per App chunk, as `nginxLines` gives
- * them: no Secret bytes, and no App kept alive) and the generation nginx gave it.
+ * them: no App kept alive, but every credential, as the table itself) and the generation nginx
+ * gave it.
  */
 export interface NginxBase {
   readonly routes: RouteView["routes"];
@@ -74,10 +75,11 @@ function body(head: string, chunks: readonly (readonly string[])[]): string {
 const nginxLine: LineFormat = (kind, name, entry) =>
   `${kind === "exact" ? "=" : "*"} ${name} ${entryValue(entry)}`;
 
-/** The fields of replica-mirror.lua's `fields`: `entryFields`, and the upstream when routed. */
+/**
+ * The fields of replica-mirror.lua's `fields`: `entryFields`, and the upstream when routed to a
+ * host (last: an upstream may hold `|`).
+ */
 function entryValue(entry: TableEntry): string {
   const fields = entryFields(entry);
-  return !unavailableToProxies(entry) && entry.target !== null
-    ? `${fields}|${entry.upstream}`
-    : fields;
+  return entry.kind === "routed" && entry.target !== null ? `${fields}|${entry.upstream}` : fields;
 }

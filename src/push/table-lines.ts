@@ -7,7 +7,7 @@
 import { cachedPer } from "../cached-per.ts";
 import { CHUNK_SIZE } from "../snapshot/app-table.ts";
 import type { RouteApp, RouteView } from "../snapshot/types.ts";
-import { entryOf, type TableEntry, unavailableToProxies } from "./table.ts";
+import { entryOf, type NotRoutedReason, type TableEntry } from "./table.ts";
 
 /** A table key: an exact hostname, or the suffix of a wildcard (`a.b` for `*.a.b`). */
 export type KeyKind = "exact" | "wildcard";
@@ -55,18 +55,28 @@ export function tableLines(view: RouteView, format: LineFormat): readonly (reado
   return out;
 }
 
+/** The kind field of an App that is not routed, by its 503's reason. */
+export const NOT_ROUTED_KIND: Readonly<Record<NotRoutedReason, string>> = {
+  "secret-unavailable": "S",
+  "secret-unusable": "U",
+  "credentials-off": "O",
+};
+
 /**
  * An entry's value as the proxies' configurations read it by `|`-separated field: the kind (I:
- * routed to an IPv4 literal, D: routed to a DNS name, N: routed but no http upstream, S: the
- * Secret is not here, and for now every other 503 and an App with a credential:
- * `unavailableToProxies`), the App, then host and port when routed to one. No space, no line
- * break; a format may append fields of its own.
+ * routed to an IPv4 literal, D: routed to a DNS name, N: routed but no http upstream, and the
+ * 503s of `NOT_ROUTED_KIND`), the App, then, when routed to a host, that host, its port and the
+ * credential in base64 (empty: none, the client's `Authorization` goes on). Base64 because a
+ * credential may hold `|`, spaces and tabs, which neither a field nor a map value keeps. No space,
+ * no line break; a format may append fields of its own. Holds Secret bytes: never log it.
  */
 export function entryFields(entry: TableEntry): string {
-  if (unavailableToProxies(entry)) return `S|${entry.app}`;
+  if (entry.kind === "not-routed") return `${NOT_ROUTED_KIND[entry.reason]}|${entry.app}`;
   const { target } = entry;
   if (target === null) return `N|${entry.app}`;
-  return `${target.literal ? "I" : "D"}|${entry.app}|${target.host}|${target.port}`;
+  const credential =
+    entry.credential === null ? "" : Buffer.from(entry.credential, "latin1").toString("base64");
+  return `${target.literal ? "I" : "D"}|${entry.app}|${target.host}|${target.port}|${credential}`;
 }
 
 /** How many lines `tableLines` gives for `view`: its exact hostnames and wildcard suffixes. */

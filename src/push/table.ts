@@ -39,18 +39,6 @@ export interface NotRoutedEntry {
 
 export type TableEntry = RoutedEntry | NotRoutedEntry;
 
-/**
- * Whether the zero-hop configurations, which set no `Authorization` yet, answer this entry 503
- * `secret-unavailable`: every not-routed entry, and a routed one with a credential, whose upstream
- * must not get a request without it (closed, not open). Until the zero-hop part of ADR 53 renders
- * each entry as `tableAnswer` answers it, and removes this.
- */
-export function unavailableToProxies(
-  entry: TableEntry,
-): entry is NotRoutedEntry | (RoutedEntry & { readonly credential: string }) {
-  return entry.kind === "not-routed" || entry.credential !== null;
-}
-
 /** One Snapshot's routing table; every routed answer carries `revision`. */
 export interface RoutingTable {
   readonly revision: number;

@@ -1,10 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { proxyTo, secretUnavailable, stripMirrorHeaders } from "../../src/push/caddy-answers.ts";
+import { notRouted, proxyTo, stripMirrorHeaders } from "../../src/push/caddy-answers.ts";
 import { keyRoutes } from "../../src/push/caddy-key-routes.ts";
 import { partitionByPrefix } from "../../src/push/caddy-partition.ts";
 import { caddyRoutes, parseCaddyRevision } from "../../src/push/caddy-routes.ts";
-import { nginxTableBody } from "../../src/push/nginx-table.ts";
 import { routingTable, type TableEntry } from "../../src/push/table.ts";
 import { snapshotOf } from "../support/world.ts";
 
@@ -97,7 +96,11 @@ describe("the key routes", () => {
     const proxy = (app: string, dial: string, upstream: string) =>
       proxyTo({ app, dial, upstream, revision: "7" });
     expect(keyRoutes(entries, "7", { groupSize: 2 })).toEqual([
-      { match: [{ host: ["c.com"] }], handle: [secretUnavailable("c")], terminal: true },
+      {
+        match: [{ host: ["c.com"] }],
+        handle: [notRouted("secret-unavailable", "c")],
+        terminal: true,
+      },
       {
         match: [{ host: ["d.com"] }],
         handle: [
@@ -113,7 +116,6 @@ describe("the key routes", () => {
       {
         match: [{ header: { Host: ["a.com", "b.com"] } }],
         handle: [
-          stripMirrorHeaders,
           map(
             ["{mirror_app}", "{mirror_dial}", "{mirror_upstream}"],
             [
@@ -121,6 +123,7 @@ describe("the key routes", () => {
               ["b.com", ["b", "b.svc:80", "http://b.svc:80"]],
             ],
           ),
+          stripMirrorHeaders,
           proxy("{mirror_app}", "{mirror_dial}", "{mirror_upstream}"),
         ],
         terminal: true,
@@ -128,7 +131,6 @@ describe("the key routes", () => {
       {
         match: [{ header: { Host: ["e.com", "f.com"] } }],
         handle: [
-          stripMirrorHeaders,
           map(
             ["{mirror_app}"],
             [
@@ -136,6 +138,7 @@ describe("the key routes", () => {
               ["f.com", ["f"]],
             ],
           ),
+          stripMirrorHeaders,
           proxy("{mirror_app}", "e.svc:8080", "http://e.svc:8080"),
         ],
         terminal: true,
@@ -151,7 +154,6 @@ describe("the key routes", () => {
     expect(keyRoutes(entries, "7")).toEqual([
       {
         handle: [
-          stripMirrorHeaders,
           map(
             ["{mirror_dial}"],
             [
@@ -159,6 +161,7 @@ describe("the key routes", () => {
               ["b.com", ["b.svc:81"]],
             ],
           ),
+          stripMirrorHeaders,
           proxyTo({
             app: "a",
             dial: "{mirror_dial}",
@@ -213,21 +216,5 @@ describe("the Caddy routes of a table", () => {
         null,
       ].map(parseCaddyRevision),
     ).toEqual([12, undefined, undefined]);
-  });
-});
-
-describe("the nginx table body", () => {
-  it("starts with the revision, then one line per hostname, then per wildcard suffix, none with the revision", () => {
-    expect(nginxTableBody(snapshot)).toBe(
-      [
-        "revision 9",
-        "= c.example.com I|c|10.0.0.3|8080|http://10.0.0.3:8080",
-        "= b.example.com S|b",
-        "= a.example.com D|a|a.svc|80|http://a.svc/",
-        "* x.c.example.com I|c|10.0.0.3|8080|http://10.0.0.3:8080",
-        "* example.com D|a|a.svc|80|http://a.svc/",
-        "",
-      ].join("\n"),
-    );
   });
 });

@@ -7,44 +7,64 @@ import {
   payloads,
 } from "../../src/push/haproxy-map.ts";
 import { type LineFormat, tableLines } from "../../src/push/table-lines.ts";
-import { rebuildForSecrets } from "../../src/snapshot/build.ts";
-import { meta, secretData, secretsOf, snapshotOf } from "../support/world.ts";
+import { build, rebuildForSecrets } from "../../src/snapshot/build.ts";
+import { meta, registryOf, secretData, secretsOf, snapshotOf } from "../support/world.ts";
+import { redactedLine } from "../support/zero-hop.ts";
 
 describe("the HAProxy map of a table", () => {
   it("holds each hostname, each wildcard under its marked key, and the revision, the revision ending every value", () => {
-    const snapshot = snapshotOf(
-      [
-        {
-          name: "ip",
-          hostnames: ["ip.example.com", "*.ip.example.com"],
-          upstream: "http://10.0.0.1:81",
-        },
-        { name: "dns", hostnames: ["dns.example.com"], upstream: "http://dns.svc/" },
-        { name: "none", hostnames: ["none.example.com"], upstream: "https://none.svc" },
-        { name: "off", hostnames: ["off.example.com"] },
-      ],
+    const apps = [
       {
-        "ip-credentials": { token: "t" },
-        "dns-credentials": { token: "t" },
-        "none-credentials": { token: "t" },
+        name: "ip",
+        hostnames: ["ip.example.com", "*.ip.example.com"],
+        upstream: "http://10.0.0.1:81",
+        credential: { prefix: "Bearer " },
       },
-      12,
+      { name: "dns", hostnames: ["dns.example.com"], upstream: "http://dns.svc/" },
+      { name: "none", hostnames: ["none.example.com"], upstream: "https://none.svc" },
+      { name: "off", hostnames: ["off.example.com"] },
+      { name: "bad", hostnames: ["bad.example.com"], upstream: "http://b.svc", credential: {} },
+    ];
+    const secrets = secretsOf(
+      Object.entries({ ip: "k|1 \t{x}", dns: "t", none: "t", bad: "x\ry" }).map(([app, token]) => [
+        `apps/${app}-credentials`,
+        secretData({ token }),
+      ]),
     );
-    const map = mapPayloads(snapshot, 1_000);
-    expect({ payloads: [...map.payloads], lines: map.lines }).toEqual({
-      payloads: [
-        [
+    const credential = Buffer.from("Bearer k|1 \t{x}").toString("base64");
+    const map = (serveCredentials: boolean) => {
+      const snapshot = build(registryOf(apps), secrets, { ...meta(12), serveCredentials });
+      const { payloads, lines } = mapPayloads(snapshot, 1_000);
+      return { payloads: [...payloads].join("").split("\n").map(redactedLine), lines };
+    };
+    expect([map(true), map(false)]).toEqual([
+      {
+        payloads: [
           "off.example.com S|off|12",
           "none.example.com N|none|12",
-          "ip.example.com I|ip|10.0.0.1|81|12",
-          "dns.example.com D|dns|dns.svc|80|12",
-          "ip.example.com/W I|ip|10.0.0.1|81|12",
+          `ip.example.com I|ip|10.0.0.1|81|${credential}|12`,
+          "dns.example.com D|dns|dns.svc|80||12",
+          "bad.example.com U|bad|12",
+          `ip.example.com/W I|ip|10.0.0.1|81|${credential}|12`,
           "REVISION 12",
           "",
-        ].join("\n"),
-      ],
-      lines: 6,
-    });
+        ].map(redactedLine),
+        lines: 7,
+      },
+      {
+        payloads: [
+          "off.example.com S|off|12",
+          "none.example.com N|none|12",
+          "ip.example.com O|ip|12",
+          "dns.example.com D|dns|dns.svc|80||12",
+          "bad.example.com O|bad|12",
+          "ip.example.com/W O|ip|12",
+          "REVISION 12",
+          "",
+        ],
+        lines: 7,
+      },
+    ]);
   });
 
   it("splits the map into payloads of at most the given size, every line whole, none left out", () => {

@@ -73,9 +73,10 @@ describe.skipIf(haproxy.path === undefined)("the HAProxy push target", () => {
       failed: false,
       held: { ok: true, value: 1 },
     });
-    expect(await ask(proxy.port, { host: "app-0.example.com" })).toEqual(
-      TEXT_ANSWERS.secretUnavailable,
-    );
+    expect(await ask(proxy.port, { host: "app-0.example.com" })).toEqual({
+      ...TEXT_ANSWERS.secretUnavailable,
+      app: "app-0",
+    });
   });
 
   it("says why it could not push: no socket, or a map HAProxy does not know", async () => {

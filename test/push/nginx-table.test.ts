@@ -5,9 +5,10 @@ import {
   nginxLines,
   nginxTableBody,
 } from "../../src/push/nginx-table.ts";
-import { rebuildForSecrets } from "../../src/snapshot/build.ts";
+import { build, rebuildForSecrets } from "../../src/snapshot/build.ts";
 import type { Snapshot } from "../../src/snapshot/types.ts";
-import { meta, secretData, secretsOf, snapshotOf } from "../support/world.ts";
+import { meta, registryOf, secretData, secretsOf, snapshotOf } from "../support/world.ts";
+import { redactedLine } from "../support/zero-hop.ts";
 
 const apps = Array.from({ length: 130 }, (_, i) => ({
   name: `app-${String(i).padStart(3, "0")}`,
@@ -86,11 +87,81 @@ describe("the nginx changes body", () => {
     ]);
   });
 
+  it("carries a rotated credential as the lines of its App only", () => {
+    const keyed = apps.map((a) => ({ ...a, credential: { prefix: "Bearer " } }));
+    const tokens = (rotated: string) =>
+      secretsOf(
+        names.map((n) => [`apps/${n}`, secretData({ token: n === rotated ? "new|1" : "t" })]),
+      );
+    const at = (revision: number) => ({ ...meta(revision), serveCredentials: true });
+    const before = build(registryOf(keyed), tokens(""), at(1));
+    const after = rebuildForSecrets(
+      before,
+      refs("app-100-credentials"),
+      tokens("app-100-credentials"),
+      at(2),
+    );
+    const credential = Buffer.from("Bearer new|1").toString("base64");
+    expect(nginxChangesBody(after, baseOf(before), 100)?.split("\n").map(redactedLine)).toEqual(
+      [
+        "revision 2",
+        "base 7",
+        `= app-100.example.com I|app-100|10.0.0.1|80|${credential}|http://10.0.0.1:80`,
+        "",
+      ].map(redactedLine),
+    );
+  });
+
   it("starts the whole table with its revision and holds every hostname", () => {
     const body = nginxTableBody(whole);
     expect({ head: body.split("\n", 1)[0], lines: body.split("\n").length - 2 }).toEqual({
       head: "revision 1",
       lines: 130,
     });
+  });
+});
+
+describe("the nginx table body", () => {
+  const apps = [
+    {
+      name: "c",
+      hostnames: ["c.example.com", "*.x.c.example.com"],
+      upstream: "http://10.0.0.3:8080",
+      credential: { prefix: "Bearer " },
+    },
+    { name: "a", hostnames: ["a.example.com", "*.example.com"], upstream: "http://a.svc/" },
+    { name: "b", hostnames: ["b.example.com"] },
+    { name: "u", hostnames: ["u.example.com"], upstream: "http://u.svc", credential: {} },
+  ];
+  const secrets = secretsOf([
+    ["apps/a-credentials", secretData({ token: "t" })],
+    ["apps/c-credentials", secretData({ token: "k|1 \t{x}\n" })],
+    ["apps/u-credentials", secretData({ token: "x\ry" })],
+  ]);
+  const credential = Buffer.from("Bearer k|1 \t{x}").toString("base64");
+
+  it("starts with the revision, then one line per hostname, then per wildcard suffix, none with the revision", () => {
+    const snapshot = build(registryOf(apps), secrets, { ...meta(9), serveCredentials: true });
+    expect(nginxTableBody(snapshot).split("\n").map(redactedLine)).toEqual(
+      [
+        "revision 9",
+        "= u.example.com U|u",
+        `= c.example.com I|c|10.0.0.3|8080|${credential}|http://10.0.0.3:8080`,
+        "= b.example.com S|b",
+        "= a.example.com D|a|a.svc|80||http://a.svc/",
+        `* x.c.example.com I|c|10.0.0.3|8080|${credential}|http://10.0.0.3:8080`,
+        "* example.com D|a|a.svc|80||http://a.svc/",
+        "",
+      ].map(redactedLine),
+    );
+  });
+
+  it("answers every App with a credential credentials-off when they are not served", () => {
+    const snapshot = build(registryOf(apps), secrets, meta(9));
+    expect(
+      nginxTableBody(snapshot)
+        .split("\n")
+        .filter((l) => l.includes(" O|")),
+    ).toEqual(["= u.example.com O|u", "= c.example.com O|c", "* x.c.example.com O|c"]);
   });
 });

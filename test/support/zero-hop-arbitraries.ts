@@ -1,11 +1,14 @@
 // Random routing worlds and request hosts for the zero-hop tests: Registries whose hostnames
 // collide, nest wildcards and conflict often (a small label alphabet), some Apps ready and some
-// not, upstreams a proxy can or cannot route to; and request hosts around those names, valid and
-// not (case, ports, trailing dots, deeper labels, IPv6, stray characters, over-long names).
+// not, some with a credential whose value holds what a proxy's table must keep (`|`, spaces,
+// tabs, braces, backslashes) or cannot be one, served or not; upstreams a proxy can or cannot
+// route to; Secret rotations; and request hosts around those names, valid and not (case, ports,
+// trailing dots, deeper labels, IPv6, stray characters, over-long names).
 
 import fc from "fast-check";
+import { build, rebuildForSecrets } from "../../src/snapshot/build.ts";
 import type { Snapshot } from "../../src/snapshot/types.ts";
-import { type AppInput, snapshotOf } from "./world.ts";
+import { type AppInput, meta, registryOf, secretData, secretsOf } from "./world.ts";
 
 const LABELS = ["a", "b", "shop", "xn--bcher-kva", "0"] as const;
 const label = fc.constantFrom(...LABELS);
@@ -25,39 +28,117 @@ const pattern = fc.oneof(
 );
 const appName = fc.constantFrom("a1", "a2", "b1", "c", "d", "e", "f", "g");
 
-/** One random world: the Registry's Apps and the Secrets that exist (by name, in `apps`). */
+/**
+ * One random world: the Registry's Apps, the Secrets that exist (by name, in `apps`), and
+ * whether credentials are served (`--serve-credentials`).
+ */
 export interface ZeroHopWorld {
   readonly apps: readonly AppInput[];
   readonly secrets: Readonly<Record<string, Record<string, string>>>;
+  readonly serveCredentials: boolean;
 }
 
+// Visible ASCII that a table format could trip on, space and tab.
+const tricky = [..."|{}\\ \t=%:+/\"'Ab9"];
+
 /**
- * Worlds of up to 8 Apps whose upstream is one of `upstreams` or absent; an App is ready when
- * its Secret `<name>-credentials` exists with a non-empty `token`.
+ * A Secret's `token`: empty (not ready), short, any of `tricky`, with the line break `kubectl
+ * --from-file` leaves, the most a credential may hold, or what no credential may (a CR, one byte
+ * too many: secret-unusable for an App with a `credential`, ready for one without).
+ */
+export const secretValue: fc.Arbitrary<string> = fc.oneof(
+  { weight: 3, arbitrary: fc.constantFrom("t", "") },
+  {
+    weight: 4,
+    arbitrary: fc.string({ unit: fc.constantFrom(...tricky), minLength: 1, maxLength: 12 }),
+  },
+  { weight: 1, arbitrary: fc.constantFrom("v\n", "v\r\n", " v \t") },
+  { weight: 1, arbitrary: fc.constantFrom("k".repeat(8_192), "x\ry", "x".repeat(8_193)) },
+);
+
+const credential = fc.option(fc.constantFrom({ prefix: "Bearer " }, {}, { prefix: "Token a|b " }), {
+  nil: undefined,
+});
+
+/**
+ * Worlds of up to 8 Apps whose upstream is one of `upstreams` or absent, some with a
+ * `credential`; an App is ready when its Secret `<name>-credentials` exists with a non-empty
+ * `token` (and, with a credential, one that can be a header, credentials served).
  */
 export function zeroHopWorld(upstreams: readonly string[]): fc.Arbitrary<ZeroHopWorld> {
   const app = fc.record({
     name: appName,
     hostnames: fc.uniqueArray(pattern, { minLength: 1, maxLength: 4 }),
     upstream: fc.option(fc.constantFrom(...upstreams), { nil: undefined }),
-    secret: fc.constantFrom("ready", "absent", "empty"),
+    credential,
+    token: fc.option(secretValue, { nil: undefined }),
   });
-  return fc.uniqueArray(app, { selector: (a) => a.name, maxLength: 8 }).map((apps) => ({
-    apps: apps.map(({ secret: _, ...a }) =>
-      a.upstream === undefined ? { name: a.name, hostnames: a.hostnames } : a,
-    ),
-    secrets: Object.fromEntries(
-      apps
-        .filter((a) => a.secret !== "absent")
-        .map((a) => [`${a.name}-credentials`, { token: a.secret === "ready" ? "t" : "" }]),
-    ),
-  }));
+  return fc
+    .tuple(fc.uniqueArray(app, { selector: (a) => a.name, maxLength: 8 }), fc.boolean())
+    .map(([apps, serveCredentials]) => ({
+      apps: apps.map(
+        ({ token: _, ...a }): AppInput => ({
+          name: a.name,
+          hostnames: a.hostnames,
+          ...(a.upstream === undefined ? {} : { upstream: a.upstream }),
+          ...(a.credential === undefined ? {} : { credential: a.credential }),
+        }),
+      ),
+      secrets: Object.fromEntries(
+        apps
+          .filter((a) => a.token !== undefined)
+          .map((a) => [`${a.name}-credentials`, { token: a.token! }]),
+      ),
+      serveCredentials,
+    }));
 }
 
 /** The Snapshot of a world, with this revision. */
 export function snapshotOfWorld(world: ZeroHopWorld, revision = 1): Snapshot {
-  return snapshotOf([...world.apps], { ...world.secrets }, revision);
+  return build(registryOf([...world.apps]), secretsOfWorld(world.secrets), {
+    ...meta(revision),
+    serveCredentials: world.serveCredentials,
+  });
 }
+
+/** A new value of one App's Secret (`app` picks it, modulo the Apps; null deletes it). */
+export interface Rotation {
+  readonly app: number;
+  readonly token: string | null;
+}
+
+export const rotation: fc.Arbitrary<Rotation> = fc.record({
+  app: fc.nat(),
+  token: fc.option(secretValue, { nil: null }),
+});
+
+/**
+ * The world after `change`, and `snapshot` rebuilt for it as the mirror rebuilds for one Secret
+ * (src/snapshot/build.ts), with this revision. A world without Apps is left as it is.
+ */
+export function rotated(
+  world: ZeroHopWorld,
+  snapshot: Snapshot,
+  change: Rotation,
+  revision: number,
+): { world: ZeroHopWorld; snapshot: Snapshot } {
+  if (world.apps.length === 0) return { world, snapshot };
+  const name = `${world.apps[change.app % world.apps.length]!.name}-credentials`;
+  const secrets = { ...world.secrets };
+  if (change.token === null) delete secrets[name];
+  else secrets[name] = { token: change.token };
+  const next = { ...world, secrets };
+  const rebuilt = rebuildForSecrets(
+    snapshot,
+    [{ namespace: "apps", name }],
+    secretsOfWorld(secrets),
+    { ...meta(revision), serveCredentials: world.serveCredentials },
+  );
+  return { world: next, snapshot: rebuilt };
+}
+
+const secretsOfWorld = (secrets: ZeroHopWorld["secrets"]) =>
+  secretsOf(Object.entries(secrets).map(([name, values]) => [`apps/${name}`, secretData(values)]));
 
 const upper = (s: string) => s.toUpperCase();
 

@@ -9,10 +9,14 @@
 --   base <generation>      second line of a PATCH: the whole table's generation it changes
 --   = <hostname> <value>   an exact hostname
 --   * <suffix> <value>     the wildcard *.<suffix>
--- Values, fields separated by '|': I|app|ipv4|port|upstream, D|app|name|port|upstream (routed to
--- an IPv4 literal or a DNS name), N|app (no http://host[:port] upstream), S|app (the App's Secret
--- is not here). No value holds the revision: a request takes it from "current" with the
--- generation, so the sidecar renders an App's line once, not at every push.
+-- Values, fields separated by '|': I|app|ipv4|port|credential|upstream and
+-- D|app|name|port|credential|upstream (routed to an IPv4 literal or a DNS name; the credential is
+-- the upstream's Authorization in base64, empty for an App without one), N|app (no
+-- http://host[:port] upstream), S|app, U|app, O|app (503 secret-unavailable, secret-unusable,
+-- credentials-off). No value holds the revision: a request takes it from "current" with the
+-- generation, so the sidecar renders an App's line once, not at every push. The credentials are
+-- Secret bytes: they live in the dict and the workers' memory only, and nothing here logs a value
+-- or returns one to a client.
 --
 -- A whole table (PUT) fills a new generation of keys ("<gen>=host", "<gen>*suffix"); the changes
 -- since it (PATCH: the lines of the Apps changed since that PUT, all of them each time, same keys)
@@ -24,11 +28,12 @@
 local dict = ngx.shared.replica_mirror
 local M = {}
 
-local function answer(status, reason, retry_after, text)
+local function answer(status, reason, retry_after, text, app)
   ngx.status = status
   ngx.header["Content-Type"] = "text/plain"
   if reason then ngx.header["X-Mirror-Reason"] = reason end
   if retry_after then ngx.header["Retry-After"] = retry_after end
+  if app then ngx.header["X-Mirror-App"] = app end
   ngx.print(text .. "\n")
   return ngx.exit(status)
 end
@@ -72,16 +77,25 @@ local function strip_client_headers()
   end
 end
 
--- The fields of an entry, without building a table: kind, app, host, port, upstream (the last
--- field: an upstream may hold '|').
+-- The fields of an entry, without building a table: kind, app, host, port, credential, upstream
+-- (the last field: an upstream may hold '|').
 local function fields(value)
   local a = value:find("|", 1, true)
   local b = a and value:find("|", a + 1, true)
   local c = b and value:find("|", b + 1, true)
   local d = c and value:find("|", c + 1, true)
+  local e = d and value:find("|", d + 1, true)
   return value:sub(1, 1), a and value:sub(a + 1, (b or 0) - 1), b and value:sub(b + 1, (c or 0) - 1),
-    c and value:sub(c + 1, (d or 0) - 1), d and value:sub(d + 1)
+    c and value:sub(c + 1, (d or 0) - 1), d and value:sub(d + 1, (e or 0) - 1), e and value:sub(e + 1)
 end
+
+-- The 503 of each kind of App not routed: its reason, retry-after and text (the hop
+-- configuration's, ../../../base/nginx.conf).
+local REFUSALS = {
+  S = { "secret-unavailable", "5", "credentials not available yet" },
+  U = { "secret-unusable", "5", "credentials not usable" },
+  O = { "credentials-off", nil, "credentials not served" },
+}
 
 -- The overlay generation ("" for none) as this worker's own tables of exact names and wildcard
 -- suffixes, parsed from the dict once per overlay: a request reads it without the dict's lock,
@@ -133,11 +147,13 @@ function M.route()
     end
     if value == nil then return answer(404, "unknown-host", nil, "unknown host") end
   end
-  local kind, app, host, port, upstream = fields(value)
-  if kind == "S" then
-    return answer(503, "secret-unavailable", "5", "credentials not available yet")
-  end
+  local kind, app, host, port, credential, upstream = fields(value)
+  local refusal = REFUSALS[kind]
+  if refusal then return answer(503, refusal[1], refusal[2], refusal[3], app) end
   if kind == "N" then return answer(502, nil, nil, "app has no http upstream") end
+  -- The App's credential replaces every Authorization the client sent (headers_in, which the
+  -- proxy module sends on, also after the exec below); an App without one passes the client's.
+  if credential ~= "" then ngx.req.set_header("Authorization", ngx.decode_base64(credential)) end
   ngx.var.mirror_app = app
   ngx.var.mirror_revision = revision
   ngx.var.mirror_upstream = upstream
