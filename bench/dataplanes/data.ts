@@ -64,6 +64,8 @@ export interface RotationData {
   readonly apps: number;
   /** How each rotation is made and timed. */
   readonly rotation: string;
+  /** The bytes of every App's credential value (seeded and written). */
+  readonly valueBytes: number;
   /** Connections asking for the App's host during each rotation (the timed one included). */
   readonly connections: number;
   /** How long they keep asking after the first answer with the new value, ms. */

@@ -11,17 +11,26 @@ import { ensureBuilt, shippedCommand } from "../shipped.ts";
 import { renderDataplaneCharts } from "./charts.ts";
 import type { DataplanesData } from "./data.ts";
 import { rotationLines } from "./report-rotation.ts";
-import { benchDataplanes, defaultParts, PARTS, type Part } from "./suite.ts";
+import { benchDataplanes, defaultParts, PARTS, type Part, VALUE_BYTES } from "./suite.ts";
 
 const argv = process.argv.slice(2);
 const quick = argv.includes("--quick");
 const noWait = argv.includes("--no-wait");
-// `--only=load-10k,rotations`: some parts, saved apart (dataplanes-partial.json), never charted.
+// `--only=load-10k,rotations`: some parts. A run with it or --credential-bytes is saved apart
+// (dataplanes-partial.json) and never charted.
 const only = argv.find((a) => a.startsWith("--only="))?.slice("--only=".length);
 const parts = only === undefined ? defaultParts(quick) : new Set(only.split(",") as Part[]);
 const unknown = [...parts].filter((p) => !PARTS.includes(p));
 if (unknown.length > 0) {
   console.error(`--only: unknown part ${unknown.join(", ")} (parts: ${PARTS.join(", ")})`);
+  process.exit(2);
+}
+// `--credential-bytes=40`: the rotations' credential values of that size (default the cluster's
+// 1 KiB Secret values), to see how a proxy that takes its whole table at each push scales.
+const bytesFlag = argv.find((a) => a.startsWith("--credential-bytes="));
+const credentialBytes = Number(bytesFlag?.slice("--credential-bytes=".length) ?? VALUE_BYTES);
+if (!Number.isInteger(credentialBytes) || credentialBytes < 16 || credentialBytes > 8192) {
+  console.error("--credential-bytes: an integer from 16 to 8192");
   process.exit(2);
 }
 
@@ -34,17 +43,17 @@ const ctx = {
 };
 // A full run waits (at most 3 minutes) for the neighbours to quieten; the load is recorded anyway.
 const startLoad = quick || noWait ? load1() : await waitForQuiet(1.5, 180_000);
-const partial = only === undefined ? "" : `, only ${[...parts].join(", ")}`;
+const partial = `${only === undefined ? "" : `, only ${[...parts].join(", ")}`}${bytesFlag === undefined ? "" : `, credentials of ${credentialBytes} B`}`;
 console.log(
   `# replica-mirror data planes (${quick ? "quick" : "full"}${partial}) — ${new Date().toISOString()}, ${machineLine()}, load average ${fmt(startLoad, 2)} at start`,
 );
 const started = performance.now();
 const sampler = new LoadSampler();
 const at = new Date().toISOString();
-const out = await benchDataplanes(ctx, parts);
+const out = await benchDataplanes(ctx, parts, credentialBytes);
 const load = sampler.stop();
 const data = out.data as DataplanesData;
-const suite = only === undefined ? "dataplanes" : "dataplanes-partial";
+const suite = only === undefined && bytesFlag === undefined ? "dataplanes" : "dataplanes-partial";
 const result = { suite, at, quick, machine: machineLine(), load, data };
 saveResult(result);
 console.log(`${Object.values(data.versions).join("; ")}; upstream: ${data.upstream}\n`);
@@ -71,7 +80,7 @@ console.log(
   `\n${stages.join("; ")}\n${((performance.now() - started) / 1000).toFixed(0)} s, load average ${fmt(load.min, 2)}–${fmt(load.max, 2)}`,
 );
 const full = loadResult<DataplanesData>("dataplanes");
-const charted = only !== undefined ? null : quick ? (full === null ? result : null) : result;
+const charted = suite !== "dataplanes" ? null : quick ? (full === null ? result : null) : result;
 if (charted !== null)
   console.log(`docs/charts/: ${(await renderDataplaneCharts(charted)).join(", ")}`);
 process.exit(0);

@@ -29,8 +29,6 @@ import { startZeroHopPair, waitForTables } from "./zero-hop.ts";
 
 /** Every App's credential in the rotation cluster (`startCluster`'s `credential`). */
 export const CREDENTIAL = { prefix: "Bearer " } as const;
-/** The bytes of each value written, as the cluster seeds them. */
-const VALUE_BYTES = 1024;
 /** Connections asking besides the timed one, each pausing this long between its requests. */
 const WATCHERS = 3;
 const WATCH_PAUSE_MS = 5;
@@ -43,19 +41,28 @@ const BEFORE_MS = 10_000;
 /** What the clients send: a configuration that passes it on instead of the App's shows. */
 const CLIENT_AUTHORIZATION = "Basic Y2xpZW50OnNlY3JldA==";
 
-export const ROTATION_DESCRIPTION = `each rotation writes one App's Secret a new 1 KiB value, timed until the upstream got it as Authorization (${CREDENTIAL.prefix.trim()} + value); from ${AFTER_START_MS / 1000} s after the table landed, ${WARM_UP_WRITES} untimed first; the proxy asked every ${PAUSE_MS} ms on one kept-alive connection, every ${WATCH_PAUSE_MS} ms on ${WATCHERS} more, each sending its own Authorization`;
+/** "1 KiB", "40 B". */
+const bytesLabel = (n: number) => (n % 1024 === 0 ? `${n / 1024} KiB` : `${n} B`);
+
+/** How each rotation is made and timed, for the table and the chart. */
+export const rotationDescription = (valueBytes: number) =>
+  `each rotation writes one App's Secret a new ${bytesLabel(valueBytes)} value, timed until the upstream got it as Authorization (${CREDENTIAL.prefix.trim()} + value); from ${AFTER_START_MS / 1000} s after the table landed, ${WARM_UP_WRITES} untimed first; the proxy asked every ${PAUSE_MS} ms on one kept-alive connection, every ${WATCH_PAUSE_MS} ms on ${WATCHERS} more, each sending its own Authorization`;
 
 /** A rotation that did not reach the upstream: the variant does not hand on credentials. */
 class NotDelivered extends Error {}
 
-/** `rotations` timed rotations for each proxy in each mode at `cluster`'s size. */
+/**
+ * `rotations` timed rotations for each proxy in each mode at `cluster`'s size, whose Secrets hold
+ * values of `valueBytes` (as seeded, and as written).
+ */
 export async function benchRotations(
   cluster: BenchCluster,
   o: PhaseOptions,
   rotations: number,
+  valueBytes: number,
 ): Promise<RotationData> {
   const random = seededRandom(cluster.apps + rotations + 1);
-  const book = valueBook();
+  const book = valueBook(valueBytes);
   const samples: Record<string, number[]> = {};
   const warmUp: Record<string, number[]> = {};
   const afterNew: Record<string, AfterNewCounts> = {};
@@ -105,7 +112,8 @@ export async function benchRotations(
   }
   return {
     apps: cluster.apps,
-    rotation: ROTATION_DESCRIPTION,
+    rotation: rotationDescription(valueBytes),
+    valueBytes,
     connections: 1 + WATCHERS,
     checkMs: CHECK_MS,
     samples,
@@ -122,14 +130,14 @@ interface ValueBook {
   next(app: number): string;
 }
 
-function valueBook(): ValueBook {
+function valueBook(bytes: number): ValueBook {
   const values = new Map<number, string>();
   let written = 0;
   return {
-    current: (app) => values.get(app) ?? appValue(app, VALUE_BYTES),
+    current: (app) => values.get(app) ?? appValue(app, bytes),
     next(app) {
       written++;
-      const value = appValue(app, VALUE_BYTES, `c${written}-`);
+      const value = appValue(app, bytes, `c${written}-`);
       values.set(app, value);
       return value;
     },

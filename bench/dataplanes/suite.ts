@@ -43,6 +43,8 @@ export interface LoadStage {
 export interface RotationStage {
   readonly apps: number;
   readonly rotations: number;
+  /** The bytes of each App's credential value. */
+  readonly valueBytes: number;
 }
 
 export type Stage = LoadStage | RotationStage;
@@ -62,10 +64,20 @@ export const defaultParts = (quick: boolean): ReadonlySet<Part> =>
   new Set(PARTS.filter((p) => !quick || p !== "load-10k"));
 
 /**
+ * The bytes of an App's Secret value, as every cluster of the suite seeds it, and so of each
+ * credential (`--credential-bytes` changes it for rotations).
+ */
+export const VALUE_BYTES = 1024;
+
+/**
  * The stages that run `parts`. Credentials on beside off run at 10k Apps, where the target is
  * (four more variants in its rounds); a quick run tries them at 1k. Writes share the 10k cluster.
  */
-export function stagesOf(parts: ReadonlySet<Part>, quick: boolean): Stage[] {
+export function stagesOf(
+  parts: ReadonlySet<Part>,
+  quick: boolean,
+  credentialBytes = VALUE_BYTES,
+): Stage[] {
   const timed = quick ? 6 : 100;
   const stages: Stage[] = [];
   if (parts.has("load-1k")) stages.push({ apps: 1_000, load: true, credentials: quick, writes: 0 });
@@ -76,7 +88,8 @@ export function stagesOf(parts: ReadonlySet<Part>, quick: boolean): Stage[] {
       credentials: parts.has("load-10k"),
       writes: parts.has("writes") ? timed : 0,
     });
-  if (parts.has("rotations")) stages.push({ apps: 10_000, rotations: timed });
+  if (parts.has("rotations"))
+    stages.push({ apps: 10_000, rotations: timed, valueBytes: credentialBytes });
   return stages;
 }
 
@@ -87,6 +100,7 @@ export function stagesOf(parts: ReadonlySet<Part>, quick: boolean): Stage[] {
 export async function benchDataplanes(
   ctx: SuiteContext,
   parts: ReadonlySet<Part> = defaultParts(ctx.quick),
+  credentialBytes = VALUE_BYTES,
 ): Promise<SuiteOutput> {
   // An odd number of rounds, so that a median ratio is one round's ratio.
   const rounds = ctx.quick ? 1 : 5;
@@ -116,7 +130,7 @@ export async function benchDataplanes(
   let rotation: RotationData | undefined;
   const stageSeconds: Record<string, number> = {};
   try {
-    for (const stage of stagesOf(parts, ctx.quick)) {
+    for (const stage of stagesOf(parts, ctx.quick, credentialBytes)) {
       const started = performance.now();
       const timed = () => {
         stageSeconds[stageName(stage)] = Math.round((performance.now() - started) / 1000);
@@ -126,7 +140,7 @@ export async function benchDataplanes(
         timed();
         continue;
       }
-      const cluster = await startCluster(stage.apps, 1024, { upstream: upstream.url });
+      const cluster = await startCluster(stage.apps, VALUE_BYTES, { upstream: upstream.url });
       try {
         const credentialed = stage.credentials
           ? withRegistry(cluster, CREDENTIALS_NAMESPACE, {
@@ -166,7 +180,8 @@ export async function benchDataplanes(
 /** "load 10k Apps, credentials on too, 100 writes", "100 rotations at 10k Apps". */
 function stageName(stage: Stage): string {
   const apps = `${stage.apps / 1000}k Apps`;
-  if ("rotations" in stage) return `${stage.rotations} rotations at ${apps}`;
+  if ("rotations" in stage)
+    return `${stage.rotations} rotations at ${apps} (${stage.valueBytes} B values)`;
   const parts = [
     ...(stage.load ? [`load ${apps}${stage.credentials ? ", credentials on too" : ""}`] : []),
     ...(stage.writes > 0 ? [`${stage.writes} writes${stage.load ? "" : ` at ${apps}`}`] : []),
@@ -178,12 +193,12 @@ function stageName(stage: Stage): string {
 async function rotationStage(stage: RotationStage, o: PhaseOptions): Promise<RotationData> {
   const seen = await startSeenUpstream();
   try {
-    const cluster = await startCluster(stage.apps, 1024, {
+    const cluster = await startCluster(stage.apps, stage.valueBytes, {
       upstream: seen.url,
       credential: CREDENTIAL,
     });
     try {
-      return await benchRotations(cluster, o, stage.rotations);
+      return await benchRotations(cluster, o, stage.rotations, stage.valueBytes);
     } finally {
       await cluster.close();
     }

@@ -47,6 +47,7 @@ const size: SizeData = {
 const rotation: RotationData = {
   apps: 10_000,
   rotation: "one App's value rewritten",
+  valueBytes: 1024,
   connections: 4,
   checkMs: 200,
   samples: { "nginx hop": [4, 5, 3, 30], "haproxy zero-hop": [40, 50, 60, 70] },
@@ -222,15 +223,18 @@ describe("the suite's stages", () => {
     expect(stagesOf(defaultParts(false), false)).toEqual([
       { apps: 1_000, load: true, credentials: false, writes: 0 },
       { apps: 10_000, load: true, credentials: true, writes: 100 },
-      { apps: 10_000, rotations: 100 },
+      { apps: 10_000, rotations: 100, valueBytes: 1024 },
     ]);
     expect(stagesOf(defaultParts(true), true)).toEqual([
       { apps: 1_000, load: true, credentials: true, writes: 0 },
       { apps: 10_000, load: false, credentials: false, writes: 6 },
-      { apps: 10_000, rotations: 6 },
+      { apps: 10_000, rotations: 6, valueBytes: 1024 },
     ]);
     expect(stagesOf(new Set(["load-10k"]), false)).toEqual([
       { apps: 10_000, load: true, credentials: true, writes: 0 },
+    ]);
+    expect(stagesOf(new Set(["rotations"]), false, 40)).toEqual([
+      { apps: 10_000, rotations: 100, valueBytes: 40 },
     ]);
   });
 
