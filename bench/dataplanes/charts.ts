@@ -22,6 +22,7 @@ import { appsLabel, comparisons } from "./compare.ts";
 import type { DataplanesData, RotationData } from "./data.ts";
 import { labelOf, nameOf, PROXIES, variantName } from "./proxies.ts";
 import {
+  bytesLabel,
   ROTATION_ANCHORS,
   ROTATION_P99_TARGETS_MS,
   ROTATION_VARIANTS,
@@ -126,16 +127,20 @@ export async function renderDataplaneCharts(
       `${out}${files[2]}`,
     );
   }
-  if (data.rotation !== undefined) files.push(await renderRotation(data.rotation, source, out));
+  if (data.rotations !== undefined) files.push(await renderRotations(data.rotations, source, out));
   return files;
 }
 
-/** The rotation chart: every rotation per variant, the targets and the anchors across. */
-async function renderRotation(rotation: RotationData, source: string, out: string) {
-  const series = ROTATION_VARIANTS.map(([kind, variant]) => ({
-    label: rotationLabel(kind, variant),
-    samples: rotation.samples[variantName(kind, variant)] ?? [],
-  }));
+/** The rotation chart: every rotation per variant and size, the targets and anchors across. */
+async function renderRotations(rotations: readonly RotationData[], source: string, out: string) {
+  const sizes = rotations.map((r) => `${bytesLabel(r.valueBytes)}`);
+  const series = rotations.flatMap((r, i) =>
+    ROTATION_VARIANTS.map(([kind, variant]) => ({
+      series: rotationLabel(kind, variant),
+      size: sizes[i]!,
+      samples: r.samples[variantName(kind, variant)] ?? [],
+    })),
+  );
   const lines: ReferenceLine[] = [
     { ms: ROTATION_P99_TARGETS_MS.hop.nginx!, label: "target, hop: p99", kind: "target" },
     {
@@ -149,18 +154,19 @@ async function renderRotation(rotation: RotationData, source: string, out: strin
   await renderChart(
     rotationChart(
       [
-        `An App's new credential: API write → its upstream got it as Authorization, ${rotation.apps / 1000}k Apps`,
-        "one tick per rotation, p50 / p99 / max above; dashed: the p99 targets (red) and other ways' published defaults (grey)",
-        source,
+        `An App's new credential: API write → its upstream got it as Authorization, ${rotations[0]!.apps / 1000}k Apps`,
+        `one tick per rotation, p50/p99/max (ms) above; dashed red: the p99 targets (hop ${ROTATION_P99_TARGETS_MS.hop.nginx} ms; zero-hop nginx and HAProxy ${ROTATION_P99_TARGETS_MS["zero-hop"].nginx} ms)`,
+        `dashed grey: other ways' published defaults; ${source}`,
       ],
-      series.map((s) => s.label),
-      series.flatMap((s) => s.samples.map((ms) => ({ series: s.label, ms }))),
+      ROTATION_VARIANTS.map(([kind, variant]) => rotationLabel(kind, variant)),
+      sizes,
+      series.flatMap((s) => s.samples.map((ms) => ({ series: s.series, size: s.size, ms }))),
       series
         .filter((s) => s.samples.length > 0)
         .map((s) => {
-          const w = summarizeWrites(s.label, s.samples);
-          const label = `${fmt(w.p50Ms, 1)} / ${fmt(w.p99Ms, 1)} / ${fmt(w.maxMs, 1)} ms`;
-          return { series: s.label, ms: w.maxMs, label };
+          const w = summarizeWrites(s.series, s.samples);
+          const label = [w.p50Ms, w.p99Ms, w.maxMs].map((ms) => fmt(ms, 1)).join("/");
+          return { series: s.series, size: s.size, ms: w.maxMs, label };
         }),
       lines,
     ),

@@ -92,8 +92,8 @@ export interface DataplanesData {
   readonly sizes: Record<string, SizeData>;
   /** Absent in results saved before it was measured. */
   readonly writeToAnswer?: WriteToAnswerData;
-  /** Absent in results saved before it was measured. */
-  readonly rotation?: RotationData;
+  /** One per credential size; absent in results saved before rotation was measured. */
+  readonly rotations?: readonly RotationData[];
   /** Each stage's wall-clock time, s, in order ("load 1k Apps", ...); absent before. */
   readonly stageSeconds?: Record<string, number>;
 }

@@ -11,7 +11,7 @@ import { ensureBuilt, shippedCommand } from "../shipped.ts";
 import { renderDataplaneCharts } from "./charts.ts";
 import type { DataplanesData } from "./data.ts";
 import { rotationLines } from "./report-rotation.ts";
-import { benchDataplanes, defaultParts, PARTS, type Part, VALUE_BYTES } from "./suite.ts";
+import { benchDataplanes, defaultParts, PARTS, type Part, ROTATION_BYTES } from "./suite.ts";
 
 const argv = process.argv.slice(2);
 const quick = argv.includes("--quick");
@@ -25,12 +25,14 @@ if (unknown.length > 0) {
   console.error(`--only: unknown part ${unknown.join(", ")} (parts: ${PARTS.join(", ")})`);
   process.exit(2);
 }
-// `--credential-bytes=40`: the rotations' credential values of that size (default the cluster's
-// 1 KiB Secret values), to see how a proxy that takes its whole table at each push scales.
+// `--credential-bytes=N,...`: rotate credential values of these sizes (default ROTATION_BYTES).
 const bytesFlag = argv.find((a) => a.startsWith("--credential-bytes="));
-const credentialBytes = Number(bytesFlag?.slice("--credential-bytes=".length) ?? VALUE_BYTES);
-if (!Number.isInteger(credentialBytes) || credentialBytes < 16 || credentialBytes > 8192) {
-  console.error("--credential-bytes: an integer from 16 to 8192");
+const credentialBytes =
+  bytesFlag === undefined
+    ? ROTATION_BYTES
+    : bytesFlag.slice("--credential-bytes=".length).split(",").map(Number);
+if (credentialBytes.some((n) => !Number.isInteger(n) || n < 16 || n > 8192)) {
+  console.error("--credential-bytes: integers from 16 to 8192, comma-separated");
   process.exit(2);
 }
 
@@ -43,7 +45,7 @@ const ctx = {
 };
 // A full run waits (at most 3 minutes) for the neighbours to quieten; the load is recorded anyway.
 const startLoad = quick || noWait ? load1() : await waitForQuiet(1.5, 180_000);
-const partial = `${only === undefined ? "" : `, only ${[...parts].join(", ")}`}${bytesFlag === undefined ? "" : `, credentials of ${credentialBytes} B`}`;
+const partial = `${only === undefined ? "" : `, only ${[...parts].join(", ")}`}${bytesFlag === undefined ? "" : `, credentials of ${credentialBytes.join(", ")} B`}`;
 console.log(
   `# replica-mirror data planes (${quick ? "quick" : "full"}${partial}) — ${new Date().toISOString()}, ${machineLine()}, load average ${fmt(startLoad, 2)} at start`,
 );
@@ -74,7 +76,7 @@ const warmUp = Object.entries(data.writeToAnswer?.warmUp ?? {})
   .map(([name, ms]) => `${name} ${ms.map((m) => fmt(m, 1)).join(", ")}`)
   .join("; ");
 if (warmUp !== "") console.log(`\nwrite → answer, the untimed writes before (ms): ${warmUp}`);
-for (const line of rotationLines(data.rotation)) console.log(line);
+for (const line of rotationLines(data.rotations ?? [])) console.log(line);
 const stages = Object.entries(data.stageSeconds ?? {}).map(([name, s]) => `${name} ${s} s`);
 console.log(
   `\n${stages.join("; ")}\n${((performance.now() - started) / 1000).toFixed(0)} s, load average ${fmt(load.min, 2)}–${fmt(load.max, 2)}`,

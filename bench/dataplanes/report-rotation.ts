@@ -44,45 +44,54 @@ export const ROTATION_VARIANTS: readonly (readonly [PlaneKind, ShippedVariant])[
 export const rotationLabel = (kind: PlaneKind, variant: ShippedVariant) =>
   variant === "hop" ? `${labelOf(kind)}, hop` : `${zeroHopLabelOf(kind)}, zero-hop`;
 
-/** Every variant's requests after the first new answer, summed. */
-export function afterNewTotal(r: RotationData): AfterNewCounts {
-  return Object.values(r.afterNew).reduce(addCounts, NO_COUNTS);
+/** "1 KiB", "40 B". */
+export const bytesLabel = (n: number) => (n % 1024 === 0 ? `${n / 1024} KiB` : `${n} B`);
+
+/** Every variant's requests after the first new answer, summed over every credential size. */
+export function afterNewTotal(rotations: readonly RotationData[]): AfterNewCounts {
+  return rotations.flatMap((r) => Object.values(r.afterNew)).reduce(addCounts, NO_COUNTS);
 }
 
-/** A row per variant (measured or not), then the old-after-new row. */
-export function rotationRows(r: RotationData): Row[] {
+/**
+ * Per credential size, a row per variant (measured or not); then one row of the requests after
+ * the first new answer that carried the old value, over them all.
+ */
+export function rotationRows(rotations: readonly RotationData[]): Row[] {
   let described = false;
-  const rows = ROTATION_VARIANTS.flatMap(([kind, variant]): Row[] => {
-    const name = variantName(kind, variant);
-    const limit = ROTATION_P99_TARGETS_MS[variant][kind];
-    const target =
-      limit === undefined ? "reported (a reload per push)" : `p99 < ${fmt(limit, 0)} ms`;
-    const samples = r.samples[name];
-    const why = r.unmeasured[name];
-    if (samples === undefined && why === undefined) return [];
-    const what = `rotation → upstream, ${rotationLabel(kind, variant)}, ${r.apps / 1000}k Apps`;
-    if (samples === undefined)
+  const rows = rotations.flatMap((r) =>
+    ROTATION_VARIANTS.flatMap(([kind, variant]): Row[] => {
+      const name = variantName(kind, variant);
+      const limit = ROTATION_P99_TARGETS_MS[variant][kind];
+      const target =
+        limit === undefined ? "reported (a reload per push)" : `p99 < ${fmt(limit, 0)} ms`;
+      const samples = r.samples[name];
+      const why = r.unmeasured[name];
+      if (samples === undefined && why === undefined) return [];
+      const what = `rotation → upstream, ${rotationLabel(kind, variant)}, ${r.apps / 1000}k Apps, ${bytesLabel(r.valueBytes)} values`;
+      if (samples === undefined)
+        return [
+          { bench: what, figure: "not measured", baseline: why!, ratio: "-", target, met: "no" },
+        ];
+      const s = summarizeWrites(name, samples);
+      const how = described ? "the same procedure" : r.rotation;
+      described = true;
       return [
-        { bench: what, figure: "not measured", baseline: why!, ratio: "-", target, met: "no" },
+        {
+          bench: `${what}, ${s.writes} rotations (${how}): p50 / p99 / max`,
+          figure: `${fmt(s.p50Ms, 1)} / ${fmt(s.p99Ms, 1)} / ${fmt(s.maxMs, 1)} ms`,
+          baseline: "-",
+          ratio: "-",
+          target,
+          met: limit === undefined ? "-" : s.p99Ms < limit ? "yes" : "no",
+        },
       ];
-    const s = summarizeWrites(name, samples);
-    const how = described ? "the same procedure" : r.rotation;
-    described = true;
-    return [
-      {
-        bench: `${what}, ${s.writes} rotations (${how}): p50 / p99 / max`,
-        figure: `${fmt(s.p50Ms, 1)} / ${fmt(s.p99Ms, 1)} / ${fmt(s.maxMs, 1)} ms`,
-        baseline: "-",
-        ratio: "-",
-        target,
-        met: limit === undefined ? "-" : s.p99Ms < limit ? "yes" : "no",
-      },
-    ];
-  });
-  const total = afterNewTotal(r);
-  if (total.checked > 0)
+    }),
+  );
+  const total = afterNewTotal(rotations);
+  const first = rotations[0];
+  if (first !== undefined && total.checked > 0)
     rows.push({
-      bench: `rotation: requests sent after the first answer with the new value whose upstream got the old one (every variant measured, ${r.connections} connections asking until ${r.checkMs} ms after it)`,
+      bench: `rotation: requests sent after the first answer with the new value whose upstream got the old one (every variant and size measured, ${first.connections} connections asking until ${first.checkMs} ms after it)`,
       figure: `${total.old} of ${total.checked}`,
       baseline: `${total.failed} failed connections, ${total.other} other answers`,
       ratio: "-",
@@ -92,21 +101,23 @@ export function rotationRows(r: RotationData): Row[] {
   return rows;
 }
 
-/** What the table leaves out, one line each: the untimed rotations, and each variant's counts. */
-export function rotationLines(r: RotationData | undefined): string[] {
-  if (r === undefined) return [];
-  const lines = [
-    "",
-    `rotation, the untimed rotations before (ms): ${Object.entries(r.warmUp)
-      .map(([name, ms]) => `${name} ${ms.map((m) => fmt(m, 1)).join(", ")}`)
-      .join("; ")}`,
-    `rotation, requests after the first new answer (old / checked / failed / other): ${Object.entries(
-      r.afterNew,
-    )
-      .map(([name, c]) => `${name} ${c.old} / ${c.checked} / ${c.failed} / ${c.other}`)
-      .join("; ")}`,
-  ];
-  for (const [name, why] of Object.entries(r.unmeasured))
-    lines.push(`rotation, ${name} not measured: ${why}`);
-  return lines;
+/** What the table leaves out, per size: the untimed rotations, each variant's counts. */
+export function rotationLines(rotations: readonly RotationData[]): string[] {
+  return rotations.flatMap((r) => {
+    const size = `rotation, ${bytesLabel(r.valueBytes)} values`;
+    const lines = [
+      "",
+      `${size}, the untimed rotations before (ms): ${Object.entries(r.warmUp)
+        .map(([name, ms]) => `${name} ${ms.map((m) => fmt(m, 1)).join(", ")}`)
+        .join("; ")}`,
+      `${size}, requests after the first new answer (old / checked / failed / other): ${Object.entries(
+        r.afterNew,
+      )
+        .map(([name, c]) => `${name} ${c.old} / ${c.checked} / ${c.failed} / ${c.other}`)
+        .join("; ")}`,
+    ];
+    for (const [name, why] of Object.entries(r.unmeasured))
+      lines.push(`${size}, ${name} not measured: ${why}`);
+    return lines;
+  });
 }

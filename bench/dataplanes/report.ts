@@ -38,7 +38,7 @@ export function dataplaneRows(data: DataplanesData): Row[] {
     ...under,
     ...credentialRows(data),
     ...(data.writeToAnswer === undefined ? [] : writeRows(data.writeToAnswer)),
-    ...(data.rotation === undefined ? [] : rotationRows(data.rotation)),
+    ...rotationRows(data.rotations ?? []),
   ];
 }
 

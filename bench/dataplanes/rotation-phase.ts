@@ -15,6 +15,7 @@ import { answerProbe } from "./answer-probe.ts";
 import type { AfterNewCounts, RotationData } from "./data.ts";
 import { type PhaseOptions, scratch, startVariant } from "./load-phase.ts";
 import { PROXIES, variantName } from "./proxies.ts";
+import { bytesLabel } from "./report-rotation.ts";
 import {
   addCounts,
   NO_COUNTS,
@@ -33,16 +34,13 @@ export const CREDENTIAL = { prefix: "Bearer " } as const;
 const WATCHERS = 3;
 const WATCH_PAUSE_MS = 5;
 /** How long every connection keeps asking after the first answer with the new value. */
-const CHECK_MS = 200;
+const CHECK_MS = 100;
 /** Without the new value by then, the variant does not hand on credentials. */
 const TIMEOUT_MS = 30_000;
 /** Before a rotation the App's current value must reach the upstream within this. */
 const BEFORE_MS = 10_000;
 /** What the clients send: a configuration that passes it on instead of the App's shows. */
 const CLIENT_AUTHORIZATION = "Basic Y2xpZW50OnNlY3JldA==";
-
-/** "1 KiB", "40 B". */
-const bytesLabel = (n: number) => (n % 1024 === 0 ? `${n / 1024} KiB` : `${n} B`);
 
 /** How each rotation is made and timed, for the table and the chart. */
 export const rotationDescription = (valueBytes: number) =>

@@ -67,7 +67,7 @@ const data = {
   upstream: "nginx",
   versions: { nginx: "nginx", caddy: "caddy", haproxy: "haproxy" },
   sizes: { 10000: size },
-  rotation,
+  rotations: [rotation],
 } satisfies DataplanesData;
 
 describe("the data-plane bench with credentials", () => {
@@ -109,10 +109,10 @@ describe("the data-plane bench with credentials", () => {
   });
 
   it("prints rotation rows per proxy and mode against their targets, then the old-after-new count", () => {
-    expect(rotationRows(rotation)).toEqual([
+    expect(rotationRows([rotation])).toEqual([
       {
         bench:
-          "rotation → upstream, nginx auth_request, hop, 10k Apps, 4 rotations (one App's value rewritten): p50 / p99 / max",
+          "rotation → upstream, nginx auth_request, hop, 10k Apps, 1 KiB values, 4 rotations (one App's value rewritten): p50 / p99 / max",
         figure: "4.0 / 30.0 / 30.0 ms",
         baseline: "-",
         ratio: "-",
@@ -120,7 +120,7 @@ describe("the data-plane bench with credentials", () => {
         met: "no",
       },
       {
-        bench: "rotation → upstream, Caddy admin API, zero-hop, 10k Apps",
+        bench: "rotation → upstream, Caddy admin API, zero-hop, 10k Apps, 1 KiB values",
         figure: "not measured",
         baseline: "before rotation 1, app-3.example.com answered: 503",
         ratio: "-",
@@ -129,7 +129,7 @@ describe("the data-plane bench with credentials", () => {
       },
       {
         bench:
-          "rotation → upstream, HAProxy runtime API map, zero-hop, 10k Apps, 4 rotations (the same procedure): p50 / p99 / max",
+          "rotation → upstream, HAProxy runtime API map, zero-hop, 10k Apps, 1 KiB values, 4 rotations (the same procedure): p50 / p99 / max",
         figure: "50.0 / 70.0 / 70.0 ms",
         baseline: "-",
         ratio: "-",
@@ -138,7 +138,7 @@ describe("the data-plane bench with credentials", () => {
       },
       {
         bench:
-          "rotation: requests sent after the first answer with the new value whose upstream got the old one (every variant measured, 4 connections asking until 200 ms after it)",
+          "rotation: requests sent after the first answer with the new value whose upstream got the old one (every variant and size measured, 4 connections asking until 200 ms after it)",
         figure: "0 of 180",
         baseline: "2 failed connections, 1 other answers",
         ratio: "-",
@@ -146,7 +146,12 @@ describe("the data-plane bench with credentials", () => {
         met: "yes",
       },
     ]);
-    expect(afterNewTotal(rotation)).toEqual({ checked: 180, old: 0, other: 1, failed: 2 });
+    expect(afterNewTotal([rotation, rotation])).toEqual({
+      checked: 360,
+      old: 0,
+      other: 2,
+      failed: 4,
+    });
   });
 
   it("puts the credential rows after the load rows and the rotation rows last", () => {
@@ -157,7 +162,7 @@ describe("the data-plane bench with credentials", () => {
       "rotation → upstream",
       "rotation → upstream",
       "rotation → upstream",
-      "rotation: requests sent after the first answer with the new value whose upstream got the old one (every variant measured",
+      "rotation: requests sent after the first answer with the new value whose upstream got the old one (every variant and size measured",
     ]);
   });
 });
@@ -223,18 +228,20 @@ describe("the suite's stages", () => {
     expect(stagesOf(defaultParts(false), false)).toEqual([
       { apps: 1_000, load: true, credentials: false, writes: 0 },
       { apps: 10_000, load: true, credentials: true, writes: 100 },
+      { apps: 10_000, rotations: 100, valueBytes: 40 },
       { apps: 10_000, rotations: 100, valueBytes: 1024 },
     ]);
     expect(stagesOf(defaultParts(true), true)).toEqual([
       { apps: 1_000, load: true, credentials: true, writes: 0 },
       { apps: 10_000, load: false, credentials: false, writes: 6 },
+      { apps: 10_000, rotations: 6, valueBytes: 40 },
       { apps: 10_000, rotations: 6, valueBytes: 1024 },
     ]);
     expect(stagesOf(new Set(["load-10k"]), false)).toEqual([
       { apps: 10_000, load: true, credentials: true, writes: 0 },
     ]);
-    expect(stagesOf(new Set(["rotations"]), false, 40)).toEqual([
-      { apps: 10_000, rotations: 100, valueBytes: 40 },
+    expect(stagesOf(new Set(["rotations"]), false, [64])).toEqual([
+      { apps: 10_000, rotations: 100, valueBytes: 64 },
     ]);
   });
 
