@@ -18,6 +18,8 @@ export interface RegistryOptions {
    * `Authorization: <prefix><its Secret's value>`; default: none.
    */
   readonly credential?: { readonly prefix?: string };
+  /** The App Secret key every App reads; default `token`. */
+  readonly key?: string;
 }
 
 /** A Registry document with `n` Apps: an exact hostname each, and a wildcard on every tenth. */
@@ -40,6 +42,7 @@ export function registryDocument(
           ? {}
           : { upstream: `http://${name}.tenant-${i % 50}.svc.cluster.local:8080` }),
       ...(options.credential === undefined ? {} : { credential: options.credential }),
+      ...(options.key === undefined ? {} : { key: options.key }),
     });
   }
   return registryDoc(apps);

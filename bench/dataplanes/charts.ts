@@ -19,10 +19,10 @@ import {
   writeChart,
 } from "./chart-specs.ts";
 import { appsLabel, comparisons } from "./compare.ts";
+import { bytesLabel } from "./credentials.ts";
 import type { DataplanesData, RotationData } from "./data.ts";
 import { labelOf, nameOf, PROXIES, variantName } from "./proxies.ts";
 import {
-  bytesLabel,
   ROTATION_ANCHORS,
   ROTATION_P99_TARGETS_MS,
   ROTATION_VARIANTS,

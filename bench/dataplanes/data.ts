@@ -26,9 +26,13 @@ export interface SizeData {
    */
   readonly zeroHopTableMs?: Partial<Record<PlaneKind, number>>;
   /**
-   * Present when this size ran with credentials on too (`credentialsName` keys in `runs` and
-   * `split`): by `credentialsName`, the variants left out and why (a configuration that does not
-   * serve an App with a credential yet). Absent in results saved before.
+   * The credential sizes this size ran with on too (`credentialsName` keys in `runs` and `split`);
+   * absent when none, and in results saved before.
+   */
+  readonly credentialBytes?: readonly number[];
+  /**
+   * By `credentialsName`: the variants with credentials on left out, and why (a configuration
+   * that does not serve an App with a credential yet).
    */
   readonly credentialsLeftOut?: Record<string, string>;
 }

@@ -14,6 +14,7 @@ import type { ServerProcess } from "../server-process.ts";
 import { startSynced } from "../shipped.ts";
 import type { SuiteContext } from "../suite.ts";
 import { writeAloneConfig } from "./configs.ts";
+import { bytesLabel } from "./credentials.ts";
 import type { CpuSplit, SizeData } from "./data.ts";
 import { type Measured, measure } from "./measured.ts";
 import {
@@ -41,14 +42,19 @@ export interface PhaseOptions {
   readonly connections: number;
 }
 
+/** The same cluster through a Registry whose Apps carry a credential of `bytes` (`withRegistry`). */
+export interface Credentialed {
+  readonly cluster: BenchCluster;
+  readonly bytes: number;
+}
+
 /** What a load phase measures besides every proxy's three variants. */
 export interface LoadExtras {
   /**
-   * The same cluster through a Registry whose Apps carry a credential (`withRegistry`): the
-   * variants of CREDENTIAL_VARIANTS then run a second time with credentials on, each beside its
-   * run with them off between the same two runs of the proxy alone.
+   * Per credential size, the variants of CREDENTIAL_VARIANTS run again with credentials on, each
+   * beside its run with them off between the same two runs of the proxy alone.
    */
-  readonly credentialed?: BenchCluster;
+  readonly credentialed?: readonly Credentialed[];
 }
 
 /** Every proxy in its three variants at `cluster`'s size; stops what it started. */
@@ -63,19 +69,18 @@ export async function benchLoad(
   try {
     const synced = await startSynced(cluster, { env: o.ctx.env });
     sidecars.push(synced.server);
-    const { credentialed } = extras;
-    // One hop sidecar serving credentials, as the one above serves without.
-    const credentialSidecar =
-      credentialed === undefined
-        ? null
-        : (
-            await startSynced(credentialed, {
-              env: o.ctx.env,
-              serveCredentials: true,
-              name: "replica-mirror, credentials on",
-            })
-          ).server;
-    if (credentialSidecar !== null) sidecars.push(credentialSidecar);
+    const credentialed = extras.credentialed ?? [];
+    // Per size, one hop sidecar serving credentials, as the one above serves without.
+    const credentialSidecars = new Map<number, ServerProcess>();
+    for (const c of credentialed) {
+      const { server } = await startSynced(c.cluster, {
+        env: o.ctx.env,
+        serveCredentials: true,
+        name: `replica-mirror, ${bytesLabel(c.bytes)} credentials`,
+      });
+      sidecars.push(server);
+      credentialSidecars.set(c.bytes, server);
+    }
     const measured: Measured[] = [];
     const groups: RoundGroup[] = [];
     const zeroHopTableMs: Partial<Record<PlaneKind, number>> = {};
@@ -85,14 +90,17 @@ export async function benchLoad(
       measured.push(m);
       return m.server;
     };
-    const zeroHopPair = async (kind: PlaneKind, on: boolean) => {
+    const zeroHopPair = async (kind: PlaneKind, on?: Credentialed) => {
       const pair = await startZeroHopPair(kind, {
-        cluster: on ? credentialed! : cluster,
+        cluster: on?.cluster ?? cluster,
         binary: o.binaries[kind],
-        dir: await scratch(o, `${kind}-zero-hop${on ? "-credentials" : ""}-${cluster.apps}`),
+        dir: await scratch(o, `${kind}-zero-hop-${on?.bytes ?? "plain"}-${cluster.apps}`),
         env: o.ctx.env,
-        serveCredentials: on,
-        name: on ? credentialsName(kind, "zero-hop") : variantName(kind, "zero-hop"),
+        serveCredentials: on !== undefined,
+        name:
+          on === undefined
+            ? variantName(kind, "zero-hop")
+            : credentialsName(kind, "zero-hop", on.bytes),
       });
       pairs.push(pair);
       return pair;
@@ -107,23 +115,25 @@ export async function benchLoad(
       const hop = measuring(await started("hop"), synced.server.pid);
       const pooled =
         zeroHopBaseline === "alone" ? alone : measuring(await started(zeroHopBaseline), null);
-      const pair = await zeroHopPair(kind, false);
+      const pair = await zeroHopPair(kind);
       zeroHopTableMs[kind] = pair.tableMs;
       const zeroHop = measuring(pair.proxy, pair.sidecar.pid);
       const on: Record<ShippedVariant, ServerProcess[]> = { hop: [], "zero-hop": [] };
-      for (const [k, variant] of CREDENTIAL_VARIANTS) {
-        if (k !== kind || credentialed === undefined) continue;
-        const name = credentialsName(kind, variant);
-        const [proxy, sidecarPid] =
-          variant === "hop"
-            ? [await started("hop", credentialSidecar!, name), credentialSidecar!.pid]
-            : await zeroHopPair(kind, true).then((p) => [p.proxy, p.sidecar.pid] as const);
-        // A configuration that does not serve an App with a credential yet answers 503: such a
-        // variant would void every round, so it is left out, and the reason reported.
-        const refused = await refusesCredentialApps(proxy.port);
-        if (refused === null) on[variant].push(measuring(proxy, sidecarPid));
-        else credentialsLeftOut[name] = refused;
-      }
+      for (const c of credentialed)
+        for (const [k, variant] of CREDENTIAL_VARIANTS) {
+          if (k !== kind) continue;
+          const name = credentialsName(kind, variant, c.bytes);
+          const sidecar = credentialSidecars.get(c.bytes)!;
+          const [proxy, sidecarPid] =
+            variant === "hop"
+              ? [await started("hop", sidecar, name), sidecar.pid]
+              : await zeroHopPair(kind, c).then((p) => [p.proxy, p.sidecar.pid] as const);
+          // A configuration that does not serve an App with a credential yet answers 503: such a
+          // variant would void every round, so it is left out, and the reason reported.
+          const refused = await refusesCredentialApps(proxy.port);
+          if (refused === null) on[variant].push(measuring(proxy, sidecarPid));
+          else credentialsLeftOut[name] = refused;
+        }
       const hops = [hop, ...on.hop];
       const zeroHops = [zeroHop, ...on["zero-hop"]];
       if (pooled === alone) groups.push({ baseline: alone, variants: [...hops, ...zeroHops] });
@@ -159,7 +169,9 @@ export async function benchLoad(
       upstreamConnectionsPerRequest,
       sidecarReadyMs: synced.readyMs,
       zeroHopTableMs,
-      ...(credentialed === undefined ? {} : { credentialsLeftOut }),
+      ...(credentialed.length === 0
+        ? {}
+        : { credentialBytes: credentialed.map((c) => c.bytes), credentialsLeftOut }),
     };
   } finally {
     await Promise.all([...proxies.map((p) => p.stop()), ...pairs.map((p) => p.stop())]);

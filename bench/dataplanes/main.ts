@@ -9,9 +9,10 @@ import { fmt, printTable } from "../measure.ts";
 import { loadResult, saveResult } from "../results.ts";
 import { ensureBuilt, shippedCommand } from "../shipped.ts";
 import { renderDataplaneCharts } from "./charts.ts";
+import { CREDENTIAL_BYTES } from "./credentials.ts";
 import type { DataplanesData } from "./data.ts";
 import { rotationLines } from "./report-rotation.ts";
-import { benchDataplanes, defaultParts, PARTS, type Part, ROTATION_BYTES } from "./suite.ts";
+import { benchDataplanes, defaultParts, PARTS, type Part } from "./suite.ts";
 
 const argv = process.argv.slice(2);
 const quick = argv.includes("--quick");
@@ -25,11 +26,12 @@ if (unknown.length > 0) {
   console.error(`--only: unknown part ${unknown.join(", ")} (parts: ${PARTS.join(", ")})`);
   process.exit(2);
 }
-// `--credential-bytes=N,...`: rotate credential values of these sizes (default ROTATION_BYTES).
+// `--credential-bytes=N,...`: credentials of these sizes, on under load and rotated (default
+// CREDENTIAL_BYTES).
 const bytesFlag = argv.find((a) => a.startsWith("--credential-bytes="));
 const credentialBytes =
   bytesFlag === undefined
-    ? ROTATION_BYTES
+    ? CREDENTIAL_BYTES
     : bytesFlag.slice("--credential-bytes=".length).split(",").map(Number);
 if (credentialBytes.some((n) => !Number.isInteger(n) || n < 16 || n > 8192)) {
   console.error("--credential-bytes: integers from 16 to 8192, comma-separated");

@@ -3,6 +3,7 @@
 
 import { spawnSync } from "node:child_process";
 import type { PlaneKind } from "../../test/support/data-plane.ts";
+import { bytesLabel } from "./credentials.ts";
 
 /**
  * `alone`: the proxy routing every host to the upstream as its hop configuration reaches an
@@ -57,11 +58,11 @@ export const PROXIES: readonly {
 export const variantName = (kind: PlaneKind, variant: Variant) => `${kind} ${variant}`;
 
 /**
- * The same variant with credentials on: every App carries a `credential` and its sidecar runs
- * with `--serve-credentials true` ("nginx hop, credentials on").
+ * The same variant with credentials on: every App carries a `credential` whose value has `bytes`,
+ * and its sidecar runs with `--serve-credentials true` ("nginx hop, 40 B credentials").
  */
-export const credentialsName = (kind: PlaneKind, variant: ShippedVariant) =>
-  `${variantName(kind, variant)}, credentials on`;
+export const credentialsName = (kind: PlaneKind, variant: ShippedVariant, bytes: number) =>
+  `${variantName(kind, variant)}, ${bytesLabel(bytes)} credentials`;
 
 /**
  * The variants measured with credentials on beside off, in the same rounds: nginx's hop mode (the

@@ -6,6 +6,7 @@
 import type { PlaneKind } from "../../test/support/data-plane.ts";
 import { fmt, median, type Row } from "../measure.ts";
 import { appsLabel, type Comparison, compare, k } from "./compare.ts";
+import { bytesLabel, CREDENTIAL } from "./credentials.ts";
 import type { DataplanesData } from "./data.ts";
 import {
   baselineOf,
@@ -20,11 +21,13 @@ import {
 /** The most the header may take off a mode's ratio against the proxy alone (issue 43). */
 export const CREDENTIALS_COST_TARGET = 0.02;
 
-/** One mode at one size, with credentials off and on. */
+/** One mode at one Registry size, with credentials of one size on, and off. */
 export interface CredentialsComparison {
   readonly kind: PlaneKind;
   readonly variant: ShippedVariant;
   readonly apps: number;
+  /** The bytes of every App's credential value. */
+  readonly bytes: number;
   readonly off: Comparison;
   readonly on: Comparison;
   /** The median over rounds of (ratio off − ratio on): what the header takes off the ratio. */
@@ -34,23 +37,27 @@ export interface CredentialsComparison {
 /** Every mode of CREDENTIAL_VARIANTS measured with credentials on and off, per size. */
 export function credentialComparisons(data: DataplanesData): CredentialsComparison[] {
   return Object.entries(data.sizes).flatMap(([apps, size]) =>
-    CREDENTIAL_VARIANTS.flatMap(([kind, variant]): CredentialsComparison[] => {
-      const on = size.runs[credentialsName(kind, variant)];
-      const off = size.runs[variantName(kind, variant)];
-      const alone = size.runs[variantName(kind, baselineOf(kind, variant))];
-      if (on === undefined || off === undefined || alone === undefined) return [];
-      const ratio = (r: { rps: number }, i: number) => r.rps / alone[i]!.rps;
-      return [
-        {
-          kind,
-          variant,
-          apps: Number(apps),
-          off: compare(kind, variant, Number(apps), size),
-          on: compare(kind, variant, Number(apps), size, credentialsName(kind, variant)),
-          cost: median(off.map((r, i) => ratio(r, i) - ratio(on[i]!, i))),
-        },
-      ];
-    }),
+    (size.credentialBytes ?? []).flatMap((bytes) =>
+      CREDENTIAL_VARIANTS.flatMap(([kind, variant]): CredentialsComparison[] => {
+        const name = credentialsName(kind, variant, bytes);
+        const on = size.runs[name];
+        const off = size.runs[variantName(kind, variant)];
+        const alone = size.runs[variantName(kind, baselineOf(kind, variant))];
+        if (on === undefined || off === undefined || alone === undefined) return [];
+        const ratio = (r: { rps: number }, i: number) => r.rps / alone[i]!.rps;
+        return [
+          {
+            kind,
+            variant,
+            apps: Number(apps),
+            bytes,
+            off: compare(kind, variant, Number(apps), size),
+            on: compare(kind, variant, Number(apps), size, name),
+            cost: median(off.map((r, i) => ratio(r, i) - ratio(on[i]!, i))),
+          },
+        ];
+      }),
+    ),
   );
 }
 
@@ -60,16 +67,19 @@ const ratioOf = (c: Comparison) =>
   `${fmt(c.rpsRatio, 2)}x (${k(c.rps)} req/s, ${fmt(c.cpuUs, 1)} µs a request)`;
 const target = `costs <= ${fmt(CREDENTIALS_COST_TARGET, 2)}x`;
 
-/** A row per mode and size measured both ways, then one per mode left out with credentials on. */
+/**
+ * A row per mode, Registry size and credential size measured both ways, then one per mode left
+ * out with credentials on.
+ */
 export function credentialRows(data: DataplanesData): Row[] {
   let described = false;
   const rows = credentialComparisons(data).map((c): Row => {
     const how = described
       ? "same procedure"
-      : "every App's credential Bearer + its 1 KiB value, --serve-credentials true; on and off between the same two runs alone, every round";
+      : `every App's credential ${CREDENTIAL.prefix.trim()} + a value of that size, --serve-credentials true; on and off between the same two runs alone, every round`;
     described = true;
     return {
-      bench: `${label(c.kind, c.variant)}, ${appsLabel(c.apps)}: req/s against the proxy alone, credentials on (${how})`,
+      bench: `${label(c.kind, c.variant)}, ${appsLabel(c.apps)}, ${bytesLabel(c.bytes)} credentials: req/s against the proxy alone, on (${how})`,
       figure: `on ${ratioOf(c.on)}`,
       baseline: `off ${ratioOf(c.off)}`,
       ratio: `costs ${fmt(c.cost, 3)}x`,
@@ -78,17 +88,18 @@ export function credentialRows(data: DataplanesData): Row[] {
     };
   });
   for (const [apps, size] of Object.entries(data.sizes))
-    for (const [kind, variant] of CREDENTIAL_VARIANTS) {
-      const why = size.credentialsLeftOut?.[credentialsName(kind, variant)];
-      if (why === undefined) continue;
-      rows.push({
-        bench: `${label(kind, variant)}, ${appsLabel(Number(apps))}: req/s against the proxy alone, credentials on`,
-        figure: "not measured",
-        baseline: why,
-        ratio: "-",
-        target,
-        met: "no",
-      });
-    }
+    for (const bytes of size.credentialBytes ?? [])
+      for (const [kind, variant] of CREDENTIAL_VARIANTS) {
+        const why = size.credentialsLeftOut?.[credentialsName(kind, variant, bytes)];
+        if (why === undefined) continue;
+        rows.push({
+          bench: `${label(kind, variant)}, ${appsLabel(Number(apps))}, ${bytesLabel(bytes)} credentials: req/s against the proxy alone, on`,
+          figure: "not measured",
+          baseline: why,
+          ratio: "-",
+          target,
+          met: "no",
+        });
+      }
   return rows;
 }

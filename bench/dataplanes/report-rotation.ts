@@ -5,6 +5,7 @@
 
 import type { PlaneKind } from "../../test/support/data-plane.ts";
 import { fmt, type Row } from "../measure.ts";
+import { bytesLabel } from "./credentials.ts";
 import type { AfterNewCounts, RotationData } from "./data.ts";
 import { labelOf, PROXIES, type ShippedVariant, variantName, zeroHopLabelOf } from "./proxies.ts";
 import { summarizeWrites } from "./report-writes.ts";
@@ -43,9 +44,6 @@ export const ROTATION_VARIANTS: readonly (readonly [PlaneKind, ShippedVariant])[
 /** How a rotation variant is labelled: "nginx auth_request, hop". */
 export const rotationLabel = (kind: PlaneKind, variant: ShippedVariant) =>
   variant === "hop" ? `${labelOf(kind)}, hop` : `${zeroHopLabelOf(kind)}, zero-hop`;
-
-/** "1 KiB", "40 B". */
-export const bytesLabel = (n: number) => (n % 1024 === 0 ? `${n / 1024} KiB` : `${n} B`);
 
 /** Every variant's requests after the first new answer, summed over every credential size. */
 export function afterNewTotal(rotations: readonly RotationData[]): AfterNewCounts {

@@ -12,10 +12,11 @@ import { appSecret, appValue, type BenchCluster } from "../cluster.ts";
 import { seededRandom } from "../fixtures.ts";
 import { startSynced } from "../shipped.ts";
 import { answerProbe } from "./answer-probe.ts";
+import { bytesLabel, CREDENTIAL } from "./credentials.ts";
 import type { AfterNewCounts, RotationData } from "./data.ts";
 import { type PhaseOptions, scratch, startVariant } from "./load-phase.ts";
 import { PROXIES, variantName } from "./proxies.ts";
-import { bytesLabel } from "./report-rotation.ts";
+
 import {
   addCounts,
   NO_COUNTS,
@@ -28,8 +29,6 @@ import { authorizationDigest } from "./seen-upstream.ts";
 import { AFTER_START_MS, distinct, PAUSE_MS, WARM_UP_WRITES } from "./write-phase.ts";
 import { startZeroHopPair, waitForTables } from "./zero-hop.ts";
 
-/** Every App's credential in the rotation cluster (`startCluster`'s `credential`). */
-export const CREDENTIAL = { prefix: "Bearer " } as const;
 /** Connections asking besides the timed one, each pausing this long between its requests. */
 const WATCHERS = 3;
 const WATCH_PAUSE_MS = 5;

@@ -13,11 +13,19 @@ import { findPlane, type PlaneKind } from "../../test/support/data-plane.ts";
 import { startCluster, withRegistry } from "../cluster.ts";
 import { startLoadGenerator } from "../load.ts";
 import type { SuiteContext, SuiteOutput } from "../suite.ts";
+import {
+  bytesLabel,
+  CREDENTIAL,
+  CREDENTIAL_BYTES,
+  credentialKey,
+  extraKeys,
+  VALUE_BYTES,
+} from "./credentials.ts";
 import type { DataplanesData, RotationData, SizeData, WriteToAnswerData } from "./data.ts";
 import { benchLoad, type PhaseOptions } from "./load-phase.ts";
 import { PROXIES, planeVersion } from "./proxies.ts";
 import { dataplaneRows } from "./report.ts";
-import { benchRotations, CREDENTIAL } from "./rotation-phase.ts";
+import { benchRotations } from "./rotation-phase.ts";
 import { startSeenUpstream } from "./seen-upstream.ts";
 import { startUpstream } from "./upstream.ts";
 import { benchWrites } from "./write-phase.ts";
@@ -25,14 +33,14 @@ import { benchWrites } from "./write-phase.ts";
 const CONNECTIONS = 32;
 
 /**
- * One Registry size: under load or not (`credentials`: with the CREDENTIAL_VARIANTS run again
- * with credentials on, through a second Registry of the same Apps carrying a credential), and how
- * many writes it times (0: none).
+ * One Registry size: under load or not, and how many writes it times (0: none). Under load, per
+ * size in `credentialBytes`, the CREDENTIAL_VARIANTS run again with credentials on, through a
+ * Registry of the same Apps carrying a credential read from a key of their Secrets.
  */
 export interface LoadStage {
   readonly apps: number;
   readonly load: boolean;
-  readonly credentials: boolean;
+  readonly credentialBytes: readonly number[];
   readonly writes: number;
 }
 
@@ -49,8 +57,8 @@ export interface RotationStage {
 
 export type Stage = LoadStage | RotationStage;
 
-/** Where the Registry whose Apps carry a credential is, beside the plain one. */
-const CREDENTIALS_NAMESPACE = "platform-credentials";
+/** Where a Registry whose Apps carry a credential of `bytes` is, beside the plain one. */
+const credentialsNamespace = (bytes: number) => `platform-credentials-${bytes}`;
 
 /**
  * The parts of a run (`--only` picks some): the load at 1k Apps; at 10k Apps, with credentials on
@@ -63,33 +71,30 @@ export type Part = (typeof PARTS)[number];
 export const defaultParts = (quick: boolean): ReadonlySet<Part> =>
   new Set(PARTS.filter((p) => !quick || p !== "load-10k"));
 
-/** The bytes of an App's Secret value, as the load and write clusters seed it. */
-export const VALUE_BYTES = 1024;
-
 /**
- * The credential sizes rotations run at: an API key's (40 bytes), and the clusters' 1 KiB (a
- * token the size of a signed JWT). HAProxy and Caddy take their whole table at every push, so the
- * size of every App's credential is part of each rotation's time.
- */
-export const ROTATION_BYTES: readonly number[] = [40, VALUE_BYTES];
-
-/**
- * The stages that run `parts`. Credentials on beside off run at 10k Apps, where the target is
- * (four more variants in its rounds); a quick run tries them at 1k. Writes share the 10k cluster.
+ * The stages that run `parts`, with credentials of `credentialBytes`. Credentials on beside off
+ * run at 10k Apps, where the target is (four more variants in its rounds per credential size); a
+ * quick run tries them at 1k. Writes share the 10k cluster.
  */
 export function stagesOf(
   parts: ReadonlySet<Part>,
   quick: boolean,
-  credentialBytes = ROTATION_BYTES,
+  credentialBytes = CREDENTIAL_BYTES,
 ): Stage[] {
   const timed = quick ? 6 : 100;
   const stages: Stage[] = [];
-  if (parts.has("load-1k")) stages.push({ apps: 1_000, load: true, credentials: quick, writes: 0 });
+  if (parts.has("load-1k"))
+    stages.push({
+      apps: 1_000,
+      load: true,
+      credentialBytes: quick ? credentialBytes : [],
+      writes: 0,
+    });
   if (parts.has("load-10k") || parts.has("writes"))
     stages.push({
       apps: 10_000,
       load: parts.has("load-10k"),
-      credentials: parts.has("load-10k"),
+      credentialBytes: parts.has("load-10k") ? credentialBytes : [],
       writes: parts.has("writes") ? timed : 0,
     });
   if (parts.has("rotations"))
@@ -105,7 +110,7 @@ export function stagesOf(
 export async function benchDataplanes(
   ctx: SuiteContext,
   parts: ReadonlySet<Part> = defaultParts(ctx.quick),
-  credentialBytes = ROTATION_BYTES,
+  credentialBytes = CREDENTIAL_BYTES,
 ): Promise<SuiteOutput> {
   // An odd number of rounds, so that a median ratio is one round's ratio.
   const rounds = ctx.quick ? 1 : 5;
@@ -145,14 +150,21 @@ export async function benchDataplanes(
         timed();
         continue;
       }
-      const cluster = await startCluster(stage.apps, VALUE_BYTES, { upstream: upstream.url });
+      const cluster = await startCluster(
+        stage.apps,
+        VALUE_BYTES,
+        { upstream: upstream.url },
+        extraKeys(stage.credentialBytes),
+      );
       try {
-        const credentialed = stage.credentials
-          ? withRegistry(cluster, CREDENTIALS_NAMESPACE, {
-              upstream: upstream.url,
-              credential: CREDENTIAL,
-            })
-          : undefined;
+        const credentialed = stage.credentialBytes.map((bytes) => ({
+          bytes,
+          cluster: withRegistry(cluster, credentialsNamespace(bytes), {
+            upstream: upstream.url,
+            credential: CREDENTIAL,
+            key: credentialKey(bytes),
+          }),
+        }));
         if (stage.load) sizes[stage.apps] = await benchLoad(cluster, o, { credentialed });
         if (stage.writes > 0) writeToAnswer = await benchWrites(cluster, o, stage.writes);
       } finally {
@@ -182,13 +194,14 @@ export async function benchDataplanes(
   return { rows: dataplaneRows(data), data };
 }
 
-/** "load 10k Apps, credentials on too, 100 writes", "100 rotations at 10k Apps". */
+/** "load 10k Apps, credentials on too (40 B, 1 KiB), 100 writes", "100 rotations at 10k Apps (40 B)". */
 function stageName(stage: Stage): string {
   const apps = `${stage.apps / 1000}k Apps`;
   if ("rotations" in stage)
-    return `${stage.rotations} rotations at ${apps} (${stage.valueBytes} B values)`;
+    return `${stage.rotations} rotations at ${apps} (${bytesLabel(stage.valueBytes)})`;
+  const sizes = stage.credentialBytes.map(bytesLabel).join(", ");
   const parts = [
-    ...(stage.load ? [`load ${apps}${stage.credentials ? ", credentials on too" : ""}`] : []),
+    ...(stage.load ? [`load ${apps}${sizes === "" ? "" : `, credentials on too (${sizes})`}`] : []),
     ...(stage.writes > 0 ? [`${stage.writes} writes${stage.load ? "" : ` at ${apps}`}`] : []),
   ];
   return parts.join(", ");

@@ -29,18 +29,20 @@ const run = (rps: number, cpuPerRequestUs = 50): RunResult => ({
 const runs = (...rps: number[]) => rps.map((r) => run(r));
 const split = (n: number) => Array.from({ length: n }, () => ({ proxyUs: 40, sidecarUs: 10 }));
 
-/** nginx at 10k Apps: alone, hop off and on, in three rounds; Caddy's zero-hop left out. */
+/** nginx at 10k Apps: alone, hop off and on (40 B), in three rounds; Caddy's zero-hop left out. */
 const size: SizeData = {
   runs: {
     "nginx alone": runs(10e3, 10e3, 10e3),
     "nginx hop": runs(7e3, 7.2e3, 6.9e3),
-    "nginx hop, credentials on": runs(6.9e3, 7e3, 6.9e3),
+    "nginx hop, 40 B credentials": runs(6.9e3, 7e3, 6.9e3),
   },
-  split: { "nginx hop": split(3), "nginx hop, credentials on": split(3) },
+  split: { "nginx hop": split(3), "nginx hop, 40 B credentials": split(3) },
   upstreamConnectionsPerRequest: {},
   sidecarReadyMs: 100,
+  credentialBytes: [40],
   credentialsLeftOut: {
-    "caddy zero-hop, credentials on": "answered 503 secret-unavailable to an App with a credential",
+    "caddy zero-hop, 40 B credentials":
+      "answered 503 secret-unavailable to an App with a credential",
   },
 };
 
@@ -73,10 +75,11 @@ const data = {
 describe("the data-plane bench with credentials", () => {
   it("takes the header's cost as the median of per-round differences of the two ratios", () => {
     const [c] = credentialComparisons(data);
-    expect([c?.kind, c?.variant, c?.apps, c?.off.rpsRatio, c?.on.rpsRatio]).toEqual([
+    expect([c?.kind, c?.variant, c?.apps, c?.bytes, c?.off.rpsRatio, c?.on.rpsRatio]).toEqual([
       "nginx",
       "hop",
       10_000,
+      40,
       0.7,
       0.69,
     ]);
@@ -87,10 +90,10 @@ describe("the data-plane bench with credentials", () => {
 
   it("prints a row per mode measured both ways, then one per mode left out", () => {
     const how =
-      "every App's credential Bearer + its 1 KiB value, --serve-credentials true; on and off between the same two runs alone, every round";
+      "every App's credential Bearer + a value of that size, --serve-credentials true; on and off between the same two runs alone, every round";
     expect(credentialRows(data)).toEqual([
       {
-        bench: `nginx auth_request, 10k Apps: req/s against the proxy alone, credentials on (${how})`,
+        bench: `nginx auth_request, 10k Apps, 40 B credentials: req/s against the proxy alone, on (${how})`,
         figure: "on 0.69x (6.9k req/s, 50.0 µs a request)",
         baseline: "off 0.70x (7.0k req/s, 50.0 µs a request)",
         ratio: "costs 0.010x",
@@ -98,7 +101,7 @@ describe("the data-plane bench with credentials", () => {
         met: "yes",
       },
       {
-        bench: "Caddy admin API, 10k Apps: req/s against the proxy alone, credentials on",
+        bench: "Caddy admin API, 10k Apps, 40 B credentials: req/s against the proxy alone, on",
         figure: "not measured",
         baseline: "answered 503 secret-unavailable to an App with a credential",
         ratio: "-",
@@ -226,19 +229,19 @@ describe("a rotation as clients see it", () => {
 describe("the suite's stages", () => {
   it("runs credentials on beside off at 10k in a full run, and rotations on a cluster of their own", () => {
     expect(stagesOf(defaultParts(false), false)).toEqual([
-      { apps: 1_000, load: true, credentials: false, writes: 0 },
-      { apps: 10_000, load: true, credentials: true, writes: 100 },
+      { apps: 1_000, load: true, credentialBytes: [], writes: 0 },
+      { apps: 10_000, load: true, credentialBytes: [40, 1024], writes: 100 },
       { apps: 10_000, rotations: 100, valueBytes: 40 },
       { apps: 10_000, rotations: 100, valueBytes: 1024 },
     ]);
     expect(stagesOf(defaultParts(true), true)).toEqual([
-      { apps: 1_000, load: true, credentials: true, writes: 0 },
-      { apps: 10_000, load: false, credentials: false, writes: 6 },
+      { apps: 1_000, load: true, credentialBytes: [40, 1024], writes: 0 },
+      { apps: 10_000, load: false, credentialBytes: [], writes: 6 },
       { apps: 10_000, rotations: 6, valueBytes: 40 },
       { apps: 10_000, rotations: 6, valueBytes: 1024 },
     ]);
     expect(stagesOf(new Set(["load-10k"]), false)).toEqual([
-      { apps: 10_000, load: true, credentials: true, writes: 0 },
+      { apps: 10_000, load: true, credentialBytes: [40, 1024], writes: 0 },
     ]);
     expect(stagesOf(new Set(["rotations"]), false, [64])).toEqual([
       { apps: 10_000, rotations: 100, valueBytes: 64 },
