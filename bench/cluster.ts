@@ -1,5 +1,11 @@
 import { type Envtest, startEnvtest } from "@replica-mirror/envtest";
-import { kubeconfigFor, REGISTRY_NS, writeRegistryValue } from "../test/support/world.ts";
+import {
+  kubeconfigFor,
+  REGISTRY_KEY,
+  REGISTRY_NAME,
+  REGISTRY_NS,
+  writeRegistryValue,
+} from "../test/support/world.ts";
 import { type RegistryOptions, registryBytes } from "./fixtures.ts";
 
 export const NOISE_NAMESPACE = "noise";
@@ -17,17 +23,19 @@ export interface BenchCluster {
 /**
  * An envtest holding a Registry of `apps` Apps (gzip) and every App's Secret with a distinct
  * non-empty `token` of `valueBytes`, so every App starts ready; `registry.upstream` points every
- * App at one upstream.
+ * App at one upstream. `keys` adds keys to every App Secret, each with a distinct value of the
+ * bytes given (for a second Registry reading another key, `withRegistry`).
  */
 export async function startCluster(
   apps: number,
   valueBytes = 1024,
   registry: RegistryOptions = {},
+  keys: Readonly<Record<string, number>> = {},
 ): Promise<BenchCluster> {
   // A larger history than the default so a watch that reconnects during a burst resumes.
   const envtest = await startEnvtest({ historySize: 100_000 });
   const kubeconfig = await kubeconfigFor(envtest);
-  await seedApps(envtest, apps, valueBytes, registry);
+  await seedApps(envtest, apps, valueBytes, registry, keys);
   await warmListEncodings(envtest);
   return {
     envtest,
@@ -39,6 +47,25 @@ export async function startCluster(
       await kubeconfig.remove();
     },
   };
+}
+
+/**
+ * Writes a second Registry of the same Apps and Secrets into `namespace` (`options` differing:
+ * with a credential, say), and returns `cluster` as a sidecar started with that
+ * `--registry-namespace` sees it: one envtest, one set of App Secrets, two Registries, so that
+ * sidecars of both kinds run side by side. Closing the result closes `cluster`.
+ */
+export function withRegistry(
+  cluster: BenchCluster,
+  namespace: string,
+  options: RegistryOptions,
+): BenchCluster {
+  cluster.envtest.apply({
+    namespace,
+    name: REGISTRY_NAME,
+    data: { [REGISTRY_KEY]: registryBytes(cluster.apps, true, options) },
+  });
+  return { ...cluster, registryNamespace: namespace };
 }
 
 const shared = new Map<string, Promise<BenchCluster>>();
@@ -77,10 +104,14 @@ async function seedApps(
   n: number,
   valueBytes: number,
   registry: RegistryOptions,
+  keys: Readonly<Record<string, number>>,
 ): Promise<void> {
   writeRegistryValue(envtest, registryBytes(n, true, registry));
+  const extra = Object.entries(keys);
   for (let i = 0; i < n; i++) {
-    envtest.apply({ ...appSecret(i), data: { token: appValue(i, valueBytes) } });
+    const data: Record<string, string> = { token: appValue(i, valueBytes) };
+    for (const [key, bytes] of extra) data[key] = appValue(i, bytes, key);
+    envtest.apply({ ...appSecret(i), data });
     if (i % 1000 === 999) await yieldToLoop();
   }
 }

@@ -9,10 +9,17 @@ import { type AppInput, meta, registryDoc } from "../test/support/world.ts";
  * over the 1 MiB a Secret may hold. */
 const UPSTREAM_UP_TO = 50_000;
 
-/** How a bench Registry's Apps name their upstream. */
+/** How a bench Registry's Apps name their upstream, and whether they carry a credential. */
 export interface RegistryOptions {
   /** Every App's `upstream` (a server the bench runs); default: a cluster DNS name per App. */
   readonly upstream?: string;
+  /**
+   * Every App's `credential` (ADR 53): with `--serve-credentials true` its upstream gets
+   * `Authorization: <prefix><its Secret's value>`; default: none.
+   */
+  readonly credential?: { readonly prefix?: string };
+  /** The App Secret key every App reads; default `token`. */
+  readonly key?: string;
 }
 
 /** A Registry document with `n` Apps: an exact hostname each, and a wildcard on every tenth. */
@@ -34,6 +41,8 @@ export function registryDocument(
         : n > UPSTREAM_UP_TO
           ? {}
           : { upstream: `http://${name}.tenant-${i % 50}.svc.cluster.local:8080` }),
+      ...(options.credential === undefined ? {} : { credential: options.credential }),
+      ...(options.key === undefined ? {} : { key: options.key }),
     });
   }
   return registryDoc(apps);

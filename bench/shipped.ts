@@ -90,6 +90,11 @@ export interface ShippedOptions {
   readonly name?: string;
   /** Flags after the image's own (`--state-file`, `--push-haproxy`, ...); default: none. */
   readonly extraArgs?: readonly string[];
+  /**
+   * `--serve-credentials true`: an App with a credential hands its Secret's value to the data
+   * plane (ADR 53). Off by default, as in the manifest.
+   */
+  readonly serveCredentials?: boolean;
 }
 
 /** The replica-mirror sidecar as the image runs it, on free loopback ports. */
@@ -116,6 +121,7 @@ export async function startShipped(o: ShippedOptions): Promise<ServerProcess> {
       "--allow-local-upstreams=true",
       // No data plane drains in front of it: a stop closes at once.
       "--shutdown-grace=0",
+      ...(o.serveCredentials === true ? ["--serve-credentials=true"] : []),
       ...(o.extraArgs ?? []),
     ],
     env,

@@ -3,11 +3,17 @@
 // body (Caddy), which bench/http-probe.ts's reader does not parse.
 
 import http from "node:http";
+import { SEEN_HEADER } from "./seen-upstream.ts";
 
 /** The part of an answer a write changes: its status and `x-mirror-reason`. */
 export interface SeenAnswer {
   readonly status: number;
   readonly reason: string | null;
+}
+
+/** An answer as the probe reads it: also the upstream's `x-seen-authorization`, when it set one. */
+export interface ProbeAnswer extends SeenAnswer {
+  readonly seen: string | null;
 }
 
 /** Whether `seen` is `want`. */
@@ -17,18 +23,28 @@ export const sameAnswer = (seen: SeenAnswer, want: SeenAnswer) =>
 /** One kept-alive connection to a proxy on 127.0.0.1. */
 export interface AnswerProbe {
   /** One request for `host`; rejects when the connection fails (the next call opens another). */
-  ask(host: string): Promise<SeenAnswer>;
+  ask(host: string): Promise<ProbeAnswer>;
   close(): void;
 }
 
-/** A probe of 127.0.0.1:`port`. */
-export function answerProbe(port: number): AnswerProbe {
+/** A probe of 127.0.0.1:`port`, sending `headers` besides the Host with every request. */
+export function answerProbe(
+  port: number,
+  headers: Readonly<Record<string, string>> = {},
+): AnswerProbe {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   return {
     ask: (host) =>
       new Promise((resolve, reject) => {
         const req = http.get(
-          { host: "127.0.0.1", port, path: "/", headers: { host }, agent, timeout: 10_000 },
+          {
+            host: "127.0.0.1",
+            port,
+            path: "/",
+            headers: { ...headers, host },
+            agent,
+            timeout: 10_000,
+          },
           (res) => {
             res.resume();
             res.on("error", reject);
@@ -36,6 +52,7 @@ export function answerProbe(port: number): AnswerProbe {
               resolve({
                 status: res.statusCode ?? 0,
                 reason: (res.headers["x-mirror-reason"] as string | undefined) ?? null,
+                seen: (res.headers[SEEN_HEADER] as string | undefined) ?? null,
               }),
             );
           },

@@ -149,3 +149,82 @@ export function writeChart(
     ],
   };
 }
+
+/** A horizontal line across a chart: a target (dashed red) or another tool's published time. */
+export interface ReferenceLine {
+  readonly ms: number;
+  readonly label: string;
+  readonly kind: "target" | "anchor";
+}
+
+/**
+ * One tick per rotation (ms, log scale) for each series in `order` (a label's ", " breaks its
+ * line), a band per credential size in `sizes` within it, its p50/p99/max written over its
+ * slowest; with `lines` across: the targets, and the times other ways of rotating a credential
+ * take by their published defaults.
+ */
+export function rotationChart(
+  title: string[],
+  order: string[],
+  sizes: string[],
+  values: { readonly series: string; readonly size: string; readonly ms: number }[],
+  summaries: { readonly series: string; readonly size: string; readonly ms: number }[],
+  lines: readonly ReferenceLine[],
+): TopLevelSpec {
+  const y = { field: "ms", type: "quantitative" } as const;
+  const x = {
+    field: "series",
+    type: "nominal",
+    title: null,
+    sort: order,
+    axis: { labelAngle: 0, labelLimit: 400, labelExpr: "split(datum.label, ', ')" },
+  } as const;
+  const xOffset = { field: "size", sort: sizes } as const;
+  const rule = (kind: ReferenceLine["kind"], color: string) => ({
+    data: { values: lines.filter((l) => l.kind === kind) },
+    mark: { type: "rule" as const, strokeDash: [4, 4], color },
+    encoding: { y },
+  });
+  return {
+    $schema: SCHEMA,
+    title,
+    width: 900,
+    height: 400,
+    layer: [
+      {
+        data: { values },
+        mark: { type: "tick", opacity: 0.5, thickness: 2 },
+        encoding: {
+          x,
+          xOffset,
+          y: {
+            ...y,
+            title: "ms from the write to the upstream getting the new value",
+            scale: { type: "log" },
+          },
+          color: {
+            field: "size",
+            type: "nominal",
+            title: "every App's credential value",
+            sort: sizes,
+            scale: { range: ["#54a24b", "#4c78a8"] },
+            legend: { orient: "bottom", titleLimit: 0 },
+          },
+        },
+      },
+      {
+        data: { values: summaries },
+        mark: { type: "text", dy: -10, fontSize: 9 },
+        encoding: { x, xOffset, y, text: { field: "label", type: "nominal" } },
+      },
+      rule("target", "#e45756"),
+      rule("anchor", "#888888"),
+      // The anchors' labels over the empty top left; the targets' would cover ticks (the title says them).
+      {
+        data: { values: lines.filter((l) => l.kind === "anchor") },
+        mark: { type: "text", align: "left", dx: 4, dy: -6, fontSize: 10 },
+        encoding: { y, x: { value: 0 }, text: { field: "label", type: "nominal" } },
+      },
+    ],
+  };
+}

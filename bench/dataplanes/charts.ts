@@ -1,18 +1,34 @@
 // The data-plane charts of BENCHMARKS.md, rendered with Vega-Lite from the suite's own saved JSON
 // (bench/results/dataplanes.json; the quick run's only when there is no full one). Run on its
 // own (`node bench/dataplanes/charts.ts`) or at the end of `npm run bench:dataplanes`. Results
-// saved before zero-hop was measured draw without its bars and without the write chart.
+// saved before zero-hop was measured draw without its bars and without the write chart; before
+// rotation was, without the rotation chart.
 
 import { mkdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { renderChart } from "../chart.ts";
 import { fmt } from "../measure.ts";
 import { loadResult, type SuiteResult } from "../results.ts";
-import { cpuChart, PARTS, throughputChart, VARIANTS, writeChart } from "./chart-specs.ts";
-import type { DataplanesData } from "./data.ts";
+import {
+  cpuChart,
+  PARTS,
+  type ReferenceLine,
+  rotationChart,
+  throughputChart,
+  VARIANTS,
+  writeChart,
+} from "./chart-specs.ts";
+import { appsLabel, comparisons } from "./compare.ts";
+import { bytesLabel } from "./credentials.ts";
+import type { DataplanesData, RotationData } from "./data.ts";
 import { labelOf, nameOf, PROXIES, variantName } from "./proxies.ts";
-import { appsLabel, comparisons } from "./report.ts";
-import { HOP_WRITES, WRITE_P99_TARGET_MS } from "./report-writes.ts";
+import {
+  ROTATION_ANCHORS,
+  ROTATION_P99_TARGETS_MS,
+  ROTATION_VARIANTS,
+  rotationLabel,
+} from "./report-rotation.ts";
+import { HOP_WRITES, summarizeWrites, WRITE_P99_TARGET_MS } from "./report-writes.ts";
 
 const OUT = fileURLToPath(new URL("../../docs/charts/", import.meta.url));
 
@@ -111,7 +127,52 @@ export async function renderDataplaneCharts(
       `${out}${files[2]}`,
     );
   }
+  if (data.rotations !== undefined) files.push(await renderRotations(data.rotations, source, out));
   return files;
+}
+
+/** The rotation chart: every rotation per variant and size, the targets and anchors across. */
+async function renderRotations(rotations: readonly RotationData[], source: string, out: string) {
+  const sizes = rotations.map((r) => `${bytesLabel(r.valueBytes)}`);
+  const series = rotations.flatMap((r, i) =>
+    ROTATION_VARIANTS.map(([kind, variant]) => ({
+      series: rotationLabel(kind, variant),
+      size: sizes[i]!,
+      samples: r.samples[variantName(kind, variant)] ?? [],
+    })),
+  );
+  const lines: ReferenceLine[] = [
+    { ms: ROTATION_P99_TARGETS_MS.hop.nginx!, label: "target, hop: p99", kind: "target" },
+    {
+      ms: ROTATION_P99_TARGETS_MS["zero-hop"].nginx!,
+      label: "target, zero-hop (nginx, HAProxy): p99",
+      kind: "target",
+    },
+    ...ROTATION_ANCHORS.map((a) => ({ ...a, kind: "anchor" as const })),
+  ];
+  const file = "dataplanes-rotation.svg";
+  await renderChart(
+    rotationChart(
+      [
+        `An App's new credential: API write → its upstream got it as Authorization, ${rotations[0]!.apps / 1000}k Apps`,
+        `one tick per rotation, p50/p99/max (ms) above; dashed red: the p99 targets (hop ${ROTATION_P99_TARGETS_MS.hop.nginx} ms; zero-hop nginx and HAProxy ${ROTATION_P99_TARGETS_MS["zero-hop"].nginx} ms)`,
+        `dashed grey: other ways' published defaults; ${source}`,
+      ],
+      ROTATION_VARIANTS.map(([kind, variant]) => rotationLabel(kind, variant)),
+      sizes,
+      series.flatMap((s) => s.samples.map((ms) => ({ series: s.series, size: s.size, ms }))),
+      series
+        .filter((s) => s.samples.length > 0)
+        .map((s) => {
+          const w = summarizeWrites(s.series, s.samples);
+          const label = [w.p50Ms, w.p99Ms, w.maxMs].map((ms) => fmt(ms, 1)).join("/");
+          return { series: s.series, size: s.size, ms: w.maxMs, label };
+        }),
+      lines,
+    ),
+    `${out}${file}`,
+  );
+  return file;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -25,6 +25,16 @@ export interface SizeData {
    * (absent in results saved before zero-hop was measured).
    */
   readonly zeroHopTableMs?: Partial<Record<PlaneKind, number>>;
+  /**
+   * The credential sizes this size ran with on too (`credentialsName` keys in `runs` and `split`);
+   * absent when none, and in results saved before.
+   */
+  readonly credentialBytes?: readonly number[];
+  /**
+   * By `credentialsName`: the variants with credentials on left out, and why (a configuration
+   * that does not serve an App with a credential yet).
+   */
+  readonly credentialsLeftOut?: Record<string, string>;
 }
 
 /** Write to answer: per variant, from just before each API write to the proxy's new answer. */
@@ -36,6 +46,42 @@ export interface WriteToAnswerData {
   readonly samples: Record<string, number[]>;
   /** By `variantName`: the untimed writes before them, timed all the same, ms. */
   readonly warmUp: Record<string, number[]>;
+}
+
+/** What the requests asked after a rotation's first answer with the new value got, summed. */
+export interface AfterNewCounts {
+  /** Requests sent after that first answer, within the check window. */
+  readonly checked: number;
+  /** Of those, answers whose upstream got the old value: must be 0. */
+  readonly old: number;
+  /** Answers with neither value (another status, no `Authorization`, another value). */
+  readonly other: number;
+  /** Requests whose connection failed (a reloading Caddy closes them). */
+  readonly failed: number;
+}
+
+/**
+ * Rotation: per variant, from just before an API write of an App's new credential value until
+ * the upstream, behind the real proxy, got it as `Authorization`.
+ */
+export interface RotationData {
+  readonly apps: number;
+  /** How each rotation is made and timed. */
+  readonly rotation: string;
+  /** The bytes of every App's credential value (seeded and written). */
+  readonly valueBytes: number;
+  /** Connections asking for the App's host during each rotation (the timed one included). */
+  readonly connections: number;
+  /** How long they keep asking after the first answer with the new value, ms. */
+  readonly checkMs: number;
+  /** By `variantName` ("nginx hop", "caddy zero-hop"): each timed rotation, ms. */
+  readonly samples: Record<string, number[]>;
+  /** By `variantName`: the untimed rotations before them, timed all the same, ms. */
+  readonly warmUp: Record<string, number[]>;
+  /** By `variantName`: the requests asked after each first new answer, over every rotation. */
+  readonly afterNew: Record<string, AfterNewCounts>;
+  /** By `variantName`: the variants that could not be measured, and why. */
+  readonly unmeasured: Record<string, string>;
 }
 
 /** The suite's saved data (`bench/results/dataplanes.json`). */
@@ -50,4 +96,8 @@ export interface DataplanesData {
   readonly sizes: Record<string, SizeData>;
   /** Absent in results saved before it was measured. */
   readonly writeToAnswer?: WriteToAnswerData;
+  /** One per credential size; absent in results saved before rotation was measured. */
+  readonly rotations?: readonly RotationData[];
+  /** Each stage's wall-clock time, s, in order ("load 1k Apps", ...); absent before. */
+  readonly stageSeconds?: Record<string, number>;
 }

@@ -1,10 +1,11 @@
 // One Registry size under load: every proxy alone, in hop mode (asking one shipped sidecar) and in
 // zero-hop mode (answering from the table its own shipped sidecar pushes), measured in rounds
-// against the same upstream, each mode between two runs of the proxy alone (rounds.ts).
+// against the same upstream, each mode between two runs of the proxy alone (rounds.ts); and, when
+// asked, some of those modes again with credentials on, in the same rounds as with them off.
 
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { type PlaneKind, writeShippedConfig } from "../../test/support/data-plane.ts";
+import { type PlaneKind, through, writeShippedConfig } from "../../test/support/data-plane.ts";
 import { freePort } from "../child.ts";
 import type { BenchCluster } from "../cluster.ts";
 import { type LoadGenerator, writeHostsFile } from "../load.ts";
@@ -13,9 +14,17 @@ import type { ServerProcess } from "../server-process.ts";
 import { startSynced } from "../shipped.ts";
 import type { SuiteContext } from "../suite.ts";
 import { writeAloneConfig } from "./configs.ts";
+import { bytesLabel } from "./credentials.ts";
 import type { CpuSplit, SizeData } from "./data.ts";
 import { type Measured, measure } from "./measured.ts";
-import { type Baseline, PROXIES, variantName } from "./proxies.ts";
+import {
+  type Baseline,
+  CREDENTIAL_VARIANTS,
+  credentialsName,
+  PROXIES,
+  type ShippedVariant,
+  variantName,
+} from "./proxies.ts";
 import { type ProxyProcess, startProxy } from "./proxy-process.ts";
 import type { Upstream } from "./upstream.ts";
 import { startZeroHopPair, type ZeroHopPair } from "./zero-hop.ts";
@@ -33,46 +42,103 @@ export interface PhaseOptions {
   readonly connections: number;
 }
 
+/** The same cluster through a Registry whose Apps carry a credential of `bytes` (`withRegistry`). */
+export interface Credentialed {
+  readonly cluster: BenchCluster;
+  readonly bytes: number;
+}
+
+/** What a load phase measures besides every proxy's three variants. */
+export interface LoadExtras {
+  /**
+   * Per credential size, the variants of CREDENTIAL_VARIANTS run again with credentials on, each
+   * beside its run with them off between the same two runs of the proxy alone.
+   */
+  readonly credentialed?: readonly Credentialed[];
+}
+
 /** Every proxy in its three variants at `cluster`'s size; stops what it started. */
-export async function benchLoad(cluster: BenchCluster, o: PhaseOptions): Promise<SizeData> {
+export async function benchLoad(
+  cluster: BenchCluster,
+  o: PhaseOptions,
+  extras: LoadExtras = {},
+): Promise<SizeData> {
   const proxies: ProxyProcess[] = [];
   const pairs: ZeroHopPair[] = [];
-  let sidecar: ServerProcess | null = null;
+  const sidecars: ServerProcess[] = [];
   try {
     const synced = await startSynced(cluster, { env: o.ctx.env });
-    const shared = synced.server;
-    sidecar = shared;
+    sidecars.push(synced.server);
+    const credentialed = extras.credentialed ?? [];
+    // Per size, one hop sidecar serving credentials, as the one above serves without.
+    const credentialSidecars = new Map<number, ServerProcess>();
+    for (const c of credentialed) {
+      const { server } = await startSynced(c.cluster, {
+        env: o.ctx.env,
+        serveCredentials: true,
+        name: `replica-mirror, ${bytesLabel(c.bytes)} credentials`,
+      });
+      sidecars.push(server);
+      credentialSidecars.set(c.bytes, server);
+    }
     const measured: Measured[] = [];
     const groups: RoundGroup[] = [];
     const zeroHopTableMs: Partial<Record<PlaneKind, number>> = {};
-    for (const { kind, zeroHopBaseline } of PROXIES) {
-      const started = async (variant: Baseline | "hop") => {
-        const proxy = await startVariant(kind, variant, o, shared.dataPort);
-        proxies.push(proxy);
-        const m = measure(proxy, variant === "hop" ? shared.pid : null);
-        measured.push(m);
-        return m.server;
-      };
-      const alone = await started("alone");
-      const hop = await started("hop");
-      const pooled = zeroHopBaseline === "alone" ? alone : await started(zeroHopBaseline);
-      const dir = await scratch(o, `${kind}-zero-hop-${cluster.apps}`);
+    const credentialsLeftOut: Record<string, string> = {};
+    const measuring = (proxy: ProxyProcess, sidecarPid: number | null) => {
+      const m = measure(proxy, sidecarPid);
+      measured.push(m);
+      return m.server;
+    };
+    const zeroHopPair = async (kind: PlaneKind, on?: Credentialed) => {
       const pair = await startZeroHopPair(kind, {
-        cluster,
+        cluster: on?.cluster ?? cluster,
         binary: o.binaries[kind],
-        dir,
+        dir: await scratch(o, `${kind}-zero-hop-${on?.bytes ?? "plain"}-${cluster.apps}`),
         env: o.ctx.env,
+        serveCredentials: on !== undefined,
+        name:
+          on === undefined
+            ? variantName(kind, "zero-hop")
+            : credentialsName(kind, "zero-hop", on.bytes),
       });
       pairs.push(pair);
+      return pair;
+    };
+    for (const { kind, zeroHopBaseline } of PROXIES) {
+      const started = async (variant: Baseline | "hop", sidecar = synced.server, name?: string) => {
+        const proxy = await startVariant(kind, variant, o, sidecar.dataPort, name);
+        proxies.push(proxy);
+        return proxy;
+      };
+      const alone = measuring(await started("alone"), null);
+      const hop = measuring(await started("hop"), synced.server.pid);
+      const pooled =
+        zeroHopBaseline === "alone" ? alone : measuring(await started(zeroHopBaseline), null);
+      const pair = await zeroHopPair(kind);
       zeroHopTableMs[kind] = pair.tableMs;
-      const zeroHop = measure(pair.proxy, pair.sidecar.pid);
-      measured.push(zeroHop);
-      if (pooled === alone) groups.push({ baseline: alone, variants: [hop, zeroHop.server] });
+      const zeroHop = measuring(pair.proxy, pair.sidecar.pid);
+      const on: Record<ShippedVariant, ServerProcess[]> = { hop: [], "zero-hop": [] };
+      for (const c of credentialed)
+        for (const [k, variant] of CREDENTIAL_VARIANTS) {
+          if (k !== kind) continue;
+          const name = credentialsName(kind, variant, c.bytes);
+          const sidecar = credentialSidecars.get(c.bytes)!;
+          const [proxy, sidecarPid] =
+            variant === "hop"
+              ? [await started("hop", sidecar, name), sidecar.pid]
+              : await zeroHopPair(kind, c).then((p) => [p.proxy, p.sidecar.pid] as const);
+          // A configuration that does not serve an App with a credential yet answers 503: such a
+          // variant would void every round, so it is left out, and the reason reported.
+          const refused = await refusesCredentialApps(proxy.port);
+          if (refused === null) on[variant].push(measuring(proxy, sidecarPid));
+          else credentialsLeftOut[name] = refused;
+        }
+      const hops = [hop, ...on.hop];
+      const zeroHops = [zeroHop, ...on["zero-hop"]];
+      if (pooled === alone) groups.push({ baseline: alone, variants: [...hops, ...zeroHops] });
       else
-        groups.push(
-          { baseline: alone, variants: [hop] },
-          { baseline: pooled, variants: [zeroHop.server] },
-        );
+        groups.push({ baseline: alone, variants: hops }, { baseline: pooled, variants: zeroHops });
     }
     const hostsFile = writeHostsFile(cluster.apps);
     const upstreamConnectionsPerRequest: Record<string, number> = {};
@@ -87,7 +153,7 @@ export async function benchLoad(cluster: BenchCluster, o: PhaseOptions): Promise
       hostsFile,
     }).catch((e: unknown) => {
       // A failed request voids the run: what the proxies and sidecars said may tell why.
-      const said = [...servers, synced.server, ...pairs.map((p) => p.sidecar)]
+      const said = [...servers, ...sidecars, ...pairs.map((p) => p.sidecar)]
         .map((s) => `--- ${s.name}\n${s.output().slice(-1500)}`)
         .join("\n");
       throw new Error(`${(e as Error).message}\n${said}`);
@@ -103,11 +169,25 @@ export async function benchLoad(cluster: BenchCluster, o: PhaseOptions): Promise
       upstreamConnectionsPerRequest,
       sidecarReadyMs: synced.readyMs,
       zeroHopTableMs,
+      ...(credentialed.length === 0
+        ? {}
+        : { credentialBytes: credentialed.map((c) => c.bytes), credentialsLeftOut }),
     };
   } finally {
     await Promise.all([...proxies.map((p) => p.stop()), ...pairs.map((p) => p.stop())]);
-    await sidecar?.stop();
+    await Promise.all(sidecars.map((s) => s.stop()));
   }
+}
+
+/**
+ * Null when the proxy on `port` routes the bench Registry's first App (200), else what it
+ * answered instead.
+ */
+async function refusesCredentialApps(port: number): Promise<string | null> {
+  const answer = await through(port, { host: "app-0.example.com", path: "/" });
+  return answer.status === 200
+    ? null
+    : `answered ${answer.status} ${answer.reason ?? ""} to an App with a credential`.trim();
 }
 
 /** A new directory under the run's scratch directory. */
@@ -117,12 +197,16 @@ export async function scratch(o: PhaseOptions, name: string): Promise<string> {
   return dir;
 }
 
-/** `kind` alone, or with its shipped hop configuration asking the sidecar on `sidecarPort`. */
+/**
+ * `kind` alone, or with its shipped hop configuration asking the sidecar on `sidecarPort`; named
+ * `name` in tables (default `variantName(kind, variant)`).
+ */
 export async function startVariant(
   kind: PlaneKind,
   variant: Baseline | "hop",
   o: PhaseOptions,
   sidecarPort: number,
+  name = variantName(kind, variant),
 ): Promise<ProxyProcess> {
   const dir = await scratch(o, `${kind}-${variant}-${sidecarPort}`);
   const port = await freePort();
@@ -136,7 +220,7 @@ export async function startVariant(
           pooled: variant === "alone-pooled",
         });
   return startProxy({
-    name: variantName(kind, variant),
+    name,
     command: o.binaries[kind],
     args: launch.args,
     env: launch.env,

@@ -3,6 +3,7 @@
 
 import { spawnSync } from "node:child_process";
 import type { PlaneKind } from "../../test/support/data-plane.ts";
+import { bytesLabel } from "./credentials.ts";
 
 /**
  * `alone`: the proxy routing every host to the upstream as its hop configuration reaches an
@@ -55,6 +56,24 @@ export const PROXIES: readonly {
 
 /** The measured server's name: "nginx alone", "nginx hop", "nginx zero-hop". */
 export const variantName = (kind: PlaneKind, variant: Variant) => `${kind} ${variant}`;
+
+/**
+ * The same variant with credentials on: every App carries a `credential` whose value has `bytes`,
+ * and its sidecar runs with `--serve-credentials true` ("nginx hop, 40 B credentials").
+ */
+export const credentialsName = (kind: PlaneKind, variant: ShippedVariant, bytes: number) =>
+  `${variantName(kind, variant)}, ${bytesLabel(bytes)} credentials`;
+
+/**
+ * The variants measured with credentials on beside off, in the same rounds: nginx's hop mode (the
+ * one hop configuration with a target) and every zero-hop mode.
+ */
+export const CREDENTIAL_VARIANTS: readonly (readonly [PlaneKind, ShippedVariant])[] = [
+  ["nginx", "hop"],
+  ["nginx", "zero-hop"],
+  ["caddy", "zero-hop"],
+  ["haproxy", "zero-hop"],
+];
 
 /** What `variant` of `kind` is compared with. */
 export const baselineOf = (kind: PlaneKind, variant: ShippedVariant): Baseline =>

@@ -2,44 +2,116 @@
 // configuration asking the shipped sidecar (synced against envtest) on every request, and with its
 // shipped zero-hop configuration answering from the table its own sidecar pushes, against the same
 // proxy routing every host straight to the same upstream, in alternating rounds of one run
-// (load-phase.ts); then, at 10k Apps, the time from an API write to the proxy's new answer
-// (write-phase.ts).
+// (load-phase.ts), at 10k Apps with credentials on too; then, at 10k Apps, the time from an API
+// write to the proxy's new answer (write-phase.ts), and from an App credential's rotation to its
+// upstream getting the new value (rotation-phase.ts).
 
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { findPlane, type PlaneKind } from "../../test/support/data-plane.ts";
-import { startCluster } from "../cluster.ts";
+import { startCluster, withRegistry } from "../cluster.ts";
 import { startLoadGenerator } from "../load.ts";
 import type { SuiteContext, SuiteOutput } from "../suite.ts";
-import type { DataplanesData, SizeData, WriteToAnswerData } from "./data.ts";
+import {
+  bytesLabel,
+  CREDENTIAL,
+  CREDENTIAL_BYTES,
+  credentialKey,
+  extraKeys,
+  VALUE_BYTES,
+} from "./credentials.ts";
+import type { DataplanesData, RotationData, SizeData, WriteToAnswerData } from "./data.ts";
 import { benchLoad, type PhaseOptions } from "./load-phase.ts";
 import { PROXIES, planeVersion } from "./proxies.ts";
 import { dataplaneRows } from "./report.ts";
+import { benchRotations } from "./rotation-phase.ts";
+import { startSeenUpstream } from "./seen-upstream.ts";
 import { startUpstream } from "./upstream.ts";
 import { benchWrites } from "./write-phase.ts";
 
 const CONNECTIONS = 32;
 
-/** One Registry size: whether it runs under load, and how many writes it times (0: none). */
-interface Stage {
+/**
+ * One Registry size: under load or not, and how many writes it times (0: none). Under load, per
+ * size in `credentialBytes`, the CREDENTIAL_VARIANTS run again with credentials on, through a
+ * Registry of the same Apps carrying a credential read from a key of their Secrets.
+ */
+export interface LoadStage {
   readonly apps: number;
   readonly load: boolean;
+  readonly credentialBytes: readonly number[];
   readonly writes: number;
 }
 
-// A quick run loads 1k Apps only, and times a few writes at 10k, where the target is.
-const QUICK: readonly Stage[] = [
-  { apps: 1_000, load: true, writes: 0 },
-  { apps: 10_000, load: false, writes: 6 },
-];
-const FULL: readonly Stage[] = [
-  { apps: 1_000, load: true, writes: 0 },
-  { apps: 10_000, load: true, writes: 100 },
-];
+/**
+ * Rotations, on a cluster of their own: its Apps carry a credential and reach the upstream that
+ * tells which Authorization it got.
+ */
+export interface RotationStage {
+  readonly apps: number;
+  readonly rotations: number;
+  /** The bytes of each App's credential value. */
+  readonly valueBytes: number;
+}
 
-/** The data-plane suite: every proxy alone, in hop and in zero-hop mode; write to answer. */
-export async function benchDataplanes(ctx: SuiteContext): Promise<SuiteOutput> {
+export type Stage = LoadStage | RotationStage;
+
+/** Where a Registry whose Apps carry a credential of `bytes` is, beside the plain one. */
+const credentialsNamespace = (bytes: number) => `platform-credentials-${bytes}`;
+
+/**
+ * The parts of a run (`--only` picks some): the load at 1k Apps; at 10k Apps, with credentials on
+ * beside off; write to answer; rotation.
+ */
+export const PARTS = ["load-1k", "load-10k", "writes", "rotations"] as const;
+export type Part = (typeof PARTS)[number];
+
+/** What a run does when `--only` does not say: a quick run skips the load at 10k Apps. */
+export const defaultParts = (quick: boolean): ReadonlySet<Part> =>
+  new Set(PARTS.filter((p) => !quick || p !== "load-10k"));
+
+/**
+ * The stages that run `parts`, with credentials of `credentialBytes`. Credentials on beside off
+ * run at 10k Apps, where the target is (four more variants in its rounds per credential size); a
+ * quick run tries them at 1k. Writes share the 10k cluster.
+ */
+export function stagesOf(
+  parts: ReadonlySet<Part>,
+  quick: boolean,
+  credentialBytes = CREDENTIAL_BYTES,
+): Stage[] {
+  const timed = quick ? 6 : 100;
+  const stages: Stage[] = [];
+  if (parts.has("load-1k"))
+    stages.push({
+      apps: 1_000,
+      load: true,
+      credentialBytes: quick ? credentialBytes : [],
+      writes: 0,
+    });
+  if (parts.has("load-10k") || parts.has("writes"))
+    stages.push({
+      apps: 10_000,
+      load: parts.has("load-10k"),
+      credentialBytes: parts.has("load-10k") ? credentialBytes : [],
+      writes: parts.has("writes") ? timed : 0,
+    });
+  if (parts.has("rotations"))
+    for (const valueBytes of credentialBytes)
+      stages.push({ apps: 10_000, rotations: timed, valueBytes });
+  return stages;
+}
+
+/**
+ * The data-plane suite: every proxy alone, in hop and in zero-hop mode, credentials on and off;
+ * write to answer; rotation. `parts` picks some (default: `defaultParts`).
+ */
+export async function benchDataplanes(
+  ctx: SuiteContext,
+  parts: ReadonlySet<Part> = defaultParts(ctx.quick),
+  credentialBytes = CREDENTIAL_BYTES,
+): Promise<SuiteOutput> {
   // An odd number of rounds, so that a median ratio is one round's ratio.
   const rounds = ctx.quick ? 1 : 5;
   const seconds = ctx.quick ? 1 : 3;
@@ -65,15 +137,40 @@ export async function benchDataplanes(ctx: SuiteContext): Promise<SuiteOutput> {
   };
   const sizes: Record<string, SizeData> = {};
   let writeToAnswer: WriteToAnswerData | undefined;
+  const rotations: RotationData[] = [];
+  const stageSeconds: Record<string, number> = {};
   try {
-    for (const stage of ctx.quick ? QUICK : FULL) {
-      const cluster = await startCluster(stage.apps, 1024, { upstream: upstream.url });
+    for (const stage of stagesOf(parts, ctx.quick, credentialBytes)) {
+      const started = performance.now();
+      const timed = () => {
+        stageSeconds[stageName(stage)] = Math.round((performance.now() - started) / 1000);
+      };
+      if ("rotations" in stage) {
+        rotations.push(await rotationStage(stage, o));
+        timed();
+        continue;
+      }
+      const cluster = await startCluster(
+        stage.apps,
+        VALUE_BYTES,
+        { upstream: upstream.url },
+        extraKeys(stage.credentialBytes),
+      );
       try {
-        if (stage.load) sizes[stage.apps] = await benchLoad(cluster, o);
+        const credentialed = stage.credentialBytes.map((bytes) => ({
+          bytes,
+          cluster: withRegistry(cluster, credentialsNamespace(bytes), {
+            upstream: upstream.url,
+            credential: CREDENTIAL,
+            key: credentialKey(bytes),
+          }),
+        }));
+        if (stage.load) sizes[stage.apps] = await benchLoad(cluster, o, { credentialed });
         if (stage.writes > 0) writeToAnswer = await benchWrites(cluster, o, stage.writes);
       } finally {
         await cluster.close();
       }
+      timed();
     }
   } finally {
     await load.close();
@@ -91,6 +188,39 @@ export async function benchDataplanes(ctx: SuiteContext): Promise<SuiteOutput> {
     ) as Record<PlaneKind, string>,
     sizes,
     ...(writeToAnswer === undefined ? {} : { writeToAnswer }),
+    ...(rotations.length === 0 ? {} : { rotations }),
+    stageSeconds,
   };
   return { rows: dataplaneRows(data), data };
+}
+
+/** "load 10k Apps, credentials on too (40 B, 1 KiB), 100 writes", "100 rotations at 10k Apps (40 B)". */
+function stageName(stage: Stage): string {
+  const apps = `${stage.apps / 1000}k Apps`;
+  if ("rotations" in stage)
+    return `${stage.rotations} rotations at ${apps} (${bytesLabel(stage.valueBytes)})`;
+  const sizes = stage.credentialBytes.map(bytesLabel).join(", ");
+  const parts = [
+    ...(stage.load ? [`load ${apps}${sizes === "" ? "" : `, credentials on too (${sizes})`}`] : []),
+    ...(stage.writes > 0 ? [`${stage.writes} writes${stage.load ? "" : ` at ${apps}`}`] : []),
+  ];
+  return parts.join(", ");
+}
+
+/** The rotations of `stage`, on a cluster of their own; stops what it started. */
+async function rotationStage(stage: RotationStage, o: PhaseOptions): Promise<RotationData> {
+  const seen = await startSeenUpstream();
+  try {
+    const cluster = await startCluster(stage.apps, stage.valueBytes, {
+      upstream: seen.url,
+      credential: CREDENTIAL,
+    });
+    try {
+      return await benchRotations(cluster, o, stage.rotations, stage.valueBytes);
+    } finally {
+      await cluster.close();
+    }
+  } finally {
+    await seen.stop();
+  }
 }

@@ -22,16 +22,16 @@ const VALUE_BYTES = 1024;
  * machine (write to answer, median of 18 alternating writes: HAProxy 44.8 ms polling without a
  * pause, 35.0 ms with 1 ms; nginx 63.0 and 45.3 ms); 1 ms keeps the resolution near 1 ms.
  */
-const PAUSE_MS = 1;
+export const PAUSE_MS = 1;
 /** Untimed writes first (one App emptied and filled): the first pushes after a start run cold. */
-const WARM_UP_WRITES = 2;
+export const WARM_UP_WRITES = 2;
 /**
  * Before the first write: a replica's first second holds the one full collection after start
  * (ADR 25), which holds the main thread, and its push, for tens of ms at 10k Apps (a write 0.2 s
  * after the table landed took 153 ms, the same write 3 s later 53 ms). What is timed is a running
  * replica.
  */
-const AFTER_START_MS = 2_000;
+export const AFTER_START_MS = 2_000;
 
 export const WRITE_DESCRIPTION = `each write empties an App's Secret value (200 → 503 secret-unavailable) or refills it; from ${AFTER_START_MS / 1000} s after the table landed, ${WARM_UP_WRITES} untimed first; the proxy asked every ${PAUSE_MS} ms, kept alive`;
 
@@ -122,7 +122,7 @@ const until = (probe: AnswerProbe, host: string, want: SeenAnswer, since: number
   untilAnswer(probe, host, want, { since, pauseMs: PAUSE_MS });
 
 /** `count` distinct integers below `below`, drawn with `random`. */
-function distinct(count: number, below: number, random: () => number): number[] {
+export function distinct(count: number, below: number, random: () => number): number[] {
   const picked = new Set<number>();
   while (picked.size < Math.min(count, below)) picked.add(Math.floor(random() * below));
   return [...picked];

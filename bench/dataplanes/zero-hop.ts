@@ -43,12 +43,16 @@ export async function startZeroHopPair(
     readonly binary: string;
     readonly dir: string;
     readonly env: Readonly<Record<string, string>>;
+    /** The sidecar's `--serve-credentials true` (ADR 53); default off. */
+    readonly serveCredentials?: boolean;
+    /** How the proxy is named in tables; default `variantName(kind, "zero-hop")`. */
+    readonly name?: string;
   },
 ): Promise<ZeroHopPair> {
   const launch = await LAUNCHES[kind](o.binary, o.dir);
   await launch.prepare();
   const proxy = await startProxy({
-    name: variantName(kind, "zero-hop"),
+    name: o.name ?? variantName(kind, "zero-hop"),
     command: launch.command,
     args: launch.args,
     env: launch.env,
@@ -60,6 +64,7 @@ export async function startZeroHopPair(
       await startSynced(o.cluster, {
         env: o.env,
         extraArgs: launch.sidecarFlags,
+        serveCredentials: o.serveCredentials ?? false,
         name: `replica-mirror pushing to ${kind}`,
       })
     ).server;

@@ -1,8 +1,9 @@
 import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
+import { comparisons } from "../../bench/dataplanes/compare.ts";
 import type { DataplanesData, SizeData } from "../../bench/dataplanes/data.ts";
 import { processTree } from "../../bench/dataplanes/proxy-process.ts";
-import { comparisons, dataplaneRows } from "../../bench/dataplanes/report.ts";
+import { dataplaneRows } from "../../bench/dataplanes/report.ts";
 import { summarizeWrites, writeRows } from "../../bench/dataplanes/report-writes.ts";
 import { parseStubStatus } from "../../bench/dataplanes/upstream.ts";
 import { proxiesHold } from "../../bench/dataplanes/zero-hop.ts";
