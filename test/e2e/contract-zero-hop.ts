@@ -5,11 +5,12 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ClientAnswer, through } from "../support/data-plane.ts";
+import { type ClientAnswer, through, throughWithHeaders } from "../support/data-plane.ts";
 import { HOSTS, type RoutingWorld, startRoutingWorld } from "../support/routing-world.ts";
 import type { Tool } from "../support/tools.ts";
 import { waitUntil } from "../support/wait.ts";
 import { type ClientAnswers, contractCases } from "./contract.ts";
+import { type CredentialAnswers, credentialCases } from "./contract-credentials.ts";
 import { echoedOf, type MirrorHeader } from "./contract-trust.ts";
 
 /** A proxy in zero-hop mode, as a suite starts it. */
@@ -26,7 +27,7 @@ interface ZeroHopPlaneSpec {
   readonly name: string;
   readonly binary: Tool;
   start(binary: string, dir: string): Promise<ZeroHopPlane>;
-  readonly answers: Omit<ClientAnswers, "sidecarDown">;
+  readonly answers: Omit<ClientAnswers, "sidecarDown"> & CredentialAnswers;
   readonly upstreamHeaders: readonly MirrorHeader[];
 }
 
@@ -75,11 +76,19 @@ export function describeZeroHopDataPlane(spec: ZeroHopPlaneSpec): void {
       expect(beforeFirstPush).toEqual(spec.answers.notSynced);
     });
 
-    contractCases({
+    const context = {
       ask,
       world: () => world,
       answers: { ...spec.answers, sidecarDown: spec.answers.notSynced },
       upstreamHeaders: spec.upstreamHeaders,
+    };
+    contractCases(context);
+    // Hop mode's credential cases (ADR 53); the last leaves a sidecar without
+    // --serve-credentials, which keeps the table of the cases below.
+    credentialCases({
+      ...context,
+      credentialAnswers: spec.answers,
+      exchange: (r) => throughWithHeaders(plane.port, r),
     });
 
     it("gets its table back within a second of a restart", async () => {
