@@ -128,19 +128,7 @@ describe("found by the chaos model check", () => {
         ),
       },
     });
-    const holder = new SnapshotHolder();
-    const mirror = new Mirror({
-      registry: {
-        listWatch: registryLw,
-        namespace: REGISTRY_NS,
-        name: REGISTRY_NAME,
-        key: REGISTRY_KEY,
-      },
-      secrets: { scopes: [{ namespace: null, listWatch: secretsLw }] },
-      holder,
-      watchTimeoutSeconds: 60,
-      reflector: { backoff: { initialMs: 1, capMs: 2 }, relistSpreadMs: 0 },
-    });
+    const { holder, mirror } = mirrorOver(registryLw, secretsLw);
     registryLw.replyList(
       ok(page("10", [registry("10", [{ name: "shop", secret: "shop-credentials" }])])),
     );
@@ -204,19 +192,7 @@ describe("seed 75936: a relist that skipped the last good values, then an App en
     if (first.op !== "registry" || last.op !== "registry-bad") throw new Error("not the seed");
     const registryLw = new FakeListWatch();
     const secretsLw = new FakeListWatch();
-    const holder = new SnapshotHolder();
-    const mirror = new Mirror({
-      registry: {
-        listWatch: registryLw,
-        namespace: REGISTRY_NS,
-        name: REGISTRY_NAME,
-        key: REGISTRY_KEY,
-      },
-      secrets: { scopes: [{ namespace: null, listWatch: secretsLw }] },
-      holder,
-      watchTimeoutSeconds: 60,
-      reflector: { backoff: { initialMs: 1, capMs: 2 }, relistSpreadMs: 0 },
-    });
+    const { holder, mirror } = mirrorOver(registryLw, secretsLw);
     const refused = bytes(badRegistryData(last.variant, last.apps));
     registryLw.replyList(
       ok(page("6", [registrySecret("6", bytes(goodRegistryData(first.apps, false)))])),
@@ -271,3 +247,21 @@ describe("seed 75936: a relist that skipped the last good values, then an App en
     expect(worlds.map((w) => w.served.map((a) => a.name))).toEqual([["zed"], ["zed"], [], ["zed"]]);
   });
 });
+
+/** A mirror of the Registry and App Secrets the two fake list-watches serve, retrying at once. */
+function mirrorOver(registryLw: FakeListWatch, secretsLw: FakeListWatch) {
+  const holder = new SnapshotHolder();
+  const mirror = new Mirror({
+    registry: {
+      listWatch: registryLw,
+      namespace: REGISTRY_NS,
+      name: REGISTRY_NAME,
+      key: REGISTRY_KEY,
+    },
+    secrets: { scopes: [{ namespace: null, listWatch: secretsLw }] },
+    holder,
+    watchTimeoutSeconds: 60,
+    reflector: { backoff: { initialMs: 1, capMs: 2 }, relistSpreadMs: 0 },
+  });
+  return { holder, mirror };
+}
