@@ -13,19 +13,15 @@
 // from a cost. Flooded before the load generator connects, on loopback defaults:
 // data-listener-held.test.ts.
 
-import { readdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readdirSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LoadGenerator, type LoadResult, startLoadGenerator } from "../../bench/load.ts";
+import type { LoadResult } from "../../bench/load.ts";
 import { median } from "../../bench/measure.ts";
 import { cpuMicros, rssBytes } from "../../bench/proc-stats.ts";
 import { type Opened, openFlood } from "../support/flood.ts";
-import { get } from "../support/http.ts";
 import type { SidecarProcess } from "../support/process.ts";
-import { type ProcessWorld, startProcessWorld } from "../support/process-world.ts";
+import { type RoutedLoad, startRoutedLoad } from "../support/routed-load.ts";
 import { LONG, waitUntil } from "../support/wait.ts";
-import { APP_NS } from "../support/world.ts";
 
 const APPS = 20;
 const IDLE = 2_000;
@@ -89,20 +85,11 @@ function judge(opened: readonly Opened[]) {
 /** File descriptors open in process `pid`: its sockets, among others. */
 const fdCount = (pid: number): number => readdirSync(`/proc/${pid}/fd`).length;
 
-let world: ProcessWorld;
+let routed: RoutedLoad;
 let sidecar: SidecarProcess;
-let load: LoadGenerator;
-const hostsFile = join(tmpdir(), `replica-mirror-flood-hosts-${process.pid}.txt`);
 
 beforeAll(async () => {
-  const apps = Array.from({ length: APPS }, (_, i) => ({
-    name: `app-${i}`,
-    hostnames: [`app-${i}.example.com`],
-    namespace: APP_NS,
-    upstream: `http://app-${i}.${APP_NS}.svc:8080`,
-  }));
-  writeFileSync(hostsFile, `${apps.map((a) => a.hostnames[0]).join("\n")}\n`);
-  world = await startProcessWorld(apps, [
+  routed = await startRoutedLoad(APPS, [
     "--listen-idle-timeout",
     String(IDLE_TIMEOUT_S),
     "--listen-headers-timeout",
@@ -110,21 +97,10 @@ beforeAll(async () => {
     "--max-connections",
     String(CAP),
   ]);
-  sidecar = world.sidecar;
-  await waitUntil(
-    async () =>
-      (await get(sidecar.dataPort, "/v1/route", { host: `app-${APPS - 1}.example.com` })).status ===
-      200,
-    { what: "the sidecar to route every App" },
-  );
-  load = await startLoadGenerator();
+  sidecar = routed.world.sidecar;
 }, 30_000);
 
-afterAll(async () => {
-  await load?.close();
-  await world?.close();
-  rmSync(hostsFile, { force: true });
-});
+afterAll(() => routed?.close());
 
 describe("the data listener with off-loopback timeouts, flooded while it routes", () => {
   it(
@@ -133,12 +109,12 @@ describe("the data listener with off-loopback timeouts, flooded while it routes"
       const run = async (seconds: number) => {
         const cpu0 = cpuMicros(sidecar.pid);
         const self0 = process.cpuUsage();
-        const r = await load.run({
+        const r = await routed.load.run({
           port: sidecar.dataPort,
           path: "/v1/route",
           seconds,
           connections: LOAD_CONNECTIONS,
-          hostsFile,
+          hostsFile: routed.hostsFile,
         });
         const self = process.cpuUsage(self0);
         return {
