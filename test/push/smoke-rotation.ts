@@ -1,10 +1,10 @@
 // A smoke-length measurement of a credential rotation in zero-hop mode (not a test): at 10k Apps,
-// every App with a credential (`Bearer ` and 40 bytes), one App's Secret changed at a time, as the
+// every App with a credential (`Bearer ` and 40 bytes by default), one App's Secret changed at a time, as the
 // mirror rebuilds for it; per rotation, the push itself (the target's `push`), the time until a
 // request to that App carries the new value to its upstream, the proxy's CPU (from /proc: 10 ms
 // ticks, so 0 is less than one), and what went over the socket (nginx: a PATCH of that App's lines, ADR 44; HAProxy and Caddy: the whole table).
-// Run: node test/push/smoke-rotation.ts [haproxy|caddy|nginx]... (SMOKE_APPS, SMOKE_ROTATIONS
-// change the defaults of 10000 and 20).
+// Run: node test/push/smoke-rotation.ts [haproxy|caddy|nginx]... (SMOKE_APPS, SMOKE_ROTATIONS and
+// SMOKE_CREDENTIAL_BYTES change the defaults of 10000, 20 and 40).
 
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -30,6 +30,7 @@ import { answering, quiet, spawned } from "./smoke-processes.ts";
 
 const APPS = Number(process.env.SMOKE_APPS ?? 10_000);
 const ROTATIONS = Number(process.env.SMOKE_ROTATIONS ?? 20);
+const BYTES = Number(process.env.SMOKE_CREDENTIAL_BYTES ?? 40);
 
 const LAUNCHES: Record<string, [string, (binary: string, dir: string) => Promise<ProxyLaunch>]> = {
   haproxy: ["/usr/sbin/haproxy", haproxyLaunch],
@@ -38,7 +39,7 @@ const LAUNCHES: Record<string, [string, (binary: string, dir: string) => Promise
 };
 
 const token = (app: number, version: number) =>
-  `${String(version).padStart(4, "0")}-${app}-`.padEnd(40, "k");
+  `${String(version).padStart(4, "0")}-${app}-`.padEnd(BYTES, "k");
 
 /** What one push of `view` sends over the socket, in bytes, for the proxies that send it whole. */
 function wholeBytes(proxy: string, view: Snapshot): number {
@@ -113,7 +114,7 @@ async function measure(proxy: string): Promise<void> {
           .join(", ")
           .replace(/ \/replica-mirror\/table/g, "");
   console.log(
-    `${proxy}: ${ROTATIONS} rotations at ${APPS} Apps, each with a credential; sent: ${sent}`,
+    `${proxy}: ${ROTATIONS} rotations at ${APPS} Apps, each with a credential of ${BYTES} B; sent: ${sent}`,
   );
   console.log(line("push", pushMs));
   console.log(line("rotation → the upstream gets the new value", answeringMs));
