@@ -83,6 +83,14 @@ export function entryFields(entry: TableEntry): string {
 export const lineCount = (view: RouteView): number =>
   view.routes.exact.size + view.routes.wildcard.size;
 
+/**
+ * Per hostname index and App chunk: the places in the chunk of the Apps that hold a key, in
+ * order (an App whose every hostname another App won holds none).
+ */
+export const keyedPlaces = cachedPer((routes: Routes): readonly (readonly number[])[] =>
+  keysOf(routes).map((keys) => [...new Set(keys.map((k) => k.index))].sort((a, b) => a - b)),
+);
+
 /** Per hostname index: its keys grouped by the App chunk of their slot. */
 const keysOf = cachedPer((routes: Routes): readonly (readonly Key[])[] => {
   const grouped: Key[][] = [];
