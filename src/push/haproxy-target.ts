@@ -10,7 +10,8 @@
 // - credentials new or changed are written before the routing commit that flags them (a new App,
 //   an App gaining one); a rotation is that write alone, then the REVISION;
 // - credentials of Apps the new table drops or no longer flags are deleted after the routing
-//   commit, when no entry flags them;
+//   commit, when no entry flags them (a request that read its entry before that commit and looks
+//   its credential up after the deletion, a connection later, is refused: closed, not open);
 // - a whole push (the first, after a failure, a restart, drift) commits the credentials map as
 //   one version first, holding besides the new table's the ones last pushed that it drops, which
 //   the old entries may flag, deleted after the routing commit; only what this process never
