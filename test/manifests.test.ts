@@ -285,6 +285,7 @@ describe("manifests/examples/zero-hop and components/zero-hop-push", () => {
           kind: "haproxy",
           socket: `${dir}/haproxy.sock`,
           map: "/usr/local/etc/haproxy/replica-mirror.map",
+          credentialsMap: "/usr/local/etc/haproxy/replica-mirror-credentials.map",
         },
       ],
       haproxy: `stats socket ${dir}/haproxy.sock mode 600 level admin`,

@@ -9,8 +9,8 @@ export const VALUE_BYTES = 1024;
 
 /**
  * The credential sizes measured (`--credential-bytes` changes them): an API key's (40 bytes), and
- * the Secrets' 1 KiB (a signed JWT's size). The value travels with every request, and HAProxy and
- * Caddy take their whole table, every App's value in it, at each push: the size is part of both.
+ * the Secrets' 1 KiB (a signed JWT's size). The value travels with every request, and Caddy takes
+ * its whole table, every App's value in it, at each push: the size is part of both.
  */
 export const CREDENTIAL_BYTES: readonly number[] = [40, VALUE_BYTES];
 

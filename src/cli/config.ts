@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import * as z from "zod";
+import { DEFAULT_HAPROXY_CREDENTIALS_MAP } from "../push/haproxy-credentials.ts";
 import { DEFAULT_HAPROXY_MAP } from "../push/haproxy-target.ts";
 import { dnsLabel, dnsSubdomain, named, secretKey } from "../registry/schema.ts";
 import { err, ok, type Result } from "../result.ts";
@@ -105,6 +106,10 @@ const serveFlags = z.object({
   "serve-credentials": bool.default(false),
   "push-haproxy": unixSocket(true).optional(),
   "push-haproxy-map": z.string().min(1, "must not be empty").default(DEFAULT_HAPROXY_MAP),
+  "push-haproxy-credentials-map": z
+    .string()
+    .min(1, "must not be empty")
+    .default(DEFAULT_HAPROXY_CREDENTIALS_MAP),
   "push-caddy": unixSocket(false).optional(),
   "push-nginx": unixSocket(false).optional(),
 });
@@ -220,7 +225,8 @@ function pushTargets(f: z.infer<typeof serveFlags>): SidecarConfig["push"] {
   const targets: PushTargetConfig[] = [];
   const haproxy = f["push-haproxy"];
   if (haproxy !== undefined) {
-    targets.push({ kind: "haproxy", socket: haproxy, map: f["push-haproxy-map"] });
+    const credentialsMap = f["push-haproxy-credentials-map"];
+    targets.push({ kind: "haproxy", socket: haproxy, map: f["push-haproxy-map"], credentialsMap });
   }
   if (f["push-caddy"] !== undefined) targets.push({ kind: "caddy", socket: f["push-caddy"] });
   if (f["push-nginx"] !== undefined) targets.push({ kind: "nginx", socket: f["push-nginx"] });

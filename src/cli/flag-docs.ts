@@ -1,5 +1,6 @@
 // How `serve --help` and the README describe each flag (a test keeps the README's table in step).
 
+import { DEFAULT_HAPROXY_CREDENTIALS_MAP } from "../push/haproxy-credentials.ts";
 import { DEFAULT_HAPROXY_MAP } from "../push/haproxy-target.ts";
 import { DATA_LISTENER_DEFAULTS } from "../route/listener-limits.ts";
 import { envName, type FlagName } from "./config.ts";
@@ -124,6 +125,11 @@ export const FLAG_DOCS: Readonly<
     value: "PATH",
     help: "the map file as the zero-hop haproxy.cfg names it",
     shownDefault: DEFAULT_HAPROXY_MAP,
+  },
+  "push-haproxy-credentials-map": {
+    value: "PATH",
+    help: "the credentials map file as the zero-hop haproxy.cfg names it",
+    shownDefault: DEFAULT_HAPROXY_CREDENTIALS_MAP,
   },
   "push-caddy": {
     value: "unix:PATH",

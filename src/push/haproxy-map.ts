@@ -1,6 +1,7 @@
 // The zero-hop table as one HAProxy map (manifests/data-planes/haproxy/zero-hop/haproxy.cfg):
 // exact hostnames, wildcard suffixes and the revision under keys that cannot collide, so that
-// one versioned map (prepare, add, commit) replaces all of it at once.
+// one versioned map (prepare, add, commit) replaces all of it at once. The credentials are a map
+// of their own (haproxy-credentials.ts).
 
 import type { RouteView } from "../snapshot/types.ts";
 import { sortedLinesDigest } from "./table-digest.ts";
@@ -13,8 +14,8 @@ export const REVISION_KEY = "REVISION";
 export const WILDCARD_MARK = "/W";
 
 /**
- * The map as `add map` payloads: every line `key value|revision`, the REVISION key last (any
- * order would do: one commit shows all).
+ * The map as `add map` payloads: every line `key value`, the REVISION key last (any order would
+ * do: one commit shows all).
  */
 export interface MapPayloads {
   /**
@@ -28,32 +29,29 @@ export interface MapPayloads {
 }
 
 /**
- * The table of `view` as `add map` payloads of at most `maxBytes`. Every value ends with
- * `|revision`, so the line of an unchanged App differs from the last push's by its revision only
- * and is rendered once per App chunk (table-lines.ts), here, the revision joined on as the
- * payloads are taken.
+ * The table of `view` as `add map` payloads of at most `maxBytes`. No value holds the revision
+ * (haproxy.cfg reads it from the REVISION key, which a push of credentials alone sets too), so an
+ * App's line is rendered once per App chunk (table-lines.ts) and a push only joins them.
  */
 export function mapPayloads(view: RouteView, maxBytes: number): MapPayloads {
-  const chunks = tableLines(view, mapLine);
   return {
-    payloads: payloads(pieces(chunks, view.revision), maxBytes),
+    payloads: payloads(pieces(mapLines(view), view.revision), maxBytes),
     lines: lineCount(view) + 1,
   };
 }
 
-/** Each chunk's lines as one piece, the revision joined on (`payloads` cuts a long one). */
+/** `view`'s map lines per App chunk, without the REVISION key; the same list for a shared chunk. */
+export const mapLines = (view: RouteView) => tableLines(view, mapLine);
+
+/** Each chunk's lines as one piece, then the revision (`payloads` cuts a long piece). */
 function* pieces(chunks: readonly (readonly string[])[], revision: number): Generator<string> {
-  const end = `|${revision}\n`;
   for (const lines of chunks) {
-    if (lines.length > 0) yield `${lines.join(end)}${end}`;
+    if (lines.length > 0) yield `${lines.join("\n")}\n`;
   }
   yield `${REVISION_KEY} ${revision}\n`;
 }
 
-/**
- * A line without its revision: the key, then the entry's fields (`entryFields`); the revision
- * follows as the last field.
- */
+/** A line: the key, then the entry's fields (`entryFields`). */
 const mapLine: LineFormat = (kind, name, entry) => {
   const key = kind === "exact" ? name : `${name}${WILDCARD_MARK}`;
   return `${key} ${entryFields(entry)}`;
@@ -109,9 +107,8 @@ export function entryCount(answer: string, map: string): number | undefined {
  * lines as a set (table-digest.ts), as `shownMapDigest` reads them back.
  */
 export function mapDigest(view: RouteView): string {
-  const end = `|${view.revision}`;
   const lines = [`${REVISION_KEY} ${view.revision}`];
-  for (const chunk of tableLines(view, mapLine)) for (const line of chunk) lines.push(line + end);
+  for (const chunk of mapLines(view)) for (const line of chunk) lines.push(line);
   return sortedLinesDigest(lines);
 }
 

@@ -12,7 +12,8 @@ import type { PushFailure } from "./target.ts";
 
 /**
  * Runs one command on the stats socket at `socket` (a Unix socket path): its answer, trimmed
- * (empty for a command that succeeded silently); `unreachable` when nothing listens,
+ * (empty for a command that succeeded silently), or with `keepSpaces` only its trailing line
+ * breaks removed (a map's last value may end in spaces); `unreachable` when nothing listens,
  * `timeout` when HAProxy has not answered and closed within `timeoutMs`, `protocol` when the
  * connection fails. Never rejects.
  */
@@ -20,6 +21,7 @@ export function runtimeCommand(
   socket: string,
   command: string,
   timeoutMs: number,
+  keepSpaces = false,
 ): Promise<Result<string, PushFailure>> {
   return new Promise((resolve) => {
     const connection = connect({ path: socket });
@@ -37,7 +39,10 @@ export function runtimeCommand(
     const timer = setTimeout(() => failed("timeout", `no answer in ${timeoutMs} ms`), timeoutMs);
     connection.setEncoding("utf8");
     connection.on("data", (chunk: string) => chunks.push(chunk));
-    connection.on("end", () => settle(ok(chunks.join("").trim())));
+    connection.on("end", () => {
+      const answer = chunks.join("");
+      settle(ok(keepSpaces ? answer.replace(/\n+$/, "") : answer.trim()));
+    });
     connection.on("error", (e: NodeJS.ErrnoException) =>
       failed(
         e.code === "ECONNREFUSED" || e.code === "ENOENT" ? "unreachable" : "protocol",

@@ -1,28 +1,63 @@
-// The zero-hop table pushed into HAProxy: one map version per push, filled in payloads that fit
-// the runtime API's buffer, then committed, so requests see the old table or the new one and
-// never a mix. A failure before the commit leaves the old table in place; the uncommitted
-// version is dropped by HAProxy at the next commit. A verification reads the whole map back.
+// The zero-hop table pushed into HAProxy's two maps: the routing map (haproxy-map.ts), one
+// version per push, filled in payloads that fit the runtime API's buffer, then committed, so
+// requests see the old entries or the new ones and never a mix; and the credentials map
+// (haproxy-credentials.ts), written key by key, for its keys are Apps, each one atomic on its own.
+// A push whose routing entries did not change (a rotation, any change of credentials alone) sets
+// the changed credentials and the REVISION key, and commits no version.
+//
+// The orderings, so that no request for an App its routing entry flags finds no credential
+// (haproxy.cfg answers that 503 not-synced, never goes on without it):
+// - credentials new or changed are written before the routing commit that flags them (a new App,
+//   an App gaining one); a rotation is that write alone, then the REVISION;
+// - credentials of Apps the new table drops or no longer flags are deleted after the routing
+//   commit, when no entry flags them (a request that read its entry before that commit and looks
+//   its credential up after the deletion, a connection later, is refused: closed, not open);
+// - a whole push (the first, after a failure, a restart, drift) commits the credentials map as
+//   one version first, holding besides the new table's the ones last pushed that it drops, which
+//   the old entries may flag, deleted after the routing commit; only what this process never
+//   pushed (another sidecar's, a table changed behind its back) can be missing meanwhile: 503;
+// - a restarted HAProxy holds neither map: `held` then reads no REVISION, which makes the next
+//   push whole; a restart in the middle of a push fails it (a `set map` of a key not held) or is
+//   seen before the routing commit by the credentials map's entry count;
+// - a request racing a rotation reads the old value or the new one, whole; its x-mirror-revision
+//   comes from the REVISION key, so a request racing a push may carry the revision just after the
+//   one its entry came from.
+// A failure before the routing commit leaves the old entries in place; an uncommitted version is
+// dropped by HAProxy at the next commit. A verification reads both maps back.
 
 import { cachedPer } from "../cached-per.ts";
 import { err, ok, type Result } from "../result.ts";
 import type { RouteView } from "../snapshot/types.ts";
+import { type CredentialLines, credentialChanges, credentialCount } from "./credential-lines.ts";
+import {
+  credentialCommand,
+  credentialPieces,
+  credentialsDigest,
+  haproxyCredentials,
+  shownCredentialsDigest,
+} from "./haproxy-credentials.ts";
 import {
   entryCount,
   mapDigest,
+  mapLines,
   mapPayloads,
   parseHeldRevision,
+  payloads,
   REVISION_KEY,
   shownMapDigest,
 } from "./haproxy-map.ts";
 import { runtimeCommand } from "./haproxy-runtime.ts";
+import { sha256 } from "./table-digest.ts";
 import type { PushFailure, PushTarget } from "./target.ts";
 
 export interface HaproxyTargetOptions {
   readonly name?: string;
   /** The path of the stats socket (`stats socket <path> mode 600 level admin`). */
   readonly socket: string;
-  /** The map file exactly as haproxy.cfg names it in `map_str(...)`. */
+  /** The routing map file exactly as haproxy.cfg names it in `map_str(...)`. */
   readonly map: string;
+  /** The credentials map file exactly as haproxy.cfg names it. */
+  readonly credentialsMap: string;
   /** Per command; a push of 10k Apps is about 45 commands, one connection each. */
   readonly timeoutMs?: number;
   /** Bytes of payload per `add map` command; HAProxy's default tune.bufsize is 16384. */
@@ -34,9 +69,23 @@ export const DEFAULT_HAPROXY_MAP = "/usr/local/etc/haproxy/replica-mirror.map";
 
 const NEW_VERSION = /^New version created: (\d+)$/;
 
+/** `entry_cnt` of each map in `show map`: every version's entries. */
+interface Counts {
+  readonly routing: number;
+  readonly credentials: number;
+}
+
+/** What HAProxy was seen to hold after a push: the view's routing lines and credentials. */
+interface Held {
+  readonly revision: number;
+  readonly routes: RouteView["routes"];
+  readonly lines: readonly (readonly string[])[];
+  readonly credentials: CredentialLines;
+}
+
 /** A PushTarget for HAProxy 2.6+ over its runtime API, with the zero-hop haproxy.cfg. */
 export function haproxyTarget(options: HaproxyTargetOptions): PushTarget {
-  const { socket, map } = options;
+  const { socket, map, credentialsMap } = options;
   const timeoutMs = options.timeoutMs ?? 2_000;
   const payloadBytes = options.payloadBytes ?? 12_000;
   /** Runs `command`: what `read` makes of its answer, or a rejection naming `what`. */
@@ -52,55 +101,162 @@ export function haproxyTarget(options: HaproxyTargetOptions): PushTarget {
   }
   /** A command that succeeded says nothing. */
   const silent = (answer: string) => (answer === "" ? answer : undefined);
-  /** The map's entries in all its versions, from `show map`'s line for it. */
-  const entries = () => run("show map", "show map", (a) => entryCount(a, map));
+  /** The entries of both maps in all their versions, from `show map`. */
+  const entries = () =>
+    run("show map", "show map", (a): Counts | undefined => {
+      const [routing, credentials] = [entryCount(a, map), entryCount(a, credentialsMap)];
+      return routing === undefined || credentials === undefined
+        ? undefined
+        : { routing, credentials };
+    });
+
+  /**
+   * Replaces `name` whole with one version of `content` (`lines` entries); before the commit,
+   * the credentials map must hold `credentials` entries unless null (a restart since the
+   * credentials were written would show there).
+   */
+  async function versioned(
+    name: string,
+    content: Iterable<string>,
+    lines: number,
+    credentials: number | null,
+  ): Promise<Result<void, PushFailure>> {
+    const prepare = `prepare map ${name}`;
+    const version = await run(prepare, prepare, (a) => NEW_VERSION.exec(a)?.[1]);
+    if (!version.ok) return version;
+    const before = await entries();
+    if (!before.ok) return before;
+    const add = `add map @${version.value} ${name}`;
+    // One after another: HAProxy takes a payload in one buffer (tune.bufsize), and runs the
+    // commands of one map in turn anyway.
+    for (const payload of content) {
+      const added = await run(`${add} <<\n${payload}\n`, add, silent);
+      if (!added.ok) return added;
+    }
+    // A payload HAProxy could not take closes the connection with no answer, as a success
+    // does: the count of entries (every version's) tells them apart before the commit.
+    const after = await entries();
+    if (!after.ok) return after;
+    const of = (e: Counts) => (name === map ? e.routing : e.credentials);
+    const taken = of(after.value) - of(before.value);
+    if (taken !== lines) {
+      const message = `'${add}': ${taken} of ${lines} entries taken`;
+      return err({ reason: "rejected", message });
+    }
+    if (credentials !== null && after.value.credentials !== credentials) {
+      const message = `'${add}': the credentials map holds ${after.value.credentials} entries, not ${credentials}`;
+      return err({ reason: "rejected", message });
+    }
+    const commit = `commit map @${version.value} ${name}`;
+    const committed = await run(commit, commit, silent);
+    return committed.ok ? ok(undefined) : committed;
+  }
+
+  // What HAProxy holds as last pushed; null when unknown: the next push is whole.
+  let held: Held | null = null;
+  // The credentials of the last push that succeeded, kept when `held` is lost: a whole push
+  // keeps those it drops until its routing commit.
+  let last: CredentialLines = [];
+
+  async function pushView(view: RouteView, from: Held | null): Promise<Result<void, PushFailure>> {
+    const credentials = haproxyCredentials(view);
+    const changes = credentialChanges(credentials, from?.credentials ?? last);
+    const count = credentialCount(credentials) + changes.dropped.length;
+    // 1. The credentials the new entries flag, before them.
+    if (from === null) {
+      const dropped = new Set(changes.dropped);
+      const kept = last.map((chunk) => chunk.filter((l) => dropped.has(l.app)));
+      const content = payloads(credentialPieces([...credentials, ...kept]), payloadBytes);
+      const filled = await versioned(credentialsMap, content, count, null);
+      if (!filled.ok) return filled;
+    } else {
+      for (const line of changes.written) {
+        const command = credentialCommand(credentialsMap, line, !changes.added.has(line.app));
+        const written = await run(command, `set map ${credentialsMap}`, silent);
+        if (!written.ok) return written;
+      }
+    }
+    // 2. The routing entries: a new version when they changed, else the REVISION alone.
+    const lines = mapLines(view);
+    if (from !== null && from.routes === view.routes && sameLines(lines, from.lines)) {
+      const set = `set map ${map} ${REVISION_KEY} ${view.revision}`;
+      const revised = await run(set, set, silent);
+      if (!revised.ok) return revised;
+    } else {
+      const content = mapPayloads(view, payloadBytes);
+      const pushed = await versioned(map, content.payloads, content.lines, count);
+      if (!pushed.ok) return pushed;
+    }
+    // 3. The credentials no entry flags any more.
+    for (const app of changes.dropped) {
+      const del = `del map ${credentialsMap} ${app}`;
+      const deleted = await run(del, del, silent);
+      if (!deleted.ok) return deleted;
+    }
+    return ok(undefined);
+  }
 
   return {
     name: options.name ?? "haproxy",
-    async push(view: RouteView): Promise<Result<void, PushFailure>> {
-      const content = mapPayloads(view, payloadBytes);
-      const prepare = `prepare map ${map}`;
-      const version = await run(prepare, prepare, (a) => NEW_VERSION.exec(a)?.[1]);
-      if (!version.ok) return version;
-      const before = await entries();
-      if (!before.ok) return before;
-      const add = `add map @${version.value} ${map}`;
-      // One after another: HAProxy takes a payload in one buffer (tune.bufsize), and runs the
-      // commands of one map in turn anyway.
-      for (const payload of content.payloads) {
-        const added = await run(`${add} <<\n${payload}\n`, add, silent);
-        if (!added.ok) return added;
-      }
-      // A payload HAProxy could not take closes the connection with no answer, as a success
-      // does: the count of entries (every version's) tells them apart before the commit.
-      const after = await entries();
-      if (!after.ok) return after;
-      if (after.value !== before.value + content.lines) {
-        const message = `'${add}': ${after.value - before.value} of ${content.lines} entries taken`;
-        return err({ reason: "rejected", message });
-      }
-      const commit = `commit map @${version.value} ${map}`;
-      const committed = await run(commit, commit, silent);
-      return committed.ok ? ok(undefined) : committed;
+    async push(view, pushOptions): Promise<Result<void, PushFailure>> {
+      const from = pushOptions?.whole === true ? null : held;
+      held = null;
+      const pushed = await pushView(view, from);
+      if (!pushed.ok) return pushed;
+      const credentials = haproxyCredentials(view);
+      held = { revision: view.revision, routes: view.routes, lines: mapLines(view), credentials };
+      last = credentials;
+      return pushed;
     },
     async held(): Promise<Result<number | null, PushFailure>> {
       const get = `get map ${map} ${REVISION_KEY}`;
-      return run(get, `get map ${map}`, parseHeldRevision);
+      const revision = await run(get, `get map ${map}`, parseHeldRevision);
+      // Not the revision last pushed: HAProxy restarted, or another writer; push whole next.
+      if (revision.ok && revision.value !== held?.revision) held = null;
+      return revision;
     },
-    // Every entry of the current version (600 kB at 10k Apps): HAProxy cannot hash its map.
+    // Every entry of both maps' current versions (10k Apps: 600 kB of routing, and the
+    // credentials, 10 MB at 1 KiB each): HAProxy cannot hash a map.
     async heldDigest(): Promise<Result<string | null, PushFailure>> {
-      const show = `show map ${map}`;
-      const answer = await runtimeCommand(socket, show, timeoutMs);
-      if (!answer.ok) return answer;
-      const digest = shownMapDigest(answer.value);
-      if (digest !== undefined) return ok(digest);
-      // HAProxy's words (the first line) unless they are an entry of the map, whose value may
-      // hold an App's credential: a message must never show one.
-      if (!/^0x[0-9a-f]+ /.test(answer.value)) return rejected(show, answer.value);
-      return err({ reason: "protocol", message: `'${show}': a line is not an entry of a map` });
+      const routing = await shown(map, shownMapDigest);
+      if (!routing.ok || routing.value === null) return routing;
+      const credentials = await shown(credentialsMap, shownCredentialsDigest);
+      if (!credentials.ok) return credentials;
+      return ok(sha256(`${routing.value}\n${credentials.value}`));
     },
-    digestOf: cachedPer(mapDigest),
+    digestOf: cachedPer((view: RouteView) =>
+      sha256(`${mapDigest(view)}\n${credentialsDigest(haproxyCredentials(view))}`),
+    ),
   };
+
+  /** `digest` of the answer to `show map <name>`, read with the values' spaces kept. */
+  async function shown(
+    name: string,
+    digest: (answer: string) => string | null | undefined,
+  ): Promise<Result<string | null, PushFailure>> {
+    const show = `show map ${name}`;
+    const answer = await runtimeCommand(socket, show, timeoutMs, true);
+    if (!answer.ok) return answer;
+    const value = digest(answer.value);
+    if (value !== undefined) return ok(value);
+    // HAProxy's words (the first line) unless they are an entry of a map, whose value may be an
+    // App's credential: a message must never show one.
+    if (!/^0x[0-9a-f]+ /.test(answer.value)) return rejected(show, answer.value);
+    return err({ reason: "protocol", message: `'${show}': a line is not an entry of a map` });
+  }
+}
+
+/** Whether two tables' lines per App chunk are the same, comparing only the lists that differ. */
+function sameLines(
+  now: readonly (readonly string[])[],
+  then: readonly (readonly string[])[],
+): boolean {
+  if (now.length !== then.length) return false;
+  for (let c = 0; c < now.length; c++) {
+    const [a, b] = [now[c]!, then[c]!];
+    if (a !== b && (a.length !== b.length || a.some((line, i) => line !== b[i]))) return false;
+  }
+  return true;
 }
 
 /** HAProxy's refusal, its first line only (the runtime API answers errors in one line). */

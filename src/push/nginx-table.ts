@@ -1,17 +1,31 @@
 // The zero-hop table as the bodies nginx's push endpoint reads
 // (manifests/data-planes/nginx/zero-hop/replica-mirror.lua): the revision line first, then one
-// entry a line, `=` for an exact hostname and `*` for a wildcard suffix. No entry carries the
-// revision (nginx reads it with the table's generation), so an App's line is rendered once
-// (table-lines.ts) and a push only joins them.
+// entry a line, `=` for an exact hostname and `*` for a wildcard suffix, then `c <app> <value>`
+// for each App with a credential (credential-lines.ts), the value raw to the end of the line (a
+// credential holds no line break; spaces, tabs and `|` stay). No entry carries the revision
+// (nginx reads it with the table's generation), so an App's line is rendered once (table-lines.ts)
+// and a push only joins them.
 
 import { createHash } from "node:crypto";
+import { cachedPer } from "../cached-per.ts";
 import type { RouteView } from "../snapshot/types.ts";
+import {
+  type CredentialFormat,
+  type CredentialLine,
+  type CredentialLines,
+  credentialChanges,
+  credentialLines,
+} from "./credential-lines.ts";
 import type { TableEntry } from "./table.ts";
 import { entryFields, type LineFormat, tableLines } from "./table-lines.ts";
 
-/** The whole table's body, for a PUT. */
+/**
+ * The whole table's body, for a PUT: the entries, then the credentials in App name order (the
+ * order nginx's digest rebuilds them in when a PATCH added some).
+ */
 export function nginxTableBody(view: RouteView): string {
-  return body(`revision ${view.revision}\n`, nginxLines(view));
+  const credentials = nginxCredentials(view).map(credentialText);
+  return body(`revision ${view.revision}\n`, [...nginxLines(view), ...credentials]);
 }
 
 /**
@@ -25,24 +39,32 @@ export const nginxTableDigest = (view: RouteView): string =>
   createHash("sha1").update(nginxTableBody(view)).digest("hex");
 
 /**
- * A table nginx holds whole: its hostname index, its lines (per App chunk, as `nginxLines` gives
- * them: no App kept alive, but every credential, as the table itself) and the generation nginx
- * gave it.
+ * A table nginx holds whole: its hostname index, its lines and credentials (per App chunk, as
+ * `nginxLines` and `nginxCredentials` give them: no App kept alive, but every credential, as the
+ * table itself) and the generation nginx gave it.
  */
 export interface NginxBase {
   readonly routes: RouteView["routes"];
   readonly lines: readonly (readonly string[])[];
+  readonly credentials: CredentialLines;
   readonly generation: string;
 }
 
 /** `view`'s lines per App chunk; the same list for a chunk that Snapshots share. */
 export const nginxLines = (view: RouteView) => tableLines(view, nginxLine);
 
+/** nginx holds a credential as it is: its dict values and lines keep every byte a value may hold. */
+const raw: CredentialFormat = (credential) => credential;
+
+/** `view`'s credentials per App chunk; the same list for a chunk that Snapshots share. */
+export const nginxCredentials = (view: RouteView) => credentialLines(view, raw);
+
 /**
  * The body of a PATCH from `base` to `view`: every line of `view` that is not `base`'s (all since
- * the base, not since the last PATCH: nginx replaces the overlay whole). Null when `view` has
- * another hostname index, whose keys may differ, or when more than `maxLines` lines changed: then
- * the whole table goes.
+ * the base, not since the last PATCH: nginx replaces the overlay whole), and `c <app> ` (an empty
+ * value) for each credential `base` has and `view` has not. Null when `view` has another hostname
+ * index, whose keys may differ, or when more than `maxLines` lines changed: then the whole table
+ * goes.
  */
 export function nginxChangesBody(
   view: RouteView,
@@ -61,6 +83,11 @@ export function nginxChangesBody(
       changed.push(now[i]!);
     }
   }
+  const credentials = credentialChanges(nginxCredentials(view), base.credentials);
+  if (changed.length + credentials.written.length + credentials.dropped.length > maxLines)
+    return null;
+  for (const line of credentials.written) changed.push(credentialLine(line));
+  for (const app of credentials.dropped) changed.push(`c ${app} `);
   return body(`revision ${view.revision}\nbase ${base.generation}\n`, [changed]);
 }
 
@@ -71,6 +98,11 @@ function body(head: string, chunks: readonly (readonly string[])[]): string {
   }
   return parts.join("");
 }
+
+const credentialLine = (line: CredentialLine) => `c ${line.app} ${line.value}`;
+
+/** A chunk's credential lines as text, once per list. */
+const credentialText = cachedPer((lines: readonly CredentialLine[]) => lines.map(credentialLine));
 
 const nginxLine: LineFormat = (kind, name, entry) =>
   `${kind === "exact" ? "=" : "*"} ${name} ${entryValue(entry)}`;

@@ -13,6 +13,7 @@ import { type AdminAnswer, adminCall, adminRefused } from "./admin-http.ts";
 import {
   type NginxBase,
   nginxChangesBody,
+  nginxCredentials,
   nginxLines,
   nginxTableBody,
   nginxTableDigest,
@@ -56,7 +57,12 @@ export function nginxTarget(options: NginxTargetOptions): PushTarget {
     if (answer.value.status !== 200 || !/^\d+$/.test(answer.value.text)) {
       return adminRefused("PUT", answer.value);
     }
-    base = { routes: view.routes, lines: nginxLines(view), generation: answer.value.text };
+    base = {
+      routes: view.routes,
+      lines: nginxLines(view),
+      credentials: nginxCredentials(view),
+      generation: answer.value.text,
+    };
     return ok(undefined);
   }
 

@@ -62,26 +62,37 @@ export const NOT_ROUTED_KIND: Readonly<Record<NotRoutedReason, string>> = {
   "credentials-off": "O",
 };
 
+/** The last field of a routed entry whose App has a credential (empty: it has none). */
+export const CREDENTIAL_FLAG = "c";
+
 /**
  * An entry's value as the proxies' configurations read it by `|`-separated field: the kind (I:
  * routed to an IPv4 literal, D: routed to a DNS name, N: routed but no http upstream, and the
- * 503s of `NOT_ROUTED_KIND`), the App, then, when routed to a host, that host, its port and the
- * credential in base64 (empty: none, the client's `Authorization` goes on). Base64 because a
- * credential may hold `|`, spaces and tabs, which neither a field nor a map value keeps. No space,
- * no line break; a format may append fields of its own. Holds Secret bytes: never log it.
+ * 503s of `NOT_ROUTED_KIND`), the App, then, when routed to a host, that host, its port and
+ * `CREDENTIAL_FLAG` when the App has a credential (empty: none, the client's `Authorization` goes
+ * on). The credential itself is in the proxy's side table, once per App (credential-lines.ts), so
+ * a request for an App without one never touches it and a rotation changes no entry. No space, no
+ * line break; a format may append fields of its own.
  */
 export function entryFields(entry: TableEntry): string {
   if (entry.kind === "not-routed") return `${NOT_ROUTED_KIND[entry.reason]}|${entry.app}`;
   const { target } = entry;
   if (target === null) return `N|${entry.app}`;
-  const credential =
-    entry.credential === null ? "" : Buffer.from(entry.credential, "latin1").toString("base64");
-  return `${target.literal ? "I" : "D"}|${entry.app}|${target.host}|${target.port}|${credential}`;
+  const flag = entry.credential === null ? "" : CREDENTIAL_FLAG;
+  return `${target.literal ? "I" : "D"}|${entry.app}|${target.host}|${target.port}|${flag}`;
 }
 
 /** How many lines `tableLines` gives for `view`: its exact hostnames and wildcard suffixes. */
 export const lineCount = (view: RouteView): number =>
   view.routes.exact.size + view.routes.wildcard.size;
+
+/**
+ * Per hostname index and App chunk: the places in the chunk of the Apps that hold a key, in
+ * order (an App whose every hostname another App won holds none).
+ */
+export const keyedPlaces = cachedPer((routes: Routes): readonly (readonly number[])[] =>
+  keysOf(routes).map((keys) => [...new Set(keys.map((k) => k.index))].sort((a, b) => a - b)),
+);
 
 /** Per hostname index: its keys grouped by the App chunk of their slot. */
 const keysOf = cachedPer((routes: Routes): readonly (readonly Key[])[] => {

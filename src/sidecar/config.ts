@@ -51,6 +51,11 @@ export interface SidecarConfig {
  * path of a Unix socket in the volume only the sidecar and the proxy mount (ADR 46).
  */
 export type PushTargetConfig =
-  | { readonly kind: "haproxy"; readonly socket: string; readonly map: string }
+  | {
+      readonly kind: "haproxy";
+      readonly socket: string;
+      readonly map: string;
+      readonly credentialsMap: string;
+    }
   | { readonly kind: "caddy"; readonly socket: string }
   | { readonly kind: "nginx"; readonly socket: string };

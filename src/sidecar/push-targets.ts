@@ -22,7 +22,11 @@ export interface Pushers {
 export function targetOf(config: PushTargetConfig): PushTarget {
   switch (config.kind) {
     case "haproxy":
-      return haproxyTarget({ socket: config.socket, map: config.map });
+      return haproxyTarget({
+        socket: config.socket,
+        map: config.map,
+        credentialsMap: config.credentialsMap,
+      });
     case "caddy":
       return caddyTarget({ socket: config.socket });
     case "nginx":

@@ -23,7 +23,11 @@ describe("the HAProxy target's verification", () => {
   });
 
   it("never puts a line of the map in its failure, where an App's credential may be", async () => {
-    const target = haproxyTarget({ socket: join(dir, "haproxy.sock"), map: "/m.map" });
+    const target = haproxyTarget({
+      socket: join(dir, "haproxy.sock"),
+      map: "/m.map",
+      credentialsMap: "/c.map",
+    });
     answers.push(
       "0x55d0c0a00001 vault.example.com I|vault|10.0.0.1|80|c2VjcmV0|3\n0x55d0c0a00002 odd key value\n",
       "Unknown map identifier. Please use #<id> or <file>.\n",

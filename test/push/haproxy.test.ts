@@ -31,7 +31,7 @@ describePushChannel({
   start: startZeroHopHaproxy,
   // `set map` changes the current version's entry in place: no new version, the same revision.
   async tamper({ proxy, dir, forged, host }) {
-    const value = `${entryFields(tableOf(forged).exact.get(host)!)}|${forged.revision}`;
+    const value = entryFields(tableOf(forged).exact.get(host)!);
     const map = join(dir, "replica-mirror.map");
     expect(await runtimeCommand(proxy.socket, `set map ${map} ${host} ${value}`, 2_000)).toEqual(
       ok(""),
@@ -66,6 +66,7 @@ describe.skipIf(haproxy.path === undefined)("the HAProxy push target", () => {
     const oversized = haproxyTarget({
       socket: proxy.socket,
       map: join(dir, "replica-mirror.map"),
+      credentialsMap: join(dir, "replica-mirror-credentials.map"),
       payloadBytes: 1 << 20,
     });
     const failed = await oversized.push(second);
@@ -83,10 +84,12 @@ describe.skipIf(haproxy.path === undefined)("the HAProxy push target", () => {
     const noSocket = haproxyTarget({
       socket: join(dir, "push", "none.sock"),
       map: join(dir, "replica-mirror.map"),
+      credentialsMap: join(dir, "replica-mirror-credentials.map"),
     });
     const noMap = haproxyTarget({
       socket: proxy.socket,
       map: join(dir, "other.map"),
+      credentialsMap: join(dir, "replica-mirror-credentials.map"),
     });
     const reasons = [
       await noSocket.push(first),

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   type NginxBase,
   nginxChangesBody,
+  nginxCredentials,
   nginxLines,
   nginxTableBody,
 } from "../../src/push/nginx-table.ts";
@@ -24,6 +25,7 @@ const whole = snapshotOf(apps, Object.fromEntries(names.map((n) => [n, { token: 
 const baseOf = (s: Snapshot): NginxBase => ({
   routes: s.routes,
   lines: nginxLines(s),
+  credentials: nginxCredentials(s),
   generation: "7",
 });
 const refs = (...ns: string[]) => ns.map((name) => ({ namespace: "apps", name }));
@@ -87,7 +89,7 @@ describe("the nginx changes body", () => {
     ]);
   });
 
-  it("carries a rotated credential as the lines of its App only", () => {
+  it("carries a rotated credential as its App's credential line only, no entry", () => {
     const keyed = apps.map((a) => ({ ...a, credential: { prefix: "Bearer " } }));
     const tokens = (rotated: string) =>
       secretsOf(
@@ -101,12 +103,29 @@ describe("the nginx changes body", () => {
       tokens("app-100-credentials"),
       at(2),
     );
-    const credential = Buffer.from("Bearer new|1").toString("base64");
+    expect(nginxChangesBody(after, baseOf(before), 100)?.split("\n").map(redactedLine)).toEqual(
+      ["revision 2", "base 7", "c app-100 Bearer new|1", ""].map(redactedLine),
+    );
+  });
+
+  it("empties the credential line of an App that lost its credential, and adds one for an App that gained one", () => {
+    const keyed = apps.map((a) => ({ ...a, credential: { prefix: "Bearer " } }));
+    const at = (revision: number) => ({ ...meta(revision), serveCredentials: true });
+    const before = build(registryOf(keyed), ready(["app-120-credentials"]), at(1));
+    const after = rebuildForSecrets(
+      before,
+      refs("app-003-credentials", "app-120-credentials"),
+      ready(["app-003-credentials"]),
+      at(2),
+    );
     expect(nginxChangesBody(after, baseOf(before), 100)?.split("\n").map(redactedLine)).toEqual(
       [
         "revision 2",
         "base 7",
-        `= app-100.example.com I|app-100|10.0.0.1|80|${credential}|http://10.0.0.1:80`,
+        "= app-3.example.com S|app-003",
+        "= app-120.example.com I|app-120|10.0.0.1|80|c|http://10.0.0.1:80",
+        "c app-120 Bearer t",
+        "c app-003 ",
         "",
       ].map(redactedLine),
     );
@@ -138,19 +157,18 @@ describe("the nginx table body", () => {
     ["apps/c-credentials", secretData({ token: "k|1 \t{x}\n" })],
     ["apps/u-credentials", secretData({ token: "x\ry" })],
   ]);
-  const credential = Buffer.from("Bearer k|1 \t{x}").toString("base64");
-
-  it("starts with the revision, then one line per hostname, then per wildcard suffix, none with the revision", () => {
+  it("starts with the revision, then one line per hostname, then per wildcard suffix, none with the revision, then each credential once, as it is", () => {
     const snapshot = build(registryOf(apps), secrets, { ...meta(9), serveCredentials: true });
     expect(nginxTableBody(snapshot).split("\n").map(redactedLine)).toEqual(
       [
         "revision 9",
         "= u.example.com U|u",
-        `= c.example.com I|c|10.0.0.3|8080|${credential}|http://10.0.0.3:8080`,
+        "= c.example.com I|c|10.0.0.3|8080|c|http://10.0.0.3:8080",
         "= b.example.com S|b",
         "= a.example.com D|a|a.svc|80||http://a.svc/",
-        `* x.c.example.com I|c|10.0.0.3|8080|${credential}|http://10.0.0.3:8080`,
+        "* x.c.example.com I|c|10.0.0.3|8080|c|http://10.0.0.3:8080",
         "* example.com D|a|a.svc|80||http://a.svc/",
+        "c c Bearer k|1 \t{x}",
         "",
       ].map(redactedLine),
     );

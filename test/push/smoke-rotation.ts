@@ -1,17 +1,19 @@
 // A smoke-length measurement of a credential rotation in zero-hop mode (not a test): at 10k Apps,
-// every App with a credential (`Bearer ` and 40 bytes), one App's Secret changed at a time, as the
-// mirror rebuilds for it; per rotation, the push itself (the target's `push`), the time until a
+// every App with a credential (`Bearer ` and 40 bytes by default), one App's Secret changed at a
+// time, as the mirror rebuilds for it; per rotation, the push itself (the target's `push`), the time until a
 // request to that App carries the new value to its upstream, the proxy's CPU (from /proc: 10 ms
-// ticks, so 0 is less than one), and what went over the socket (nginx: a PATCH of that App's lines, ADR 44; HAProxy and Caddy: the whole table).
-// Run: node test/push/smoke-rotation.ts [haproxy|caddy|nginx]... (SMOKE_APPS, SMOKE_ROTATIONS
-// change the defaults of 10000 and 20).
+// ticks, so 0 is less than one), and what went over the socket (nginx: a PATCH of that App's
+// lines, ADR 44; HAProxy: the commands, a `set map` of the App's credential and the revision;
+// Caddy: the whole table).
+// Run: node test/push/smoke-rotation.ts [haproxy|caddy|nginx]... (SMOKE_APPS, SMOKE_ROTATIONS and
+// SMOKE_CREDENTIAL_BYTES change the defaults of 10000, 20 and 40).
 
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { quantile } from "../../bench/measure.ts";
 import { caddyRoutes } from "../../src/push/caddy-routes.ts";
-import { mapPayloads } from "../../src/push/haproxy-map.ts";
+import { haproxyTarget } from "../../src/push/haproxy-target.ts";
 import { nginxTarget } from "../../src/push/nginx-target.ts";
 import { tableOf } from "../../src/push/table.ts";
 import type { PushTarget } from "../../src/push/target.ts";
@@ -30,6 +32,7 @@ import { answering, quiet, spawned } from "./smoke-processes.ts";
 
 const APPS = Number(process.env.SMOKE_APPS ?? 10_000);
 const ROTATIONS = Number(process.env.SMOKE_ROTATIONS ?? 20);
+const BYTES = Number(process.env.SMOKE_CREDENTIAL_BYTES ?? 40);
 
 const LAUNCHES: Record<string, [string, (binary: string, dir: string) => Promise<ProxyLaunch>]> = {
   haproxy: ["/usr/sbin/haproxy", haproxyLaunch],
@@ -38,13 +41,22 @@ const LAUNCHES: Record<string, [string, (binary: string, dir: string) => Promise
 };
 
 const token = (app: number, version: number) =>
-  `${String(version).padStart(4, "0")}-${app}-`.padEnd(40, "k");
+  `${String(version).padStart(4, "0")}-${app}-`.padEnd(BYTES, "k");
 
-/** What one push of `view` sends over the socket, in bytes, for the proxies that send it whole. */
-function wholeBytes(proxy: string, view: Snapshot): number {
-  if (proxy === "haproxy") return [...mapPayloads(view, 12_000).payloads].join("").length;
-  if (proxy === "caddy") return JSON.stringify(caddyRoutes(tableOf(view))).length;
-  return 0;
+/** What one push of `view` sends to Caddy, in bytes: its whole table. */
+const caddyBytes = (view: Snapshot): number => JSON.stringify(caddyRoutes(tableOf(view))).length;
+
+/** HAProxy's runtime API commands after the first push, by verb and map, never a value. */
+function commandCounts(lines: readonly string[], dir: string): string {
+  const counts = new Map<string, number>();
+  for (const line of lines) {
+    const [verb, object, where, key] = line.split(" ");
+    const map = where?.startsWith("@") ? key : where;
+    const name = map === undefined ? "" : ` ${map.replace(`${dir}/`, "")}`;
+    const what = `${verb} ${object}${name}${key === "REVISION" ? " REVISION" : ""}`;
+    counts.set(what, (counts.get(what) ?? 0) + 1);
+  }
+  return [...counts].map(([what, n]) => `${what} x${n}`).join(", ");
 }
 
 async function measure(proxy: string): Promise<void> {
@@ -60,11 +72,20 @@ async function measure(proxy: string): Promise<void> {
   }
   const process_ = spawned(proxy, launch.command, launch.args, { ...launch.env }, launch.port);
   await answering(launch.port);
-  // nginx through a relay of its socket, which tells a PUT from a PATCH.
-  const relay =
-    proxy === "nginx" ? await startSocketRelay(join(dir, "relay.sock"), launch.socket) : null;
-  const target: PushTarget =
-    relay === null ? launch.target : nginxTarget({ socket: join(dir, "relay.sock") });
+  // nginx and HAProxy through a relay of their socket, which records each request or command.
+  const relayed = join(dir, "relay.sock");
+  const relay = proxy === "caddy" ? null : await startSocketRelay(relayed, launch.socket);
+  const targets: Record<string, () => PushTarget> = {
+    caddy: () => launch.target,
+    nginx: () => nginxTarget({ socket: relayed }),
+    haproxy: () =>
+      haproxyTarget({
+        socket: relayed,
+        map: join(dir, "replica-mirror.map"),
+        credentialsMap: join(dir, "replica-mirror-credentials.map"),
+      }),
+  };
+  const target = targets[proxy]!();
 
   const apps: AppInput[] = Array.from({ length: APPS }, (_, i) => ({
     name: `app-${i}`,
@@ -80,6 +101,7 @@ async function measure(proxy: string): Promise<void> {
   let snapshot = build(registryOf(apps), secrets(), at(1));
   const first = await target.push(snapshot);
   if (!first.ok) throw new Error(`${proxy}: ${first.error.message}`);
+  const afterFirst = relay?.requests.length ?? 0;
 
   const pushMs: number[] = [];
   const answeringMs: number[] = [];
@@ -107,13 +129,15 @@ async function measure(proxy: string): Promise<void> {
     `  ${what}: p50 ${q(xs, 0.5)} ms, p99 ${q(xs, 0.99)} ms, max ${Math.max(...xs).toFixed(1)} ms`;
   const sent =
     relay === null
-      ? `whole table each time, ${(wholeBytes(proxy, snapshot) / 1e6).toFixed(2)} MB`
-      : relay.requests
-          .filter((l) => l.endsWith(" /replica-mirror/table"))
-          .join(", ")
-          .replace(/ \/replica-mirror\/table/g, "");
+      ? `whole table each time, ${(caddyBytes(snapshot) / 1e6).toFixed(2)} MB`
+      : proxy === "haproxy"
+        ? `after the first push, ${commandCounts(relay.requests.slice(afterFirst), dir)}`
+        : relay.requests
+            .filter((l) => l.endsWith(" /replica-mirror/table"))
+            .join(", ")
+            .replace(/ \/replica-mirror\/table/g, "");
   console.log(
-    `${proxy}: ${ROTATIONS} rotations at ${APPS} Apps, each with a credential; sent: ${sent}`,
+    `${proxy}: ${ROTATIONS} rotations at ${APPS} Apps, each with a credential of ${BYTES} B; sent: ${sent}`,
   );
   console.log(line("push", pushMs));
   console.log(line("rotation → the upstream gets the new value", answeringMs));

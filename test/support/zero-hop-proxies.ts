@@ -88,9 +88,11 @@ export async function haproxyLaunch(binary: string, dir: string): Promise<ProxyL
   const push = await pushDir(dir);
   const socket = join(push, "haproxy.sock");
   const map = join(dir, "replica-mirror.map");
+  const credentialsMap = join(dir, "replica-mirror-credentials.map");
   const conf = (await readFile(join(HAPROXY_DIR, "haproxy.cfg"), "utf8"))
     .replace(SHIPPED_PUSH_DIR, `${push}/`)
     .replaceAll("/usr/local/etc/haproxy/replica-mirror.map", map)
+    .replaceAll("/usr/local/etc/haproxy/replica-mirror-credentials.map", credentialsMap)
     .replace("bind :8000", `bind 127.0.0.1:${port}`);
   await writeFile(join(dir, "haproxy.cfg"), conf);
   return {
@@ -99,10 +101,20 @@ export async function haproxyLaunch(binary: string, dir: string): Promise<ProxyL
     env: {},
     port,
     socket,
-    target: haproxyTarget({ socket, map }),
-    sidecarFlags: ["--push-haproxy", `unix:${socket}`, "--push-haproxy-map", map],
-    // The shipped map is empty: a (re)started HAProxy holds no table.
-    prepare: () => copyFile(join(HAPROXY_DIR, "replica-mirror.map"), map),
+    target: haproxyTarget({ socket, map, credentialsMap }),
+    sidecarFlags: [
+      "--push-haproxy",
+      `unix:${socket}`,
+      "--push-haproxy-map",
+      map,
+      "--push-haproxy-credentials-map",
+      credentialsMap,
+    ],
+    // The shipped maps are empty: a (re)started HAProxy holds no table.
+    prepare: async () => {
+      await copyFile(join(HAPROXY_DIR, "replica-mirror.map"), map);
+      await copyFile(join(HAPROXY_DIR, "replica-mirror-credentials.map"), credentialsMap);
+    },
     log: () => "",
   };
 }

@@ -1,6 +1,8 @@
 // A Unix socket that relays every connection to a proxy's push socket and records the request
-// line each one starts with (`PUT /replica-mirror/table`): the push clients open one connection
-// per request (src/push/admin-http.ts), so a test sees how each push went, and never a body.
+// line each one starts with (`PUT /replica-mirror/table`; HAProxy's runtime API: the command's
+// first line, which may hold a credential: a test keeps only its first words): the push clients
+// open one connection per request (src/push/admin-http.ts, haproxy-runtime.ts), so a test sees
+// how each push went, and never a body.
 
 import net from "node:net";
 
@@ -18,9 +20,10 @@ export async function startSocketRelay(path: string, target: string): Promise<So
     let head = "";
     const sniff = (chunk: Buffer) => {
       head += chunk.toString("latin1", 0, Math.min(chunk.length, 200));
-      const end = head.indexOf("\r\n");
+      const end = head.indexOf("\n");
       if (end === -1 && head.length < 200) return;
-      requests.push(head.slice(0, end === -1 ? 200 : end).replace(/ HTTP\/1\.[01]$/, ""));
+      const line = head.slice(0, end === -1 ? 200 : end).replace(/\r$/, "");
+      requests.push(line.replace(/ HTTP\/1\.[01]$/, ""));
       client.off("data", sniff);
     };
     client.on("data", sniff);

@@ -37,15 +37,13 @@ export const credentialDigest = (value: string): string =>
   `sha256:${sha256(Buffer.from(value.replace(/^[ \t]+|[ \t]+$/g, ""), "latin1")).slice(0, 16)}`;
 
 /**
- * A line of a table (nginx's, HAProxy's map) with the credential field of a routed entry
- * (`I|app|host|port|<base64>`) as `<credentialDigest>`: what a test compares, so that a failure
- * prints no credential.
+ * A line of nginx's table body with the credential of a `c <app> <credential>` line as
+ * `<credentialDigest>`: what a test compares, so that a failure prints no credential.
  */
 export const redactedLine = (line: string): string =>
   line.replace(
-    /^((?:[=*] )?\S+ [ID]\|[^|]*\|[^|]*\|[^|]*\|)([^|]+)/,
-    (_, head: string, b64: string) =>
-      `${head}<${credentialDigest(Buffer.from(b64, "base64").toString("latin1"))}>`,
+    /^(c \S+ )(.+)$/,
+    (_, head: string, value: string) => `${head}<${credentialDigest(value)}>`,
   );
 
 /**

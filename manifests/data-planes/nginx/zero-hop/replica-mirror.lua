@@ -9,18 +9,21 @@
 --   base <generation>      second line of a PATCH: the whole table's generation it changes
 --   = <hostname> <value>   an exact hostname
 --   * <suffix> <value>     the wildcard *.<suffix>
--- Values, fields separated by '|': I|app|ipv4|port|credential|upstream and
--- D|app|name|port|credential|upstream (routed to an IPv4 literal or a DNS name; the credential is
--- the upstream's Authorization in base64, empty for an App without one), N|app (no
--- http://host[:port] upstream), S|app, U|app, O|app (503 secret-unavailable, secret-unusable,
--- credentials-off). No value holds the revision: a request takes it from "current" with the
--- generation, so the sidecar renders an App's line once, not at every push. The credentials are
--- Secret bytes: they live in the dict and the workers' memory only, and nothing here logs a value
--- or returns one to a client.
+--   c <app> <credential>   the App's credential, the upstream's whole Authorization value, as it
+--                          is: the rest of the line (spaces, tabs and '|' included); after every
+--                          entry, in App name order. In a PATCH, an empty one: the App has none.
+-- Values, fields separated by '|': I|app|ipv4|port|flag|upstream and D|app|name|port|flag|upstream
+-- (routed to an IPv4 literal or a DNS name; the flag is "c" when the App has a credential, empty
+-- when not), N|app (no http://host[:port] upstream), S|app, U|app, O|app (503 secret-unavailable,
+-- secret-unusable, credentials-off). No value holds the revision: a request takes it from
+-- "current" with the generation, so the sidecar renders an App's line once, not at every push. A
+-- credential is held once per App, read only for an entry that flags it, and a rotation is one
+-- App's "c" line. The credentials are Secret bytes: they live in the dict and the workers' memory
+-- only, and nothing here logs a value or returns one to a client.
 --
--- A whole table (PUT) fills a new generation of keys ("<gen>=host", "<gen>*suffix"); the changes
--- since it (PATCH: the lines of the Apps changed since that PUT, all of them each time, same keys)
--- fill a new overlay generation read before it. "current" ("<gen> <revision>" or "<gen>
+-- A whole table (PUT) fills a new generation of keys ("<gen>=host", "<gen>*suffix",
+-- "<gen>c<app>"); the changes since it (PATCH: the lines of the Apps changed since that PUT, all
+-- of them each time, same hostnames) fill a new overlay generation read before it. "current" ("<gen> <revision>" or "<gen>
 -- <revision> <overlay>") is then switched with one set: a request reads "current" once, so it
 -- sees one whole table and its revision. The generations a switch retires are deleted at the next
 -- switch (a request that read "current" just before it may still read them).
@@ -77,8 +80,8 @@ local function strip_client_headers()
   end
 end
 
--- The fields of an entry, without building a table: kind, app, host, port, credential, upstream
--- (the last field: an upstream may hold '|').
+-- The fields of an entry, without building a table: kind, app, host, port, credential flag,
+-- upstream (the last field: an upstream may hold '|').
 local function fields(value)
   local a = value:find("|", 1, true)
   local b = a and value:find("|", a + 1, true)
@@ -97,20 +100,19 @@ local REFUSALS = {
   O = { "credentials-off", nil, "credentials not served" },
 }
 
--- The overlay generation ("" for none) as this worker's own tables of exact names and wildcard
--- suffixes, parsed from the dict once per overlay: a request reads it without the dict's lock,
--- and the overlay costs a table lookup a request rather than a dict read.
-local overlay_id, overlay_exact, overlay_wild = "", {}, {}
+-- The overlay generation ("" for none) as this worker's own tables of exact names, wildcard
+-- suffixes and credentials (an empty one: the App has none since the whole table), parsed from
+-- the dict once per overlay: a request reads it without the dict's lock, and the overlay costs a
+-- table lookup a request rather than a dict read.
+local overlay_id, overlay_tables = "", { ["="] = {}, ["*"] = {}, c = {} }
 local function overlay_of(id)
   if id ~= overlay_id then
-    local exact, wild = {}, {}
+    local tables = { ["="] = {}, ["*"] = {}, c = {} }
     local text = dict:get(id .. "#table") or ""
-    for kind, key, value in text:gmatch("\n([=*]) (%S+) ([^\n]*)") do
-      if kind == "=" then exact[key] = value else wild[key] = value end
-    end
-    overlay_id, overlay_exact, overlay_wild = id, exact, wild
+    for kind, key, value in text:gmatch("\n([=*c]) (%S+) ([^\n]*)") do tables[kind][key] = value end
+    overlay_id, overlay_tables = id, tables
   end
-  return overlay_exact, overlay_wild
+  return overlay_tables
 end
 
 -- access_by_lua: answers a refusal, or leaves $mirror_* set for proxy_pass.
@@ -134,7 +136,8 @@ function M.route()
       key = key_of(lowered)
     end
   end
-  local exact, wild = overlay_of(overlay)
+  local over = overlay_of(overlay)
+  local exact, wild = over["="], over["*"]
   local value = exact[key] or dict:get(gen .. "=" .. key)
   if value == nil then
     if not valid(lowered) then return answer(400, "bad-host", nil, "bad host") end
@@ -147,13 +150,22 @@ function M.route()
     end
     if value == nil then return answer(404, "unknown-host", nil, "unknown host") end
   end
-  local kind, app, host, port, credential, upstream = fields(value)
+  local kind, app, host, port, flag, upstream = fields(value)
   local refusal = REFUSALS[kind]
   if refusal then return answer(503, refusal[1], refusal[2], refusal[3], app) end
   if kind == "N" then return answer(502, nil, nil, "app has no http upstream") end
   -- The App's credential replaces every Authorization the client sent (headers_in, which the
   -- proxy module sends on, also after the exec below); an App without one passes the client's.
-  if credential ~= "" then ngx.req.set_header("Authorization", ngx.decode_base64(credential)) end
+  -- An entry that flags a credential the dict does not hold (evicted, or written by another
+  -- client of the socket) is refused, never sent on without it: the sidecar's digest check puts
+  -- the table back within 5 s.
+  if flag ~= "" then
+    local credential = over.c[app] or dict:get(gen .. "c" .. app)
+    if credential == nil or credential == "" then
+      return answer(503, "not-synced", "1", "routing table not synced yet")
+    end
+    ngx.req.set_header("Authorization", credential)
+  end
   ngx.var.mirror_app = app
   ngx.var.mirror_revision = revision
   ngx.var.mirror_upstream = upstream
@@ -224,6 +236,10 @@ function M.load()
     if not base then return fail(400, "changes must name their base on the second line") end
     if base ~= held then return fail(409, "the base generation is not the one held") end
   end
+  -- The generations the last switch retired go first: at most the table held and the new one
+  -- share the dict while it fills (two generations of 10k Apps with 8 KiB credentials: nginx.conf).
+  for old in (dict:get("retired") or ""):gmatch("%d+") do drop(old) end
+  dict:set("retired", "")
   local gen = dict:incr("generation", 1, 0)
   if base then
     -- An overlay is one value, which each worker parses once (overlay_of).
@@ -231,7 +247,7 @@ function M.load()
     if not ok then return fail(507, "the shared dict is full: ", err) end
   end
   local keys = {}
-  for kind, key, value in (base and "" or body):gmatch("\n([=*]) (%S+) ([^\n]*)") do
+  for kind, key, value in (base and "" or body):gmatch("\n([=*c]) (%S+) ([^\n]*)") do
     local full = gen .. kind .. key
     local ok, err = dict:safe_set(full, value)
     if not ok then
@@ -241,7 +257,6 @@ function M.load()
     keys[#keys + 1] = full
   end
   if not base then dict:safe_set(gen .. "#keys", table.concat(keys, "\n")) end
-  for old in (dict:get("retired") or ""):gmatch("%d+") do drop(old) end
   local retired = {}
   if held_overlay and held_overlay ~= "" then retired[#retired + 1] = held_overlay end
   if base then
@@ -269,42 +284,57 @@ end
 
 -- GET /replica-mirror/digest: the SHA-1 (hex) of the table held, read from the dict now and
 -- written as the body of a PUT that would hold it: "revision <n>", then the line of every key of
--- the whole generation in the order it came, with the overlay's value where it has one, then the
--- overlay's other keys; each line ends with "\n". A key whose value is gone (evicted) has no line.
--- The sidecar compares it with the digest of what it pushed (ADR 51). 404 before the first push.
--- It yields every 1,000 keys (10k Apps: about 20 ms of CPU in all), so requests on this worker
--- wait a few ms at most; the sidecar pushes nothing while it waits for the answer.
+-- the whole generation in the order it came (the entries, then the credentials by App name), with
+-- the overlay's value where it has one and the credentials only the overlay has merged in by
+-- name, then the overlay's other keys (none while a PATCH keeps the hostnames); each line ends
+-- with "\n". A key whose value is gone (evicted) or empty (a credential the overlay removed) has
+-- no line. The sidecar compares it with the digest of what it pushed (ADR 51). 404 before the
+-- first push. It yields every 1,000 keys (10k Apps: about 20 ms of CPU in all), so requests on
+-- this worker wait a few ms at most; the sidecar pushes nothing while it waits for the answer.
 function M.digest()
   local current = dict:get("current")
   if current == nil then return ngx.exit(404) end
   local gen, revision, overlay = current:match("^(%d+) (%d+) ?(%d*)$")
-  local over = {}
-  over["="], over["*"] = overlay_of(overlay)
-  local overlaid = next(over["="]) ~= nil or next(over["*"]) ~= nil
+  local over = overlay_of(overlay)
+  -- The overlay's credentials of Apps the whole generation holds none for, by name.
+  local extra, is_extra, e = {}, {}, 1
+  for app in pairs(over.c) do
+    if dict:get(gen .. "c" .. app) == nil then extra[#extra + 1], is_extra[app] = app, true end
+  end
+  table.sort(extra)
   local keys = dict:get(gen .. "#keys") or ""
   -- Pieces, not lines: table.concat joins them once, where a line each would be a string each.
   local out, n, used, at, from, count = { "revision ", revision, "\n" }, 3, {}, #gen + 1, 1, 0
+  local function line(kind, key, value)
+    if value == nil or value == "" then return end
+    out[n + 1], out[n + 2], out[n + 3], out[n + 4], out[n + 5] = kind, " ", key, " ", value
+    out[n + 6], n = "\n", n + 6
+  end
   while from <= #keys do
     local to = keys:find("\n", from, true) or #keys + 1
     local kind, key = keys:sub(from + at - 1, from + at - 1), keys:sub(from + at, to - 1)
-    local value = overlaid and over[kind][key]
-    if value then
-      used[kind .. key] = true
-    else
-      value = dict:get(keys:sub(from, to - 1))
+    if kind == "c" then
+      while extra[e] and extra[e] < key do
+        line("c", extra[e], over.c[extra[e]])
+        e = e + 1
+      end
     end
-    if value then
-      out[n + 1], out[n + 2], out[n + 3], out[n + 4], out[n + 5] = kind, " ", key, " ", value
-      out[n + 6], n = "\n", n + 6
+    if not (kind == "c" and is_extra[key]) then
+      local value = over[kind][key]
+      if value then
+        used[kind .. key] = true
+      else
+        value = dict:get(keys:sub(from, to - 1))
+      end
+      line(kind, key, value)
     end
     from, count = to + 1, count + 1
     if count % 1000 == 0 then ngx.sleep(0) end
   end
-  for kind, values in pairs(over) do
-    for key, value in pairs(values) do
-      if not used[kind .. key] then
-        out[n + 1], out[n + 2], n = kind .. " " .. key .. " " .. value, "\n", n + 2
-      end
+  for i = e, #extra do line("c", extra[i], over.c[extra[i]]) end
+  for _, kind in ipairs({ "=", "*" }) do
+    for key, value in pairs(over[kind]) do
+      if not used[kind .. key] then line(kind, key, value) end
     end
   end
   local sum = ngx.sha1_bin(table.concat(out))

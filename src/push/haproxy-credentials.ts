@@ -1,0 +1,73 @@
+// The zero-hop credentials as HAProxy's second map (manifests/data-planes/haproxy/zero-hop):
+// key the App's name, value its credential as HAProxy sets it as `Authorization`. The routing map
+// only flags an App that has one (table-lines.ts `entryFields`), so a request for any other App
+// never reads this map, and a rotation is one `set map` of one key here.
+//
+// The value is raw, not base64: a request then pays a lookup and the header's own copy, no
+// decoding of up to 8 KiB. HAProxy keeps every byte a credential may hold (visible ASCII, space,
+// tab) in both ways it is written: an `add map` payload line is the key, one space, and the rest
+// of the line; a `set map` argument escapes space, tab, `\` and `;` with a `\`. Both drop leading
+// spaces and tabs, which an HTTP receiver drops from a field value anyway (RFC 9110, 5.5), so they
+// are left out here.
+
+import type { RouteView } from "../snapshot/types.ts";
+import {
+  type CredentialFormat,
+  type CredentialLine,
+  type CredentialLines,
+  credentialLines,
+} from "./credential-lines.ts";
+import { sortedLinesDigest } from "./table-digest.ts";
+
+/** Where the zero-hop haproxy.cfg reads the credentials map: beside the routing map, shipped empty. */
+export const DEFAULT_HAPROXY_CREDENTIALS_MAP =
+  "/usr/local/etc/haproxy/replica-mirror-credentials.map";
+
+/** A credential as the map holds it: without leading spaces and tabs (see above). */
+const mapValue: CredentialFormat = (credential) => credential.replace(/^[ \t]+/, "");
+
+/** `view`'s credentials map per App chunk; the same list for a chunk that Snapshots share. */
+export const haproxyCredentials = (view: RouteView): CredentialLines =>
+  credentialLines(view, mapValue);
+
+/** Each chunk's lines as one `add map` payload piece (`payloads` in haproxy-map.ts cuts them). */
+export function* credentialPieces(lines: CredentialLines): Generator<string> {
+  for (const chunk of lines) {
+    if (chunk.length > 0) yield `${chunk.map((l) => `${l.app} ${l.value}`).join("\n")}\n`;
+  }
+}
+
+/**
+ * The runtime API command that writes one App's credential into the current version of `map`:
+ * `set map` for a key the map holds (one entry's value swapped under HAProxy's lock: a request
+ * reads the old value or the new one, whole), `add map` for one it does not. Holds Secret bytes:
+ * never log it (haproxy-runtime.ts names only its first words).
+ */
+export function credentialCommand(map: string, line: CredentialLine, held: boolean): string {
+  return `${held ? "set" : "add"} map ${map} ${line.app} ${line.value.replace(/[ \t\\;]/g, "\\$&")}`;
+}
+
+/**
+ * The digest of the credentials map HAProxy holds while it holds exactly `lines`: its
+ * `key value` lines as a set, as `shownCredentialsDigest` reads them back.
+ */
+export function credentialsDigest(lines: CredentialLines): string {
+  const all: string[] = [];
+  for (const chunk of lines) for (const l of chunk) all.push(`${l.app} ${l.value}`);
+  return sortedLinesDigest(all);
+}
+
+/**
+ * The digest of the entries in the answer to `show map <credentials map>` (one `<pointer> <key>
+ * <value>` a line, the value to the end of the line), read with its spaces kept; undefined when
+ * a line is not one `show map` gives.
+ */
+export function shownCredentialsDigest(answer: string): string | undefined {
+  const lines: string[] = [];
+  for (const line of answer === "" ? [] : answer.split("\n")) {
+    const m = /^0x[0-9a-f]+ (\S+) (.*)$/.exec(line);
+    if (m === null) return undefined;
+    lines.push(`${m[1]} ${m[2]}`);
+  }
+  return sortedLinesDigest(lines);
+}
