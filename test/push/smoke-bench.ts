@@ -17,15 +17,10 @@ import type { Snapshot } from "../../src/snapshot/types.ts";
 import { waitUntil } from "../support/wait.ts";
 import { type AppInput, snapshotOf } from "../support/world.ts";
 import {
-  caddyLaunch,
-  haproxyLaunch,
-  nginxLaunch,
-  type ProxyLaunch,
-} from "../support/zero-hop-proxies.ts";
-import {
   answering,
   baselineOf,
   closeAgent,
+  LAUNCHES,
   quiet,
   spawned,
   startUpstream,
@@ -56,22 +51,11 @@ function snapshotFor(
   return snapshotOf(apps, secrets, revision);
 }
 
-const BINARIES: Record<string, string> = {
-  haproxy: "/usr/sbin/haproxy",
-  caddy: "/usr/bin/caddy",
-  nginx: "/usr/sbin/nginx",
-};
-const LAUNCHES: Record<string, (binary: string, dir: string) => Promise<ProxyLaunch>> = {
-  haproxy: haproxyLaunch,
-  caddy: caddyLaunch,
-  nginx: nginxLaunch,
-};
-
 async function measure(proxy: string): Promise<void> {
-  const binary = BINARIES[proxy]!;
+  const [binary, launchOf] = LAUNCHES[proxy]!;
   const dir = await mkdtemp(join(tmpdir(), `replica-mirror-smoke-${proxy}-`));
   const upstream = await startUpstream(dir);
-  const launch = await LAUNCHES[proxy]!(binary, dir);
+  const launch = await launchOf(binary, dir);
   await launch.prepare();
   if (proxy === "haproxy") {
     const cfg = join(dir, "haproxy.cfg");

@@ -1,4 +1,4 @@
-// The processes of the zero-hop smoke measurement (test/push/smoke-bench.ts): each proxy with a
+// The processes of the zero-hop smoke measurements (test/push/smoke-*.ts): each proxy with a
 // static route to the upstream (its baseline), the upstream itself, and a spawned process measured
 // from /proc with its children (nginx's workers).
 
@@ -11,6 +11,22 @@ import { cpuMicros } from "../../bench/proc-stats.ts";
 import type { ServerProcess } from "../../bench/server-process.ts";
 import { freePort } from "../support/data-plane.ts";
 import { waitUntil } from "../support/wait.ts";
+import {
+  caddyLaunch,
+  haproxyLaunch,
+  nginxLaunch,
+  type ProxyLaunch,
+} from "../support/zero-hop-proxies.ts";
+
+/** Each proxy's Debian binary and its shipped zero-hop configuration, by name. */
+export const LAUNCHES: Record<
+  string,
+  [string, (binary: string, dir: string) => Promise<ProxyLaunch>]
+> = {
+  haproxy: ["/usr/sbin/haproxy", haproxyLaunch],
+  caddy: ["/usr/bin/caddy", caddyLaunch],
+  nginx: ["/usr/sbin/nginx", nginxLaunch],
+};
 
 // HAProxy's shipped configurations log every request to stdout; left out of both sides by default,
 // as the cost measured is the routing's (SMOKE_LOGS=1 keeps them).

@@ -21,24 +21,12 @@ import { build, rebuildForSecrets } from "../../src/snapshot/build.ts";
 import type { Snapshot } from "../../src/snapshot/types.ts";
 import { type AppInput, meta, registryOf, secretData, secretsOf } from "../support/world.ts";
 import { ask, credentialDigest, startEchoUpstreams } from "../support/zero-hop.ts";
-import {
-  caddyLaunch,
-  haproxyLaunch,
-  nginxLaunch,
-  type ProxyLaunch,
-} from "../support/zero-hop-proxies.ts";
 import { startSocketRelay } from "../support/zero-hop-relay.ts";
-import { answering, quiet, spawned } from "./smoke-processes.ts";
+import { answering, LAUNCHES, quiet, spawned } from "./smoke-processes.ts";
 
 const APPS = Number(process.env.SMOKE_APPS ?? 10_000);
 const ROTATIONS = Number(process.env.SMOKE_ROTATIONS ?? 20);
 const BYTES = Number(process.env.SMOKE_CREDENTIAL_BYTES ?? 40);
-
-const LAUNCHES: Record<string, [string, (binary: string, dir: string) => Promise<ProxyLaunch>]> = {
-  haproxy: ["/usr/sbin/haproxy", haproxyLaunch],
-  caddy: ["/usr/bin/caddy", caddyLaunch],
-  nginx: ["/usr/sbin/nginx", nginxLaunch],
-};
 
 const token = (app: number, version: number) =>
   `${String(version).padStart(4, "0")}-${app}-`.padEnd(BYTES, "k");

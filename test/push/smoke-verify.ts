@@ -9,22 +9,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Snapshot } from "../../src/snapshot/types.ts";
 import { type AppInput, snapshotOf } from "../support/world.ts";
-import {
-  caddyLaunch,
-  haproxyLaunch,
-  nginxLaunch,
-  type ProxyLaunch,
-} from "../support/zero-hop-proxies.ts";
-import { answering, spawned } from "./smoke-processes.ts";
+import { answering, LAUNCHES, spawned } from "./smoke-processes.ts";
 
 const APPS = Number(process.env.SMOKE_APPS ?? 10_000);
 const VERIFICATIONS = Number(process.env.SMOKE_VERIFICATIONS ?? 40);
-
-const LAUNCHES: Record<string, [string, (binary: string, dir: string) => Promise<ProxyLaunch>]> = {
-  haproxy: ["/usr/sbin/haproxy", haproxyLaunch],
-  caddy: ["/usr/bin/caddy", caddyLaunch],
-  nginx: ["/usr/sbin/nginx", nginxLaunch],
-};
 
 /** The bench Registry of `n` Apps with a wildcard on every tenth, each on its own upstream. */
 function snapshotFor(n: number): Snapshot {
