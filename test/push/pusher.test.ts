@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { PushObserver } from "../../src/push/observer.ts";
-import { startPusher } from "../../src/push/pusher.ts";
+import { MAX_DROPPED_VERIFICATIONS, startPusher } from "../../src/push/pusher.ts";
 import type { PushFailure, PushOptions, PushTarget } from "../../src/push/target.ts";
 import { err, ok, type Result } from "../../src/result.ts";
 import type { RouteView, Snapshot } from "../../src/snapshot/types.ts";
@@ -32,6 +32,9 @@ class FakeProxy implements PushTarget {
   /** When set, pushes wait for `release()`. */
   gated = false;
   #release: (() => void)[] = [];
+  /** When set, verifications wait for `releaseVerification()`, then read the table. */
+  verificationGated = false;
+  #releaseVerification: (() => void)[] = [];
 
   async push(table: RouteView, options?: PushOptions): Promise<Result<void, PushFailure>> {
     this.pushes.push(table.revision);
@@ -56,6 +59,7 @@ class FakeProxy implements PushTarget {
 
   async heldDigest(): Promise<Result<string | null, PushFailure>> {
     this.verifications++;
+    if (this.verificationGated) await new Promise<void>((r) => this.#releaseVerification.push(r));
     if (this.down) return err({ reason: "unreachable", message: "connect ECONNREFUSED" });
     if (this.slowToVerify) return err({ reason: "timeout", message: "no answer in 2000 ms" });
     return ok(this.table === null ? null : digestOf(this.table));
@@ -67,6 +71,10 @@ class FakeProxy implements PushTarget {
 
   release(): void {
     for (const r of this.#release.splice(0)) r();
+  }
+
+  releaseVerification(): void {
+    for (const r of this.#releaseVerification.splice(0)) r();
   }
 }
 
@@ -309,6 +317,57 @@ describe("the pusher", () => {
         "held:1",
         "pushed:1",
       ],
+    });
+    await pusher.close();
+  });
+
+  it("pushes a Snapshot published during a verification at once, and drops that verification", async () => {
+    const { clock, proxy, events, pusher } = setup();
+    pusher.publish(snapshot(1));
+    await settle();
+    proxy.verificationGated = true;
+    await clock.advance(VERIFY);
+    pusher.publish(snapshot(2));
+    await settle();
+    const during = { verifications: proxy.verifications, pushes: [...proxy.pushes] };
+    // It reads revision 2's table, which is not the one it was started for: dropped, not drift.
+    proxy.releaseVerification();
+    await settle();
+    expect({ during, pushes: proxy.pushes, wholes: proxy.wholes, events }).toEqual({
+      during: { verifications: 1, pushes: [1, 2] },
+      pushes: [1, 2],
+      wholes: [false, false],
+      events: ["held:1", "pushed:1", "held:2", "pushed:2"],
+    });
+    await pusher.close();
+  });
+
+  it(`after ${MAX_DROPPED_VERIFICATIONS} verifications dropped in a row, holds pushes back for the next, which notices drift`, async () => {
+    const { clock, proxy, events, pusher } = setup();
+    pusher.publish(snapshot(1));
+    await settle();
+    proxy.verificationGated = true;
+    let revision = 1;
+    for (let i = 0; i < MAX_DROPPED_VERIFICATIONS; i++) {
+      await clock.advance(VERIFY);
+      pusher.publish(snapshot(++revision));
+      await settle();
+      proxy.releaseVerification();
+      await settle();
+    }
+    // Another writer changes the table under the last revision pushed.
+    proxy.table = snapshot(revision, "victim.example.com");
+    await clock.advance(VERIFY);
+    pusher.publish(snapshot(revision + 1));
+    await settle();
+    const held = [...proxy.pushes];
+    proxy.releaseVerification();
+    await settle();
+    expect({ held, pushes: proxy.pushes, wholes: proxy.wholes, drifted: events.at(-3) }).toEqual({
+      held: [1, 2, 3, 4],
+      pushes: [1, 2, 3, 4, 5],
+      wholes: [false, false, false, false, true],
+      drifted: "drifted:4",
     });
     await pusher.close();
   });
