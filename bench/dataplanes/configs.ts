@@ -2,7 +2,9 @@
 // host straight to the upstream with the same process settings as its shipped configuration
 // (nginx: one worker, no access log; Caddy: no admin, no automatic HTTPS; HAProxy: the same
 // global and defaults, its per-request log line included), and the upstream itself. nginx alone
-// comes two ways, reaching the upstream as each of its shipped configurations does.
+// comes two ways, reaching the upstream as each of its shipped configurations does. Any of them
+// may set a fixed `Authorization` on every upstream request: what a credential costs the proxy
+// and the upstream however it gets there.
 
 import { chmod, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -17,6 +19,11 @@ export interface AloneSetup {
   readonly dir: string;
   readonly upstreamPort: number;
   readonly pooled: boolean;
+  /**
+   * The `Authorization` set on every upstream request; none when absent. Written into the
+   * configuration as it is: no `"`, `$`, `%` or `\\` in it.
+   */
+  readonly authorization?: string;
 }
 
 const nginxArgs = (dir: string) => ["-p", dir, "-c", join(dir, "nginx.conf"), "-g", "daemon off;"];
@@ -32,7 +39,9 @@ const nginxTemps = (dir: string) => `  client_body_temp_path ${dir}/body;
 
 /** Writes `kind`'s configuration without the sidecar into `setup.dir`. */
 export async function writeAloneConfig(kind: PlaneKind, setup: AloneSetup): Promise<PlaneLaunch> {
-  const { port, dir, upstreamPort } = setup;
+  const { port, dir, upstreamPort, authorization } = setup;
+  if (authorization !== undefined && /["$%\\]/.test(authorization))
+    throw new Error("an alone configuration's Authorization must not need quoting");
   const upstream = `127.0.0.1:${upstreamPort}`;
   switch (kind) {
     case "nginx": {
@@ -54,7 +63,7 @@ export async function writeAloneConfig(kind: PlaneKind, setup: AloneSetup): Prom
 
 :${port} {
 \tbind 127.0.0.1
-\treverse_proxy ${upstream}
+\treverse_proxy ${upstream}${caddyAuthorization(authorization)}
 }
 `,
       );
@@ -81,7 +90,7 @@ frontend edge
   default_backend apps
 
 backend apps
-  server upstream ${upstream}
+${haproxyAuthorization(authorization)}  server upstream ${upstream}
 `,
       );
       return { args: ["-db", "-f", path], env: {} };
@@ -93,30 +102,30 @@ backend apps
  * `proxy_pass` to a literal address, like the shipped hop `proxy_pass $mirror_upstream`: a new
  * HTTP/1.0 connection to the upstream per request in both.
  */
-const nginxAlone = ({ port, dir, upstreamPort }: AloneSetup) => `worker_processes 1;
+const nginxAlone = ({ port, dir, upstreamPort, authorization }: AloneSetup) => `worker_processes 1;
 ${nginxPaths(dir)}
 events { worker_connections 1024; }
 http {
   access_log off;
 ${nginxTemps(dir)}
-  server {
+${nginxAuthorizationMaps(authorization)}  server {
     listen 127.0.0.1:${port};
     location / {
       proxy_set_header Host $host;
-      proxy_pass http://127.0.0.1:${upstreamPort};
+${nginxAuthorization(authorization, "      ")}      proxy_pass http://127.0.0.1:${upstreamPort};
     }
   }
 }
 `;
 
 /** An `upstream` with `keepalive 64` over HTTP/1.1, as the shipped zero-hop nginx.conf has. */
-const nginxPooled = ({ port, dir, upstreamPort }: AloneSetup) => `worker_processes 1;
+const nginxPooled = ({ port, dir, upstreamPort, authorization }: AloneSetup) => `worker_processes 1;
 ${nginxPaths(dir)}
 events { worker_connections 1024; }
 http {
   access_log off;
 ${nginxTemps(dir)}
-  upstream apps {
+${nginxAuthorizationMaps(authorization)}  upstream apps {
     server 127.0.0.1:${upstreamPort};
     keepalive 64;
   }
@@ -125,10 +134,47 @@ ${nginxTemps(dir)}
     proxy_http_version 1.1;
     proxy_set_header Connection "";
     proxy_set_header Host $http_host;
-    location / { proxy_pass http://apps; }
+${nginxAuthorization(authorization, "    ")}    location / { proxy_pass http://apps; }
   }
 }
 `;
+
+const caddyAuthorization = (authorization: string | undefined) =>
+  authorization === undefined ? "" : ` {\n\t\theader_up Authorization "${authorization}"\n\t}`;
+
+const haproxyAuthorization = (authorization: string | undefined) =>
+  authorization === undefined ? "" : `  http-request set-header authorization "${authorization}"\n`;
+
+/**
+ * Beside the other `proxy_set_header` lines, which must be at the same level: nginx inherits them
+ * from an outer level only where a level has none.
+ */
+const nginxAuthorization = (authorization: string | undefined, indent: string) => {
+  if (authorization === undefined) return "";
+  const parts = nginxParts(authorization);
+  const value =
+    parts.length === 1 ? authorization : parts.map((_, i) => `$bench_authorization_${i}`).join("");
+  return `${indent}proxy_set_header Authorization "${value}";\n`;
+};
+
+/**
+ * nginx reads no configuration parameter longer than its 4 KiB buffer: a longer `Authorization`
+ * is joined from a `map` per part (http level), each part at most this long.
+ */
+const NGINX_PART_BYTES = 2048;
+
+const nginxParts = (value: string) =>
+  Array.from({ length: Math.ceil(value.length / NGINX_PART_BYTES) }, (_, i) =>
+    value.slice(i * NGINX_PART_BYTES, (i + 1) * NGINX_PART_BYTES),
+  );
+
+const nginxAuthorizationMaps = (authorization: string | undefined) => {
+  const parts = authorization === undefined ? [] : nginxParts(authorization);
+  if (parts.length < 2) return "";
+  return parts
+    .map((part, i) => `  map $host $bench_authorization_${i} { default "${part}"; }\n`)
+    .join("");
+};
 
 /**
  * The upstream every variant routes to: nginx answering `200 ok` to every request from two

@@ -22,5 +22,11 @@ export const credentialKey = (bytes: number) =>
 export const extraKeys = (sizes: readonly number[]): Record<string, number> =>
   Object.fromEntries(sizes.filter((b) => b !== VALUE_BYTES).map((b) => [credentialKey(b), b]));
 
+/**
+ * What each proxy alone sets as `Authorization` on every upstream request beside the modes with
+ * credentials of `bytes` on: the same prefix and a value of the same size, fixed, no Secret's.
+ */
+export const fixedAuthorization = (bytes: number) => `${CREDENTIAL.prefix}${"k".repeat(bytes)}`;
+
 /** "1 KiB", "40 B". */
 export const bytesLabel = (n: number) => (n % 1024 === 0 ? `${n / 1024} KiB` : `${n} B`);

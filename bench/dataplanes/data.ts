@@ -26,8 +26,9 @@ export interface SizeData {
    */
   readonly zeroHopTableMs?: Partial<Record<PlaneKind, number>>;
   /**
-   * The credential sizes this size ran with on too (`credentialsName` keys in `runs` and `split`);
-   * absent when none, and in results saved before.
+   * The credential sizes this size ran with on too (`credentialsName` keys in `runs` and `split`),
+   * and the proxy alone beside them with a fixed `Authorization` of each (`headerName` keys in
+   * `runs`, absent in results saved before it ran); absent when none, and in results saved before.
    */
   readonly credentialBytes?: readonly number[];
   /**

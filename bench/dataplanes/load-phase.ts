@@ -1,7 +1,9 @@
 // One Registry size under load: every proxy alone, in hop mode (asking one shipped sidecar) and in
 // zero-hop mode (answering from the table its own shipped sidecar pushes), measured in rounds
 // against the same upstream, each mode between two runs of the proxy alone (rounds.ts); and, when
-// asked, some of those modes again with credentials on, in the same rounds as with them off.
+// asked, some of those modes again with credentials on, in the same rounds as with them off, and
+// their baselines again setting a fixed `Authorization` of the same size (what the header costs
+// whatever sets it).
 
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
@@ -14,12 +16,12 @@ import type { ServerProcess } from "../server-process.ts";
 import { startSynced } from "../shipped.ts";
 import type { SuiteContext } from "../suite.ts";
 import { writeAloneConfig } from "./configs.ts";
-import { bytesLabel } from "./credentials.ts";
+import { bytesLabel, fixedAuthorization } from "./credentials.ts";
 import type { CpuSplit, SizeData } from "./data.ts";
 import { type Measured, measure } from "./measured.ts";
 import {
   type Baseline,
-  CREDENTIAL_VARIANTS,
+  credentialRuns,
   credentialsName,
   PROXIES,
   type ShippedVariant,
@@ -52,7 +54,8 @@ export interface Credentialed {
 export interface LoadExtras {
   /**
    * Per credential size, the variants of CREDENTIAL_VARIANTS run again with credentials on, each
-   * beside its run with them off between the same two runs of the proxy alone.
+   * beside its run with them off between the same two runs of the proxy alone; and that proxy
+   * alone setting `fixedAuthorization` of the size (`headerName`), run beside them too.
    */
   readonly credentialed?: readonly Credentialed[];
 }
@@ -70,6 +73,7 @@ export async function benchLoad(
     const synced = await startSynced(cluster, { env: o.ctx.env });
     sidecars.push(synced.server);
     const credentialed = extras.credentialed ?? [];
+    const sizes = credentialed.map((c) => c.bytes);
     // Per size, one hop sidecar serving credentials, as the one above serves without.
     const credentialSidecars = new Map<number, ServerProcess>();
     for (const c of credentialed) {
@@ -106,8 +110,12 @@ export async function benchLoad(
       return pair;
     };
     for (const { kind, zeroHopBaseline } of PROXIES) {
-      const started = async (variant: Baseline | "hop", sidecar = synced.server, name?: string) => {
-        const proxy = await startVariant(kind, variant, o, sidecar.dataPort, name);
+      const started = async (
+        variant: Baseline | "hop",
+        sidecar = synced.server,
+        how: VariantOptions = {},
+      ) => {
+        const proxy = await startVariant(kind, variant, o, sidecar.dataPort, how);
         proxies.push(proxy);
         return proxy;
       };
@@ -119,21 +127,24 @@ export async function benchLoad(
       zeroHopTableMs[kind] = pair.tableMs;
       const zeroHop = measuring(pair.proxy, pair.sidecar.pid);
       const on: Record<ShippedVariant, ServerProcess[]> = { hop: [], "zero-hop": [] };
-      for (const c of credentialed)
-        for (const [k, variant] of CREDENTIAL_VARIANTS) {
-          if (k !== kind) continue;
-          const name = credentialsName(kind, variant, c.bytes);
-          const sidecar = credentialSidecars.get(c.bytes)!;
-          const [proxy, sidecarPid] =
-            variant === "hop"
-              ? [await started("hop", sidecar, name), sidecar.pid]
-              : await zeroHopPair(kind, c).then((p) => [p.proxy, p.sidecar.pid] as const);
-          // A configuration that does not serve an App with a credential yet answers 503: such a
-          // variant would void every round, so it is left out, and the reason reported.
-          const refused = await refusesCredentialApps(proxy.port);
-          if (refused === null) on[variant].push(measuring(proxy, sidecarPid));
-          else credentialsLeftOut[name] = refused;
+      for (const r of credentialRuns(kind, sizes)) {
+        if (r.run === "header") {
+          const how = { name: r.name, authorizationBytes: r.bytes };
+          on[r.variant].push(measuring(await started(r.baseline, synced.server, how), null));
+          continue;
         }
+        const c = credentialed.find((c) => c.bytes === r.bytes)!;
+        const sidecar = credentialSidecars.get(c.bytes)!;
+        const [proxy, sidecarPid] =
+          r.variant === "hop"
+            ? [await started("hop", sidecar, { name: r.name }), sidecar.pid]
+            : await zeroHopPair(kind, c).then((p) => [p.proxy, p.sidecar.pid] as const);
+        // A configuration that does not serve an App with a credential yet answers 503: such a
+        // variant would void every round, so it is left out, and the reason reported.
+        const refused = await refusesCredentialApps(proxy.port);
+        if (refused === null) on[r.variant].push(measuring(proxy, sidecarPid));
+        else credentialsLeftOut[r.name] = refused;
+      }
       const hops = [hop, ...on.hop];
       const zeroHops = [zeroHop, ...on["zero-hop"]];
       if (pooled === alone) groups.push({ baseline: alone, variants: [...hops, ...zeroHops] });
@@ -169,9 +180,7 @@ export async function benchLoad(
       upstreamConnectionsPerRequest,
       sidecarReadyMs: synced.readyMs,
       zeroHopTableMs,
-      ...(credentialed.length === 0
-        ? {}
-        : { credentialBytes: credentialed.map((c) => c.bytes), credentialsLeftOut }),
+      ...(credentialed.length === 0 ? {} : { credentialBytes: sizes, credentialsLeftOut }),
     };
   } finally {
     await Promise.all([...proxies.map((p) => p.stop()), ...pairs.map((p) => p.stop())]);
@@ -197,18 +206,27 @@ export async function scratch(o: PhaseOptions, name: string): Promise<string> {
   return dir;
 }
 
-/**
- * `kind` alone, or with its shipped hop configuration asking the sidecar on `sidecarPort`; named
- * `name` in tables (default `variantName(kind, variant)`).
- */
+/** How `startVariant` names a variant, and what a proxy alone adds to every upstream request. */
+export interface VariantOptions {
+  /** In tables; default `variantName(kind, variant)`. */
+  readonly name?: string;
+  /** Alone only: sets `fixedAuthorization` of these bytes on every upstream request. */
+  readonly authorizationBytes?: number;
+}
+
+/** `kind` alone, or with its shipped hop configuration asking the sidecar on `sidecarPort`. */
 export async function startVariant(
   kind: PlaneKind,
   variant: Baseline | "hop",
   o: PhaseOptions,
   sidecarPort: number,
-  name = variantName(kind, variant),
+  how: VariantOptions = {},
 ): Promise<ProxyProcess> {
-  const dir = await scratch(o, `${kind}-${variant}-${sidecarPort}`);
+  const bytes = how.authorizationBytes;
+  const dir = await scratch(
+    o,
+    `${kind}-${variant}-${sidecarPort}${bytes === undefined ? "" : `-${bytes}`}`,
+  );
   const port = await freePort();
   const launch =
     variant === "hop"
@@ -218,9 +236,10 @@ export async function startVariant(
           dir,
           upstreamPort: Number(new URL(o.upstream.url).port),
           pooled: variant === "alone-pooled",
+          ...(bytes === undefined ? {} : { authorization: fixedAuthorization(bytes) }),
         });
   return startProxy({
-    name,
+    name: how.name ?? variantName(kind, variant),
     command: o.binaries[kind],
     args: launch.args,
     env: launch.env,

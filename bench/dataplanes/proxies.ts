@@ -65,6 +65,13 @@ export const credentialsName = (kind: PlaneKind, variant: ShippedVariant, bytes:
   `${variantName(kind, variant)}, ${bytesLabel(bytes)} credentials`;
 
 /**
+ * The proxy alone (`baseline`) setting `fixedAuthorization(bytes)` on every upstream request: what
+ * the header costs on its own ("nginx alone-pooled, 1 KiB Authorization").
+ */
+export const headerName = (kind: PlaneKind, baseline: Baseline, bytes: number) =>
+  `${variantName(kind, baseline)}, ${bytesLabel(bytes)} Authorization`;
+
+/**
  * The variants measured with credentials on beside off, in the same rounds: nginx's hop mode (the
  * one hop configuration with a target) and every zero-hop mode.
  */
@@ -78,6 +85,49 @@ export const CREDENTIAL_VARIANTS: readonly (readonly [PlaneKind, ShippedVariant]
 /** What `variant` of `kind` is compared with. */
 export const baselineOf = (kind: PlaneKind, variant: ShippedVariant): Baseline =>
   variant === "hop" ? "alone" : PROXIES.find((p) => p.kind === kind)!.zeroHopBaseline;
+
+/**
+ * A run beside a mode's with credentials off, in its baseline's group of rounds: the mode with
+ * credentials of `bytes` on, or its baseline setting `fixedAuthorization(bytes)`.
+ */
+export type CredentialRun =
+  | {
+      readonly run: "on";
+      readonly variant: ShippedVariant;
+      readonly bytes: number;
+      readonly name: string;
+    }
+  | {
+      readonly run: "header";
+      readonly variant: ShippedVariant;
+      readonly baseline: Baseline;
+      readonly bytes: number;
+      readonly name: string;
+    };
+
+/**
+ * `kind`'s runs beside its modes off, for credentials of `sizes`, in the order its groups run
+ * them: per size and mode of CREDENTIAL_VARIANTS, the mode on, then its baseline with the header
+ * (once per baseline and size), so that the two run next to each other whichever way round.
+ */
+export function credentialRuns(kind: PlaneKind, sizes: readonly number[]): CredentialRun[] {
+  const headers = new Set<string>();
+  return sizes.flatMap((bytes) =>
+    CREDENTIAL_VARIANTS.filter(([k]) => k === kind).flatMap(([, variant]): CredentialRun[] => {
+      const on: CredentialRun = {
+        run: "on",
+        variant,
+        bytes,
+        name: credentialsName(kind, variant, bytes),
+      };
+      const baseline = baselineOf(kind, variant);
+      const name = headerName(kind, baseline, bytes);
+      if (headers.has(name)) return [on];
+      headers.add(name);
+      return [on, { run: "header", variant, baseline, bytes, name }];
+    }),
+  );
+}
 
 /** How a baseline is named in the table: "nginx alone, upstream connections kept". */
 export const baselineLabel = (kind: PlaneKind, baseline: Baseline) =>

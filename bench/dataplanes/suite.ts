@@ -35,7 +35,8 @@ const CONNECTIONS = 32;
 /**
  * One Registry size: under load or not, and how many writes it times (0: none). Under load, per
  * size in `credentialBytes`, the CREDENTIAL_VARIANTS run again with credentials on, through a
- * Registry of the same Apps carrying a credential read from a key of their Secrets.
+ * Registry of the same Apps carrying a credential read from a key of their Secrets, and their
+ * baselines again setting a fixed `Authorization` of the size.
  */
 export interface LoadStage {
   readonly apps: number;
@@ -73,8 +74,9 @@ export const defaultParts = (quick: boolean): ReadonlySet<Part> =>
 
 /**
  * The stages that run `parts`, with credentials of `credentialBytes`. Credentials on beside off
- * run at 10k Apps, where the target is (four more variants in its rounds per credential size); a
- * quick run tries them at 1k. Writes share the 10k cluster.
+ * run at 10k Apps, where the target is (per credential size, four more variants in its rounds and
+ * four proxies alone setting the header); a quick run tries them at 1k. Writes share the 10k
+ * cluster.
  */
 export function stagesOf(
   parts: ReadonlySet<Part>,
