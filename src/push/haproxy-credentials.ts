@@ -49,25 +49,10 @@ export function credentialCommand(map: string, line: CredentialLine, held: boole
 
 /**
  * The digest of the credentials map HAProxy holds while it holds exactly `lines`: its
- * `key value` lines as a set, as `shownCredentialsDigest` reads them back.
+ * `key value` lines as a set, as `shownMapDigest` (shown-map.ts) reads them back.
  */
 export function credentialsDigest(lines: CredentialLines): string {
   const all: string[] = [];
   for (const chunk of lines) for (const l of chunk) all.push(`${l.app} ${l.value}`);
   return sortedLinesDigest(all);
-}
-
-/**
- * The digest of the entries in the answer to `show map <credentials map>` (one `<pointer> <key>
- * <value>` a line, the value to the end of the line), read with its spaces kept; undefined when
- * a line is not one `show map` gives.
- */
-export function shownCredentialsDigest(answer: string): string | undefined {
-  const lines: string[] = [];
-  for (const line of answer === "" ? [] : answer.split("\n")) {
-    const m = /^0x[0-9a-f]+ (\S+) (.*)$/.exec(line);
-    if (m === null) return undefined;
-    lines.push(`${m[1]} ${m[2]}`);
-  }
-  return sortedLinesDigest(lines);
 }

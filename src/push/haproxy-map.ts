@@ -104,27 +104,10 @@ export function entryCount(answer: string, map: string): number | undefined {
 
 /**
  * The digest of the map HAProxy holds while it holds exactly `view`'s table: its `key value`
- * lines as a set (table-digest.ts), as `shownMapDigest` reads them back.
+ * lines as a set (table-digest.ts), as `shownMapDigest` (shown-map.ts) reads them back.
  */
 export function mapDigest(view: RouteView): string {
   const lines = [`${REVISION_KEY} ${view.revision}`];
   for (const chunk of mapLines(view)) for (const line of chunk) lines.push(line);
   return sortedLinesDigest(lines);
-}
-
-/**
- * The digest of the entries in the answer to `show map <map>` (one `<pointer> <key> <value>` a
- * line, the current version's): null when the map holds no REVISION (nothing pushed), undefined
- * when a line is not one `show map` gives.
- */
-export function shownMapDigest(answer: string): string | null | undefined {
-  const lines: string[] = [];
-  let revision = false;
-  for (const line of answer === "" ? [] : answer.split("\n")) {
-    const m = /^0x[0-9a-f]+ (\S+) (\S*)$/.exec(line);
-    if (m === null) return undefined;
-    if (m[1] === REVISION_KEY) revision = true;
-    lines.push(`${m[1]} ${m[2]}`);
-  }
-  return revision ? sortedLinesDigest(lines) : null;
 }

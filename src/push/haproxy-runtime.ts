@@ -17,17 +17,29 @@ import type { PushFailure } from "./target.ts";
  * `timeout` when HAProxy has not answered and closed within `timeoutMs`, `protocol` when the
  * connection fails. Never rejects.
  */
-export function runtimeCommand(
+export async function runtimeCommand(
   socket: string,
   command: string,
   timeoutMs: number,
   keepSpaces = false,
 ): Promise<Result<string, PushFailure>> {
+  const answer = await runtimeAnswer(socket, command, timeoutMs);
+  if (!answer.ok) return answer;
+  const text = answer.value.toString("utf8");
+  return ok(keepSpaces ? text.replace(/\n+$/, "") : text.trim());
+}
+
+/** `runtimeCommand`'s answer as HAProxy wrote it, bytes untouched (a map of 10 MB: not decoded). */
+export function runtimeAnswer(
+  socket: string,
+  command: string,
+  timeoutMs: number,
+): Promise<Result<Buffer, PushFailure>> {
   return new Promise((resolve) => {
     const connection = connect({ path: socket });
-    const chunks: string[] = [];
+    const chunks: Buffer[] = [];
     let settled = false;
-    const settle = (result: Result<string, PushFailure>) => {
+    const settle = (result: Result<Buffer, PushFailure>) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
@@ -37,12 +49,8 @@ export function runtimeCommand(
     const failed = (reason: PushFailure["reason"], message: string) =>
       settle(err({ reason, message: `'${verb(command)}': ${message}` }));
     const timer = setTimeout(() => failed("timeout", `no answer in ${timeoutMs} ms`), timeoutMs);
-    connection.setEncoding("utf8");
-    connection.on("data", (chunk: string) => chunks.push(chunk));
-    connection.on("end", () => {
-      const answer = chunks.join("");
-      settle(ok(keepSpaces ? answer.replace(/\n+$/, "") : answer.trim()));
-    });
+    connection.on("data", (chunk: Buffer) => chunks.push(chunk));
+    connection.on("end", () => settle(ok(Buffer.concat(chunks))));
     connection.on("error", (e: NodeJS.ErrnoException) =>
       failed(
         e.code === "ECONNREFUSED" || e.code === "ENOENT" ? "unreachable" : "protocol",

@@ -34,7 +34,6 @@ import {
   credentialPieces,
   credentialsDigest,
   haproxyCredentials,
-  shownCredentialsDigest,
 } from "./haproxy-credentials.ts";
 import {
   entryCount,
@@ -44,9 +43,9 @@ import {
   parseHeldRevision,
   payloads,
   REVISION_KEY,
-  shownMapDigest,
 } from "./haproxy-map.ts";
-import { runtimeCommand } from "./haproxy-runtime.ts";
+import { runtimeAnswer, runtimeCommand } from "./haproxy-runtime.ts";
+import { type ShownMapRules, shownMapDigest } from "./shown-map.ts";
 import { sha256 } from "./table-digest.ts";
 import type { PushFailure, PushTarget } from "./target.ts";
 
@@ -218,9 +217,9 @@ export function haproxyTarget(options: HaproxyTargetOptions): PushTarget {
     // Every entry of both maps' current versions (10k Apps: 600 kB of routing, and the
     // credentials, 10 MB at 1 KiB each): HAProxy cannot hash a map.
     async heldDigest(): Promise<Result<string | null, PushFailure>> {
-      const routing = await shown(map, shownMapDigest);
+      const routing = await shown(map, { valueSpaces: false, required: REVISION_KEY });
       if (!routing.ok || routing.value === null) return routing;
-      const credentials = await shown(credentialsMap, shownCredentialsDigest);
+      const credentials = await shown(credentialsMap, { valueSpaces: true });
       if (!credentials.ok) return credentials;
       return ok(sha256(`${routing.value}\n${credentials.value}`));
     },
@@ -229,19 +228,20 @@ export function haproxyTarget(options: HaproxyTargetOptions): PushTarget {
     ),
   };
 
-  /** `digest` of the answer to `show map <name>`, read with the values' spaces kept. */
+  /** The digest of the answer to `show map <name>` (shown-map.ts), read as bytes. */
   async function shown(
     name: string,
-    digest: (answer: string) => string | null | undefined,
+    rules: ShownMapRules,
   ): Promise<Result<string | null, PushFailure>> {
     const show = `show map ${name}`;
-    const answer = await runtimeCommand(socket, show, timeoutMs, true);
+    const answer = await runtimeAnswer(socket, show, timeoutMs);
     if (!answer.ok) return answer;
-    const value = digest(answer.value);
+    const value = shownMapDigest(answer.value, rules);
     if (value !== undefined) return ok(value);
     // HAProxy's words (the first line) unless they are an entry of a map, whose value may be an
     // App's credential: a message must never show one.
-    if (!/^0x[0-9a-f]+ /.test(answer.value)) return rejected(show, answer.value);
+    const text = answer.value.toString("utf8").replace(/\n+$/, "");
+    if (!/^0x[0-9a-f]+ /.test(text)) return rejected(show, text);
     return err({ reason: "protocol", message: `'${show}': a line is not an entry of a map` });
   }
 }

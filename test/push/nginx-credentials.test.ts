@@ -167,4 +167,20 @@ describe.skipIf(nginx.path === undefined)("nginx's credentials", () => {
       restored: { holds: true, sent: [[credentialDigest("Bearer v")]] },
     });
   });
+
+  it("sends a whole table's credential at once, though a worker read the one before it", async () => {
+    const whole = async (token: string, revision: number) => {
+      for (const a of apps()) tokens.set(a.name, token);
+      const view = build(registryOf(apps()), secrets(), at(revision));
+      expect(await target.push(view, { whole: true })).toEqual(ok(undefined));
+      return sent([5, 5, 5]);
+    };
+    const before = await whole("before", 20);
+    const after = await whole("after", 21);
+    const d = [credentialDigest("Bearer before"), credentialDigest("Bearer after")];
+    expect({ before, after }).toEqual({
+      before: [[d[0]], [d[0]], [d[0]]],
+      after: [[d[1]], [d[1]], [d[1]]],
+    });
+  });
 });

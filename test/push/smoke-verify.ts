@@ -2,30 +2,46 @@
 // test): at 10k Apps (as smoke-bench.ts builds them), each proxy's CPU and this process's CPU per
 // `heldDigest()`, averaged over SMOKE_VERIFICATIONS (default 40) calls made one after another,
 // and this process's CPU for the digest of the pushed view, computed once per view.
-// Run: node test/push/smoke-verify.ts [haproxy|caddy|nginx]... (SMOKE_APPS: default 10000).
+// Run: node test/push/smoke-verify.ts [haproxy|caddy|nginx]... (SMOKE_APPS: default 10000;
+// SMOKE_CREDENTIAL_BYTES: every App with a credential of that size, default none).
 
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { build } from "../../src/snapshot/build.ts";
 import type { Snapshot } from "../../src/snapshot/types.ts";
-import { type AppInput, snapshotOf } from "../support/world.ts";
+import { type AppInput, meta, registryOf, secretData, secretsOf } from "../support/world.ts";
 import { answering, LAUNCHES, spawned } from "./smoke-processes.ts";
 
 const APPS = Number(process.env.SMOKE_APPS ?? 10_000);
 const VERIFICATIONS = Number(process.env.SMOKE_VERIFICATIONS ?? 40);
+const BYTES = Number(process.env.SMOKE_CREDENTIAL_BYTES ?? 0);
 
-/** The bench Registry of `n` Apps with a wildcard on every tenth, each on its own upstream. */
+/**
+ * The bench Registry of `n` Apps with a wildcard on every tenth, each on its own upstream; with
+ * SMOKE_CREDENTIAL_BYTES, each App's credential of that size, served.
+ */
 function snapshotFor(n: number): Snapshot {
   const apps: AppInput[] = [];
-  const secrets: Record<string, Record<string, string>> = {};
+  const tokens: [string, Record<string, string>][] = [];
   for (let i = 0; i < n; i++) {
     const name = `app-${i}`;
     const hostnames = [`${name}.example.com`];
     if (i % 10 === 0) hostnames.push(`*.${name}.example.com`);
-    apps.push({ name, hostnames, upstream: `http://10.0.${i >> 8}.${i & 255}:8080` });
-    secrets[`${name}-credentials`] = { token: "t" };
+    const upstream = `http://10.0.${i >> 8}.${i & 255}:8080`;
+    apps.push({
+      name,
+      hostnames,
+      upstream,
+      ...(BYTES > 0 ? { credential: { prefix: "Bearer " } } : {}),
+    });
+    tokens.push([
+      `apps/${name}-credentials`,
+      { token: BYTES > 0 ? `${i}-`.padEnd(BYTES, "k") : "t" },
+    ]);
   }
-  return snapshotOf(apps, secrets, 1);
+  const secrets = secretsOf(tokens.map(([key, data]) => [key, secretData(data)]));
+  return build(registryOf(apps), secrets, { ...meta(1), serveCredentials: BYTES > 0 });
 }
 
 const cpuMs = () => {
@@ -56,7 +72,7 @@ async function measure(proxy: string): Promise<void> {
     }
     const per = (x: number) => (x / VERIFICATIONS).toFixed(1);
     console.log(
-      `${proxy}, ${APPS} Apps: per verification ${per(performance.now() - started)} ms wall, ` +
+      `${proxy}, ${APPS} Apps${BYTES > 0 ? `, ${BYTES} B credentials` : ""}: per verification ${per(performance.now() - started)} ms wall, ` +
         `proxy CPU ${per((server.cpuMicros() - proxyBefore) / 1000)} ms, ` +
         `sidecar CPU ${per(cpuMs() - cpu)} ms; digest of the pushed view ${expectedMs.toFixed(0)} ms CPU once`,
     );

@@ -1,6 +1,8 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { caddyRoutes } from "../../src/push/caddy-routes.ts";
-import { mapDigest, mapPayloads, shownMapDigest } from "../../src/push/haproxy-map.ts";
+import { mapDigest, mapPayloads, REVISION_KEY } from "../../src/push/haproxy-map.ts";
+import { shownMapDigest } from "../../src/push/shown-map.ts";
 import { tableOf } from "../../src/push/table.ts";
 import { canonicalJson, sha256, sortedLinesDigest } from "../../src/push/table-digest.ts";
 import { snapshotOf } from "../support/world.ts";
@@ -15,9 +17,14 @@ const world = (upstream: string, revision: number) =>
     revision,
   );
 
-/** `show map`'s answer for `lines` (`key value`), in the order given. */
+/** `show map`'s answer for `lines` (`key value`), in the order given, as HAProxy ends it. */
 const shown = (lines: readonly string[]) =>
-  lines.map((l, i) => `0x55d0c0a${i.toString(16).padStart(5, "0")} ${l}`).join("\n");
+  Buffer.from(
+    `${lines.map((l, i) => `0x55d0c0a${i.toString(16).padStart(5, "0")} ${l}`).join("\n")}\n\n`,
+  );
+
+const ROUTING = { valueSpaces: false, required: REVISION_KEY };
+const CREDENTIALS = { valueSpaces: true };
 
 /** The `key value` lines a push of `view` adds to the map. */
 const pushedLines = (view: ReturnType<typeof world>) =>
@@ -45,12 +52,15 @@ describe("the digests the pusher compares", () => {
     const lines = pushedLines(view);
     const tampered = lines.map((l) => l.replace("10.0.0.2|8080", "10.6.6.6|8080"));
     expect({
-      asPushed: shownMapDigest(shown(lines)),
-      reversed: shownMapDigest(shown([...lines].reverse())),
-      tampered: shownMapDigest(shown(tampered)) === mapDigest(view),
-      empty: shownMapDigest(""),
-      noRevision: shownMapDigest(shown(lines.filter((l) => !l.startsWith("REVISION ")))),
-      notAMap: shownMapDigest("Unknown map identifier. Please use #<id> or <file>."),
+      asPushed: shownMapDigest(shown(lines), ROUTING),
+      reversed: shownMapDigest(shown([...lines].reverse()), ROUTING),
+      tampered: shownMapDigest(shown(tampered), ROUTING) === mapDigest(view),
+      empty: shownMapDigest(Buffer.alloc(0), ROUTING),
+      noRevision: shownMapDigest(shown(lines.filter((l) => !l.startsWith("REVISION "))), ROUTING),
+      notAMap: shownMapDigest(
+        Buffer.from("Unknown map identifier. Please use #<id> or <file>.\n"),
+        ROUTING,
+      ),
     }).toEqual({
       asPushed: mapDigest(view),
       reversed: mapDigest(view),
@@ -59,6 +69,26 @@ describe("the digests the pusher compares", () => {
       noRevision: null,
       notAMap: undefined,
     });
+  });
+
+  it("read a map's bytes to the digest of its lines as strings, any order, any value a credential holds", () => {
+    const key = fc.stringMatching(/^[a-z0-9][-a-z0-9.]{0,20}$/);
+    const value = fc.stringMatching(/^[\x20-\x7e\t]{0,40}$/);
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.tuple(key, value), { selector: ([k]) => k }), (entries) => {
+        const lines = entries.map(([k, v]) => `${k} ${v}`);
+        const spaced = lines.some((l) => /\s/.test(l.slice(l.indexOf(" ") + 1)));
+        expect({
+          credentials: shownMapDigest(shown(lines), CREDENTIALS),
+          reversed: shownMapDigest(shown([...lines].reverse()), CREDENTIALS),
+          routing: shownMapDigest(shown(lines), { valueSpaces: false }),
+        }).toEqual({
+          credentials: sortedLinesDigest([...lines]),
+          reversed: sortedLinesDigest([...lines]),
+          routing: spaced ? undefined : sortedLinesDigest([...lines]),
+        });
+      }),
+    );
   });
 
   it("tell Caddy's routes apart by content, not by the order of their objects' keys", () => {

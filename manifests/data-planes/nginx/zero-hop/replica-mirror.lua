@@ -115,6 +115,26 @@ local function overlay_of(id)
   return overlay_tables
 end
 
+-- The whole generation's credentials this worker has read, by App, so that a request reads a
+-- Lua string it holds rather than copying the value out of the dict: a 1 KiB copy a request was
+-- 1 KiB of garbage a request, and its collection most of what a credential cost (BENCHMARKS.md).
+-- A generation's credentials never change (a rotation is the overlay's, read first), so the cache
+-- is dropped only when the generation changes, or when it holds CACHED_CREDENTIALS Apps: at most
+-- that many values (8 KiB each at most) a worker.
+local CACHED_CREDENTIALS = 4096
+local cached_gen, cached, cached_count = nil, {}, 0
+local function credential_of(gen, app)
+  if gen ~= cached_gen or cached_count >= CACHED_CREDENTIALS then
+    cached_gen, cached, cached_count = gen, {}, 0
+  end
+  local value = cached[app]
+  if value == nil then
+    value = dict:get(gen .. "c" .. app)
+    if value ~= nil then cached[app], cached_count = value, cached_count + 1 end
+  end
+  return value
+end
+
 -- access_by_lua: answers a refusal, or leaves $mirror_* set for proxy_pass.
 function M.route()
   strip_client_headers()
@@ -160,7 +180,7 @@ function M.route()
   -- client of the socket) is refused, never sent on without it: the sidecar's digest check puts
   -- the table back within 5 s.
   if flag ~= "" then
-    local credential = over.c[app] or dict:get(gen .. "c" .. app)
+    local credential = over.c[app] or credential_of(gen, app)
     if credential == nil or credential == "" then
       return answer(503, "not-synced", "1", "routing table not synced yet")
     end
