@@ -5,7 +5,7 @@
 // written, a flagged App whose credential is missing refused rather than sent on without it, and
 // a changed credential seen as drift. Credentials are compared as digests.
 
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -15,6 +15,7 @@ import type { PushTarget } from "../../src/push/target.ts";
 import { ok } from "../../src/result.ts";
 import { build, rebuildForSecrets } from "../../src/snapshot/build.ts";
 import type { Snapshot } from "../../src/snapshot/types.ts";
+import { release } from "../support/release.ts";
 import { findTool } from "../support/tools.ts";
 import { type AppInput, meta, registryOf, secretData, secretsOf } from "../support/world.ts";
 import {
@@ -112,12 +113,7 @@ describe.skipIf(haproxy.path === undefined)("HAProxy's credentials map", () => {
     target = haproxyTarget({ socket: join(dir, "relay.sock"), map, credentialsMap });
   }, 30_000);
 
-  afterAll(async () => {
-    await relay?.close();
-    await proxy?.stop();
-    await upstreams?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => release(relay, proxy, upstreams, dir));
 
   it("writes a credential before the routing commit that flags it and deletes it after the one that stops, a rotation one key and the revision", async () => {
     for (const [name, token] of [

@@ -4,7 +4,7 @@
 // App whose credential the table lacks refused, not sent on without it, and that table seen as
 // drift. Credentials are compared as digests.
 
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -15,6 +15,7 @@ import type { PushTarget } from "../../src/push/target.ts";
 import { ok } from "../../src/result.ts";
 import { build, rebuildForSecrets } from "../../src/snapshot/build.ts";
 import type { Snapshot } from "../../src/snapshot/types.ts";
+import { release } from "../support/release.ts";
 import { findTool } from "../support/tools.ts";
 import { meta, registryOf, secretData, secretsOf } from "../support/world.ts";
 import {
@@ -85,12 +86,7 @@ describe.skipIf(nginx.path === undefined)("nginx's credentials", () => {
     target = nginxTarget({ socket: join(dir, "relay.sock") });
   }, 30_000);
 
-  afterAll(async () => {
-    await relay?.close();
-    await proxy?.stop();
-    await upstreams?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => release(relay, proxy, upstreams, dir));
 
   it("gives, empties and rotates credentials by PATCH, and rebuilds the same digest from its dict", async () => {
     // Every third App without its Secret: no credential line in the whole table.

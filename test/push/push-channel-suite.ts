@@ -4,7 +4,7 @@
 // writer changed through that socket is noticed within the verification interval, counted and
 // pushed again whole. Run by each proxy's test file.
 
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -17,6 +17,7 @@ import { tableOf } from "../../src/push/table.ts";
 import { ok } from "../../src/result.ts";
 import type { Snapshot } from "../../src/snapshot/types.ts";
 import { listeningPorts } from "../support/listening-ports.ts";
+import { release } from "../support/release.ts";
 import type { Tool } from "../support/tools.ts";
 import { waitUntil } from "../support/wait.ts";
 import { type AppInput, snapshotOf } from "../support/world.ts";
@@ -83,12 +84,7 @@ export function describePushChannel(spec: PushChannelSpec): void {
       await waitUntil(() => pusher.held() === 1, { what: `${spec.name} to hold revision 1` });
     }, 30_000);
 
-    afterAll(async () => {
-      await pusher?.close();
-      await proxy?.stop();
-      await upstreams?.close();
-      if (dir) await rm(dir, { recursive: true, force: true });
-    });
+    afterAll(() => release(pusher, proxy, upstreams, dir));
 
     it("listens on no TCP port but its data port, and no write sent there changes the table", async () => {
       const ports = listeningPorts(proxy.pid());

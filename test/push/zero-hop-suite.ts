@@ -2,7 +2,7 @@
 // pusher put into it, and must answer exactly as `/v1/route` would have. One suite, run by each
 // proxy's test file with its own way of starting the proxy and its answers.
 
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,6 +13,7 @@ import { type Pusher, startPusher } from "../../src/push/pusher.ts";
 import { ok } from "../../src/result.ts";
 import type { Snapshot } from "../../src/snapshot/types.ts";
 import { sha256 } from "../support/echo-upstream.ts";
+import { release } from "../support/release.ts";
 import type { Tool } from "../support/tools.ts";
 import { waitUntil } from "../support/wait.ts";
 import { snapshotOf } from "../support/world.ts";
@@ -130,12 +131,7 @@ export function describeZeroHop(spec: ZeroHopSpec): void {
       });
     }, 30_000);
 
-    afterAll(async () => {
-      await pusher?.close();
-      await proxy?.stop();
-      await upstreams?.close();
-      if (dir) await rm(dir, { recursive: true, force: true });
-    });
+    afterAll(() => release(pusher, proxy, upstreams, dir));
 
     it("answers not-synced before the first push", async () => {
       expect(await through({ host: "shop.example.com" })).toEqual(spec.answers.notSynced);
