@@ -105,6 +105,9 @@ async function seen(source: string, port: number, path: string, method = "GET") 
   return [method, path, r.status, json ? JSON.parse(r.body).revision : r.body];
 }
 
+// Skipped only on a machine with no IPv4 address off loopback to connect from (a container with
+// no network at all); CI's machines have one. Which peers count as loopback is tested apart
+// (test/ops/loopback-peer.test.ts).
 describe.skipIf(OFF_LOOPBACK === undefined)(`the status API, asked from ${OFF_LOOPBACK}`, () => {
   const remote = OFF_LOOPBACK ?? "";
 
