@@ -130,7 +130,7 @@ export function contractCases(c: ContractContext): void {
     try {
       expect(echoedOf(await c.ask({ host: HOSTS.ready }))).toMatchObject({ app: "shop" });
     } finally {
-      c.world().restoreRegistry();
+      await c.world().restoreRegistry();
     }
   });
 

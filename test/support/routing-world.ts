@@ -59,8 +59,11 @@ export interface RoutingWorld {
   stopSidecar(): Promise<void>;
   /** Writes a Registry value the sidecar refuses whole (the last good one stays in service). */
   writeRefusedRegistry(): void;
-  /** Writes the world's Registry again. */
-  restoreRegistry(): void;
+  /**
+   * Writes the world's Registry again; resolves once the sidecar serves a Snapshot of it and every
+   * proxy it keeps answers from that Snapshot (Caddy resets connections while it loads a table).
+   */
+  restoreRegistry(): Promise<void>;
   /** The API server goes away for `ms` and comes back; resolves once it is back. */
   apiServerGone(ms: number): Promise<void>;
   close(): Promise<void>;
@@ -147,8 +150,22 @@ export async function startRoutingWorld(
     writeRefusedRegistry: () => {
       writeRegistryValue(envtest, '{"apiVersion":"replica-mirror/v2","apps":[]}');
     },
-    restoreRegistry: () => {
+    async restoreRegistry() {
+      const current = sidecar;
+      if (current === null) throw new Error("restoreRegistry needs a running sidecar");
+      const before = await servedSnapshot(current);
       writeRegistry(envtest, apps);
+      await waitUntil(
+        async () => {
+          const now = await servedSnapshot(current);
+          return (
+            now.revision > before.revision &&
+            now.registry?.error === null &&
+            now.proxies.every((p) => p.revision === now.revision)
+          );
+        },
+        { timeoutMs: 10_000, intervalMs: 25, what: "the restored Registry served and pushed" },
+      );
     },
     apiServerGone: (ms) => envtest.restart({ downMs: ms }),
     async close() {
@@ -157,6 +174,17 @@ export async function startRoutingWorld(
       await upstream.close();
     },
   };
+}
+
+interface ServedSnapshot {
+  readonly revision: number;
+  readonly registry: { readonly error: string | null } | null;
+  readonly proxies: readonly { readonly revision: number | null }[];
+}
+
+async function servedSnapshot(sidecar: TestSidecar): Promise<ServedSnapshot> {
+  const response = await fetch(`http://127.0.0.1:${sidecar.ops.port}/v1/snapshot`);
+  return (await response.json()) as ServedSnapshot;
 }
 
 async function waitForReadyz(sidecar: TestSidecar, status: number): Promise<void> {
