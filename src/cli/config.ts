@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import * as z from "zod";
+import { DEFAULT_HAPROXY_CRT_LIST } from "../push/haproxy-certificates.ts";
 import { DEFAULT_HAPROXY_CREDENTIALS_MAP } from "../push/haproxy-credentials.ts";
 import { DEFAULT_HAPROXY_MAP } from "../push/haproxy-target.ts";
 import { dnsLabel, dnsSubdomain, named, secretKey } from "../registry/schema.ts";
@@ -104,12 +105,14 @@ const serveFlags = z.object({
   "allow-cluster-wide-secrets": bool.default(false),
   "allow-local-upstreams": bool.default(false),
   "serve-credentials": bool.default(false),
+  "serve-certificates": bool.default(false),
   "push-haproxy": unixSocket(true).optional(),
   "push-haproxy-map": z.string().min(1, "must not be empty").default(DEFAULT_HAPROXY_MAP),
   "push-haproxy-credentials-map": z
     .string()
     .min(1, "must not be empty")
     .default(DEFAULT_HAPROXY_CREDENTIALS_MAP),
+  "push-haproxy-crt-list": z.string().min(1, "must not be empty").default(DEFAULT_HAPROXY_CRT_LIST),
   "push-caddy": unixSocket(false).optional(),
   "push-nginx": unixSocket(false).optional(),
 });
@@ -214,6 +217,7 @@ export function parseServeConfig(
     allowClusterWideSecrets: f["allow-cluster-wide-secrets"],
     allowLocalUpstreams: f["allow-local-upstreams"],
     serveCredentials: f["serve-credentials"],
+    serveCertificates: f["serve-certificates"],
     push: pushTargets(f),
   });
 }
@@ -225,8 +229,13 @@ function pushTargets(f: z.infer<typeof serveFlags>): SidecarConfig["push"] {
   const targets: PushTargetConfig[] = [];
   const haproxy = f["push-haproxy"];
   if (haproxy !== undefined) {
-    const credentialsMap = f["push-haproxy-credentials-map"];
-    targets.push({ kind: "haproxy", socket: haproxy, map: f["push-haproxy-map"], credentialsMap });
+    targets.push({
+      kind: "haproxy",
+      socket: haproxy,
+      map: f["push-haproxy-map"],
+      credentialsMap: f["push-haproxy-credentials-map"],
+      crtList: f["push-haproxy-crt-list"],
+    });
   }
   if (f["push-caddy"] !== undefined) targets.push({ kind: "caddy", socket: f["push-caddy"] });
   if (f["push-nginx"] !== undefined) targets.push({ kind: "nginx", socket: f["push-nginx"] });

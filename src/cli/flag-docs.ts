@@ -1,5 +1,6 @@
 // How `serve --help` and the README describe each flag (a test keeps the README's table in step).
 
+import { DEFAULT_HAPROXY_CRT_LIST } from "../push/haproxy-certificates.ts";
 import { DEFAULT_HAPROXY_CREDENTIALS_MAP } from "../push/haproxy-credentials.ts";
 import { DEFAULT_HAPROXY_MAP } from "../push/haproxy-target.ts";
 import { DATA_LISTENER_DEFAULTS } from "../route/listener-limits.ts";
@@ -116,6 +117,11 @@ export const FLAG_DOCS: Readonly<
     help: "let an App with a credential be served: /v1/route hands its Secret's value to the data plane, which sends it to the upstream as Authorization; without it such an App answers 503 credentials-off",
     shownDefault: "false",
   },
+  "serve-certificates": {
+    value: "BOOL",
+    help: "zero-hop: hand each App's TLS certificate (its tls.secretRef Secret, checked) to the proxies to serve by SNI; without it no TLS Secret is read",
+    shownDefault: "false",
+  },
   "push-haproxy": {
     value: "unix:PATH",
     help: "zero-hop: keep the routing table in HAProxy's map through its runtime API, the stats socket at PATH (a bare PATH too)",
@@ -130,6 +136,11 @@ export const FLAG_DOCS: Readonly<
     value: "PATH",
     help: "the credentials map file as the zero-hop haproxy.cfg names it",
     shownDefault: DEFAULT_HAPROXY_CREDENTIALS_MAP,
+  },
+  "push-haproxy-crt-list": {
+    value: "PATH",
+    help: "the crt-list file as the zero-hop haproxy.cfg binds it; the certificates added at run time are named beside it",
+    shownDefault: DEFAULT_HAPROXY_CRT_LIST,
   },
   "push-caddy": {
     value: "unix:PATH",

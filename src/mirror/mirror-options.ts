@@ -44,4 +44,9 @@ export interface MirrorOptions {
    * Fixed for the mirror's life (`BuildMeta.serveCredentials`).
    */
   readonly serveCredentials?: boolean;
+  /**
+   * `--serve-certificates`; default false: no TLS Secret is read, an App's `tls` is `off`.
+   * Fixed for the mirror's life (`BuildMeta.serveCertificates`).
+   */
+  readonly serveCertificates?: boolean;
 }

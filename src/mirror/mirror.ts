@@ -61,6 +61,7 @@ export class Mirror {
       scopes: options.secrets.scopes,
       clock: this.#clock,
       observer: this.#observer,
+      serveCertificates: options.serveCertificates ?? false,
       onRetryDue: () => this.#adoptions.signal(),
     });
     const stage = (run: () => void | Promise<void>) =>
@@ -271,6 +272,7 @@ export class Mirror {
       builtAt: this.#wallClock(),
       source: this.#source,
       serveCredentials: this.#options.serveCredentials ?? false,
+      serveCertificates: this.#options.serveCertificates ?? false,
     });
     if (next === null) return;
     this.#holder.swap(next.snapshot);

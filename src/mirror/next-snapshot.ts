@@ -17,7 +17,10 @@ export interface NextSnapshot {
 }
 
 /** What the next Snapshot is built under besides its inputs: `BuildMeta` less what follows from them. */
-export type NextMeta = Pick<BuildMeta, "builtAt" | "source" | "serveCredentials">;
+export type NextMeta = Pick<
+  BuildMeta,
+  "builtAt" | "source" | "serveCredentials" | "serveCertificates"
+>;
 
 /**
  * The Snapshot that follows `previous` after `changes`, read against `secrets`, or null when
@@ -32,15 +35,22 @@ export function nextSnapshot(
   secrets: SecretsView,
   at: NextMeta,
 ): NextSnapshot | null {
-  const { builtAt, serveCredentials = false } = at;
+  const { builtAt, serveCredentials = false, serveCertificates = false } = at;
   const source = at.source ?? FROM_API_SERVER;
   const adopted = changes.registry;
   const revision = (previous?.revision ?? 0) + 1;
   if (previous === null || adopted?.whole === true) {
     // Nothing to build from before the first Registry is adopted.
     if (adopted === null) return null;
-    const meta = { revision, builtAt, registry: adopted.status, source, serveCredentials };
-    return { snapshot: build(adopted.registry, secrets, meta), kind: "whole" };
+    const meta = {
+      revision,
+      builtAt,
+      registry: adopted.status,
+      source,
+      serveCredentials,
+      serveCertificates,
+    };
+    return { snapshot: build(adopted.registry, secrets, meta, previous), kind: "whole" };
   }
   const status = adopted?.status ?? previous.registry;
   // A Secret no App references (one being fetched for a Registry not adopted yet) changes nothing.
@@ -49,7 +59,7 @@ export function nextSnapshot(
   );
   if (changed.length === 0 && sameStatus(status, previous.registry) && source === previous.source)
     return null;
-  const meta = { revision, builtAt, registry: status, source, serveCredentials };
+  const meta = { revision, builtAt, registry: status, source, serveCredentials, serveCertificates };
   return { snapshot: rebuildForSecrets(previous, changed, secrets, meta), kind: "secrets" };
 }
 

@@ -14,6 +14,8 @@ interface ReferencedSecretsOptions {
   readonly scopes: readonly SecretScope[];
   readonly clock: Clock;
   readonly observer: Required<Pick<MirrorObserver, "fetchFailed">>;
+  /** Whether TLS Secrets are kept (`--serve-certificates`); default false. */
+  readonly serveCertificates?: boolean;
   /** A retry of failed fetches fell due: the owner calls `retryFailed` when it can. */
   readonly onRetryDue: () => void;
 }
@@ -45,7 +47,7 @@ export class ReferencedSecrets {
    * App Secrets, which then keeps exactly them.
    */
   watch(registry: Registry | null): void {
-    this.#watched = deriveWatchedSet(registry);
+    this.#watched = deriveWatchedSet(registry, this.#options.serveCertificates === true);
     this.store.setWatched(this.#watched);
   }
 
@@ -54,7 +56,7 @@ export class ReferencedSecrets {
    * for the others. Resolves with the Secrets whose stored state the fetch changed.
    */
   async follow(registry: Registry | null): Promise<SecretRef[]> {
-    const next = deriveWatchedSet(registry);
+    const next = deriveWatchedSet(registry, this.#options.serveCertificates === true);
     const added = addedSecrets(this.#watched, next);
     let changed: SecretRef[] = [];
     if (added.length > 0) {

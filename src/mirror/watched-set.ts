@@ -1,16 +1,26 @@
 import type { Registry, SecretRef } from "../registry/schema.ts";
+import { TLS_CERT_KEY, TLS_KEY_KEY } from "../snapshot/certificate.ts";
 import { SecretIndex } from "../snapshot/secret-index.ts";
 
 /** The Secrets a Registry references, each with the keys its Apps read. */
 export type WatchedSet = SecretIndex<ReadonlySet<string>>;
 
-/** The Secrets and keys a Registry references: the only bytes this replica keeps. */
-export function deriveWatchedSet(registry: Registry | null): WatchedSet {
+/**
+ * The Secrets and keys a Registry references: the only bytes this replica keeps. TLS Secrets
+ * only with `serveCertificates`: off, no private key is read (ADR 56).
+ */
+export function deriveWatchedSet(registry: Registry | null, serveCertificates = false): WatchedSet {
   const watched = new SecretIndex<Set<string>>();
-  for (const { secretRef: ref } of registry?.apps ?? []) {
-    const keys = watched.get(ref.namespace, ref.name);
-    if (keys === undefined) watched.set(ref.namespace, ref.name, new Set([ref.key]));
-    else keys.add(ref.key);
+  const add = (namespace: string, name: string, key: string) => {
+    const keys = watched.get(namespace, name);
+    if (keys === undefined) watched.set(namespace, name, new Set([key]));
+    else keys.add(key);
+  };
+  for (const { secretRef: ref, tls } of registry?.apps ?? []) {
+    add(ref.namespace, ref.name, ref.key);
+    if (tls === null || !serveCertificates) continue;
+    add(tls.secretRef.namespace, tls.secretRef.name, TLS_CERT_KEY);
+    add(tls.secretRef.namespace, tls.secretRef.name, TLS_KEY_KEY);
   }
   return watched;
 }

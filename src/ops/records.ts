@@ -2,6 +2,7 @@
 // whole, so a field added to App later (or the Secret bytes it already has) cannot leak by default.
 
 import { listedRefusals } from "../registry/echo.ts";
+import { CERTIFICATE_RULES } from "../snapshot/certificate.ts";
 import { UNUSABLE_RULES } from "../snapshot/credential.ts";
 import type { LookupResult } from "../snapshot/lookup.ts";
 import type { App, Conflict, NotReadyReason, RegistryStatus, Snapshot } from "../snapshot/types.ts";
@@ -17,6 +18,32 @@ export interface AppRecord {
   readonly ready: boolean;
   readonly reason: NotReadyReason | null;
   readonly secretResourceVersion: string | null;
+  /** The App's `tls` and its certificate; null without one. Never the key. */
+  readonly tls: TlsRecord | null;
+}
+
+/**
+ * What an App's certificate comes to (ADR 56): `served` (the TLS Secret's), `refused` (it breaks
+ * `rule`; `served` is the last good one, if any), or `certificates-off`.
+ */
+export interface TlsRecord {
+  readonly secretRef: { readonly namespace: string; readonly name: string };
+  readonly state: "served" | "refused" | "certificates-off";
+  /** What the refused certificate breaks; else null. */
+  readonly rule: string | null;
+  /** The certificate the proxies serve for the App's hostnames; null: none (the default one). */
+  readonly served: ServedRecord | null;
+  /** The TLS Secret's resourceVersion last read; null: absent or not read. */
+  readonly secretResourceVersion: string | null;
+}
+
+/** A served certificate by its public facts. */
+export interface ServedRecord {
+  readonly id: string;
+  readonly serial: string;
+  /** ISO 8601. */
+  readonly notBefore: string;
+  readonly notAfter: string;
 }
 
 /**
@@ -88,6 +115,35 @@ export function appRecord(app: App): AppRecord {
     ready: app.ready,
     reason: app.reason,
     secretResourceVersion: app.secretResourceVersion,
+    tls: tlsRecord(app),
+  };
+}
+
+/** An App's certificate as the status API shows it: its public facts, never the key. */
+function tlsRecord(app: App): TlsRecord | null {
+  const { tls, certificate } = app;
+  if (tls === null || certificate === null) return null;
+  const { refusal, served } = certificate;
+  const rule =
+    refusal === null
+      ? null
+      : refusal.hostname === undefined
+        ? CERTIFICATE_RULES[refusal.rule]
+        : `${CERTIFICATE_RULES[refusal.rule]}: ${refusal.hostname}`;
+  return {
+    secretRef: { namespace: tls.secretRef.namespace, name: tls.secretRef.name },
+    state: certificate.state === "off" ? "certificates-off" : certificate.state,
+    rule,
+    served:
+      served === null
+        ? null
+        : {
+            id: served.id,
+            serial: served.serial,
+            notBefore: new Date(served.notBefore).toISOString(),
+            notAfter: new Date(served.notAfter).toISOString(),
+          },
+    secretResourceVersion: certificate.resourceVersion,
   };
 }
 

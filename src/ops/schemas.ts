@@ -28,6 +28,7 @@ export const appRecordSchema = {
     "ready",
     "reason",
     "secretResourceVersion",
+    "tls",
   ],
   additionalProperties: false,
   properties: {
@@ -62,6 +63,34 @@ export const appRecordSchema = {
     ready: { type: "boolean" },
     reason: nullableString,
     secretResourceVersion: nullableString,
+    // Public facts of the certificate only: no property here can carry a key.
+    tls: {
+      type: ["object", "null"],
+      required: ["secretRef", "state", "rule", "served", "secretResourceVersion"],
+      additionalProperties: false,
+      properties: {
+        secretRef: {
+          type: "object",
+          required: ["namespace", "name"],
+          additionalProperties: false,
+          properties: { namespace: { type: "string" }, name: { type: "string" } },
+        },
+        state: { type: "string", enum: ["served", "refused", "certificates-off"] },
+        rule: nullableString,
+        served: {
+          type: ["object", "null"],
+          required: ["id", "serial", "notBefore", "notAfter"],
+          additionalProperties: false,
+          properties: {
+            id: { type: "string" },
+            serial: { type: "string" },
+            notBefore: { type: "string" },
+            notAfter: { type: "string" },
+          },
+        },
+        secretResourceVersion: nullableString,
+      },
+    },
   },
 } as const;
 

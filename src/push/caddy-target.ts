@@ -6,7 +6,7 @@
 
 import { cachedPer } from "../cached-per.ts";
 import { err, ok, type Result } from "../result.ts";
-import type { RouteView } from "../snapshot/types.ts";
+import type { PushView, RouteView } from "../snapshot/types.ts";
 import { type AdminAnswer, adminCall, adminRefused } from "./admin-http.ts";
 import {
   caddyRoutes,
@@ -55,7 +55,7 @@ export function caddyTarget(options: CaddyTargetOptions): PushTarget {
   };
   return {
     name: options.name ?? "caddy",
-    async push(view: RouteView): Promise<Result<void, PushFailure>> {
+    async push(view: PushView): Promise<Result<void, PushFailure>> {
       const body = JSON.stringify(routesOf(view));
       const answer = await call("PATCH", ROUTES_PATH, pushTimeoutMs, body);
       if (!answer.ok) return answer;
@@ -87,6 +87,6 @@ export function caddyTarget(options: CaddyTargetOptions): PushTarget {
       if (!holdsRevision(parsed.value)) return ok(null);
       return ok(sha256(canonicalJson(parsed.value)));
     },
-    digestOf: cachedPer((view: RouteView) => sha256(canonicalJson(routesOf(view)))),
+    digestOf: cachedPer((view: PushView) => sha256(canonicalJson(routesOf(view)))),
   };
 }

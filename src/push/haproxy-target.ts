@@ -27,7 +27,7 @@
 
 import { cachedPer } from "../cached-per.ts";
 import { err, ok, type Result } from "../result.ts";
-import type { RouteView } from "../snapshot/types.ts";
+import type { PushView, RouteView } from "../snapshot/types.ts";
 import { type CredentialLines, credentialChanges, credentialCount } from "./credential-lines.ts";
 import {
   credentialCommand,
@@ -223,7 +223,7 @@ export function haproxyTarget(options: HaproxyTargetOptions): PushTarget {
       if (!credentials.ok) return credentials;
       return ok(sha256(`${routing.value}\n${credentials.value}`));
     },
-    digestOf: cachedPer((view: RouteView) =>
+    digestOf: cachedPer((view: PushView) =>
       sha256(`${mapDigest(view)}\n${credentialsDigest(haproxyCredentials(view))}`),
     ),
   };

@@ -8,7 +8,7 @@
 // it runs beside pushes, never ahead of one: a rotation does not wait for it.
 
 import type { Clock } from "../clock.ts";
-import type { RouteView } from "../snapshot/types.ts";
+import type { PushView } from "../snapshot/types.ts";
 import type { PushObserver, PushOperation } from "./observer.ts";
 import type { PushFailure, PushTarget } from "./target.ts";
 
@@ -27,7 +27,7 @@ export interface PusherOptions {
 
 export interface Pusher {
   /** The newest Snapshot (or data-thread view): pushed as soon as no push is running. */
-  publish(view: RouteView): void;
+  publish(view: PushView): void;
   /** The revision the proxy answers from as last seen; null before the first push lands. */
   held(): number | null;
   /** Stops the timers, waits for a running push, check or verification; then pushes nothing. */
@@ -64,9 +64,9 @@ export function startPusher(options: PusherOptions): Pusher {
   const { target, clock, observer } = options;
   const interval = options.checkIntervalMs ?? DEFAULT_CHECK_INTERVAL_MS;
   const verifyInterval = options.verifyIntervalMs ?? DEFAULT_VERIFY_INTERVAL_MS;
-  let latest: RouteView | null = null;
+  let latest: PushView | null = null;
   // The view whose table the proxy was last confirmed to hold.
-  let inProxy: RouteView | null = null;
+  let inProxy: PushView | null = null;
   let heldRevision: number | null = null;
   // A push failed: wait for the next tick rather than retrying at once.
   let blocked = false;
@@ -125,7 +125,7 @@ export function startPusher(options: PusherOptions): Pusher {
     }
   }
 
-  async function pushNewest(view: RouteView): Promise<void> {
+  async function pushNewest(view: PushView): Promise<void> {
     const started = clock.now();
     pushesBegun++;
     const pushed = await target.push(view, { whole: wholeNext });

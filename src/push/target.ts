@@ -3,7 +3,7 @@
 // client (HAProxy, Caddy, nginx) is one of these.
 
 import type { Result } from "../result.ts";
-import type { RouteView } from "../snapshot/types.ts";
+import type { PushView } from "../snapshot/types.ts";
 
 /** Why a push, a version check or a verification did not succeed. */
 export type PushFailureReason =
@@ -38,7 +38,7 @@ export interface PushTarget {
    * Replaces the proxy's whole table atomically: after success it answers from `view`'s table
    * (table.ts) only. Each target renders the table in its proxy's format.
    */
-  push(view: RouteView, options?: PushOptions): Promise<Result<void, PushFailure>>;
+  push(view: PushView, options?: PushOptions): Promise<Result<void, PushFailure>>;
   /** The revision of the table the proxy answers from; null when it holds none (not synced). */
   held(): Promise<Result<number | null, PushFailure>>;
   /**
@@ -50,5 +50,5 @@ export interface PushTarget {
    * The digest `heldDigest` gives while the proxy answers from exactly `view`'s table, whatever
    * order the proxy keeps its entries in. Pure; computed once per view.
    */
-  digestOf(view: RouteView): string;
+  digestOf(view: PushView): string;
 }

@@ -178,7 +178,7 @@ interface ValidApp {
 }
 
 /**
- * The Registry of valid App entries: the default namespace, a null upstream and credential, and
+ * The Registry of valid App entries: the default namespaces, a null upstream, credential and tls, and
  * an empty prefix filled in, hostnames normalised and deduplicated, frozen, because Snapshots
  * share these objects with every later Snapshot.
  */
@@ -195,6 +195,15 @@ function registryOf(valid: readonly ValidApp[], defaultNamespace: string): Regis
       upstream: a.upstream ?? null,
       credential:
         a.credential === undefined ? null : Object.freeze({ prefix: a.credential.prefix ?? "" }),
+      tls:
+        a.tls === undefined
+          ? null
+          : Object.freeze({
+              secretRef: Object.freeze({
+                namespace: a.tls.secretRef.namespace ?? defaultNamespace,
+                name: a.tls.secretRef.name,
+              }),
+            }),
     }),
   );
   return Object.freeze({ apps: Object.freeze(apps) });

@@ -24,6 +24,16 @@ export interface AppSpec {
    * `--serve-credentials true`, it gets `Authorization: <prefix><the Secret's value>` (ADR 53).
    */
   readonly credential: AppCredential | null;
+  /**
+   * Null: no certificate of its own. Else, with `--serve-certificates true`, a zero-hop proxy
+   * serves the App's hostnames with the certificate of this `kubernetes.io/tls` Secret (ADR 56).
+   */
+  readonly tls: AppTls | null;
+}
+
+/** Where an App's TLS certificate lives: the `tls.crt` and `tls.key` of one Secret. */
+export interface AppTls {
+  readonly secretRef: SecretRef;
 }
 
 /** How an App's Secret value becomes its upstream's `Authorization` header. */
@@ -98,6 +108,9 @@ export const appShape = z.object({
   secretRef: z.object({ namespace: z.string().optional(), name: z.string(), key: z.string() }),
   upstream: z.string().optional(),
   credential: z.object({ prefix: z.string().optional() }).optional(),
+  tls: z
+    .object({ secretRef: z.object({ namespace: z.string().optional(), name: z.string() }) })
+    .optional(),
   // The leader's view of readiness: accepted and ignored (docs/serving.md, "Readiness is this
   // replica's own").
   secretReady: z.boolean().optional(),
@@ -165,6 +178,15 @@ export function checkNames(
   if (why !== null) issues.push(issue(why, ref.name, ["secretRef", "name"]));
   why = secretKey(ref.key);
   if (why !== null) issues.push(issue(why, ref.key, ["secretRef", "key"]));
+  const tls = app.tls?.secretRef;
+  if (tls?.namespace !== undefined) {
+    why = dnsLabel(tls.namespace);
+    if (why !== null) issues.push(issue(why, tls.namespace, ["tls", "secretRef", "namespace"]));
+  }
+  if (tls !== undefined) {
+    why = dnsSubdomain(tls.name);
+    if (why !== null) issues.push(issue(why, tls.name, ["tls", "secretRef", "name"]));
+  }
   const prefix = app.credential?.prefix;
   if (prefix !== undefined) {
     why = credentialPrefix(prefix);

@@ -42,6 +42,8 @@ export interface SidecarConfig {
   readonly allowLocalUpstreams: boolean;
   /** Whether an App with a `credential` is served, its upstream getting the Secret as `Authorization` (ADR 53). */
   readonly serveCredentials: boolean;
+  /** Whether each App's TLS Secret is read, checked and pushed to the proxies (ADR 56). */
+  readonly serveCertificates: boolean;
   /** Zero-hop: the proxies whose routing table the sidecar keeps; empty: hop mode only. */
   readonly push: readonly PushTargetConfig[];
 }
@@ -56,6 +58,7 @@ export type PushTargetConfig =
       readonly socket: string;
       readonly map: string;
       readonly credentialsMap: string;
+      readonly crtList: string;
     }
   | { readonly kind: "caddy"; readonly socket: string }
   | { readonly kind: "nginx"; readonly socket: string };

@@ -161,6 +161,7 @@ export async function startSidecar(
     holder,
     watchTimeoutSeconds: config.watchTimeoutSeconds,
     serveCredentials: config.serveCredentials,
+    serveCertificates: config.serveCertificates,
     observer: observeAll(...observers),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.random === undefined ? {} : { random: options.random }),

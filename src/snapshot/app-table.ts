@@ -1,7 +1,11 @@
 import type { AppSpec } from "../registry/schema.ts";
+import { resolveCertificate } from "./app-certificate.ts";
 import { credentialValue, stateOf } from "./credential.ts";
 import { freezeArray } from "./freeze.ts";
-import type { App, AppTable, NotReadyReason, SecretsView } from "./types.ts";
+import type { App, AppTable, BuildMeta, NotReadyReason, SecretsView } from "./types.ts";
+
+/** What resolving an App reads of the build besides its inputs. */
+export type ResolveMeta = Pick<BuildMeta, "builtAt" | "serveCredentials" | "serveCertificates">;
 
 /** Apps per chunk: replacing one App copies this many pointers plus the chunk directory. */
 export const CHUNK_SIZE = 64;
@@ -11,8 +15,15 @@ export const CHUNK_SIZE = 64;
  * ready only if the referenced Secret exists, has the key, and the value is non-empty; for an App
  * with a `credential`, also only with `serveCredentials` (else `credentials-off`, whatever the
  * Secret) and a value `credentialValue` accepts. The leader's `secretReady` never gets here.
+ * A certificate does not bear on readiness (`resolveCertificate`; `previous`: the same App in the
+ * Snapshot before, whose certificate may be kept).
  */
-export function resolveApp(spec: AppSpec, secrets: SecretsView, serveCredentials = false): App {
+export function resolveApp(
+  spec: AppSpec,
+  secrets: SecretsView,
+  meta: ResolveMeta,
+  previous?: App,
+): App {
   const secret = secrets.get(spec.secretRef.namespace, spec.secretRef.name);
   // Own keys only: a Secret lacking key `constructor` must not read Object.prototype's.
   const { key } = spec.secretRef;
@@ -28,7 +39,7 @@ export function resolveApp(spec: AppSpec, secrets: SecretsView, serveCredentials
           : null;
   let credential: string | null = null;
   if (spec.credential !== null) {
-    if (!serveCredentials) reason = "credentials-off";
+    if (meta.serveCredentials !== true) reason = "credentials-off";
     else if (reason === null) {
       const header = credentialValue(value!);
       if (header.ok) credential = spec.credential.prefix + header.value;
@@ -47,14 +58,23 @@ export function resolveApp(spec: AppSpec, secrets: SecretsView, serveCredentials
     secretValue: reason === null ? (value ?? null) : null,
     credential,
     secretResourceVersion: secret?.resourceVersion ?? null,
+    tls: spec.tls,
+    certificate: resolveCertificate(
+      spec,
+      secrets,
+      meta.serveCertificates === true,
+      meta.builtAt,
+      previous,
+    ),
   });
 }
 
-/** Builds the table for Apps in slot order. */
+/** Builds the table for Apps in slot order; `previous(spec)`: the same App before, if any. */
 export function buildAppTable(
   specs: readonly AppSpec[],
   secrets: SecretsView,
-  serveCredentials = false,
+  meta: ResolveMeta,
+  previous: (spec: AppSpec) => App | undefined = () => undefined,
 ): AppTable {
   const chunks: (readonly App[])[] = [];
   let readyCount = 0;
@@ -62,7 +82,8 @@ export function buildAppTable(
     const chunk: App[] = [];
     const end = Math.min(start + CHUNK_SIZE, specs.length);
     for (let slot = start; slot < end; slot++) {
-      const app = resolveApp(specs[slot]!, secrets, serveCredentials);
+      const spec = specs[slot]!;
+      const app = resolveApp(spec, secrets, meta, spec.tls === null ? undefined : previous(spec));
       if (app.ready) readyCount++;
       chunk.push(app);
     }

@@ -1,6 +1,6 @@
-import type { Registry, SecretRef } from "../registry/schema.ts";
-import { buildAppTable, replaceApps, resolveApp } from "./app-table.ts";
-import { buildRouteTable, slotsOf, sortedSpecs } from "./route-table.ts";
+import type { AppSpec, Registry, SecretRef } from "../registry/schema.ts";
+import { appAt, buildAppTable, replaceApps, resolveApp } from "./app-table.ts";
+import { buildRouteTable, slotOf, slotsOf, sortedSpecs } from "./route-table.ts";
 import {
   type App,
   type BuildMeta,
@@ -13,11 +13,24 @@ import {
 /**
  * Builds a whole Snapshot from a Registry (null: none, an empty Registry) and the Secrets this
  * replica sees. Pure and deterministic whatever the order of Apps in the document; the result is
- * frozen and shares nothing mutable with its inputs.
+ * frozen and shares nothing mutable with its inputs. `previous`: the Snapshot before, whose Apps'
+ * certificates an App of the same name keeps where its own is refused (ADR 56).
  */
-export function build(registry: Registry | null, secrets: SecretsView, meta: BuildMeta): Snapshot {
+export function build(
+  registry: Registry | null,
+  secrets: SecretsView,
+  meta: BuildMeta,
+  previous: Snapshot | null = null,
+): Snapshot {
   const routes = routeTableFor(registry);
-  const apps = buildAppTable(routes.specs, secrets, meta.serveCredentials);
+  const before =
+    previous === null
+      ? undefined
+      : (spec: AppSpec) => {
+          const slot = slotOf(previous.routes, spec.name);
+          return slot === undefined ? undefined : appAt(previous.apps, slot);
+        };
+  const apps = buildAppTable(routes.specs, secrets, meta, before);
   return seal(meta, routes, apps);
 }
 
@@ -41,7 +54,7 @@ export function routeTableFor(registry: Registry | null): RouteTable {
 /**
  * The next Snapshot after some Secrets changed and the Registry did not: re-resolves only the Apps
  * that reference a changed Secret and shares everything else with `previous`. Equal to `build`
- * of the same inputs (the differential test pins this).
+ * of the same inputs and `previous` (the differential test pins this).
  */
 export function rebuildForSecrets(
   previous: Snapshot,
@@ -53,7 +66,10 @@ export function rebuildForSecrets(
   const replacements = new Map<number, App>();
   for (const { namespace, name } of changedSecrets) {
     for (const slot of slotsOf(routes, namespace, name)) {
-      replacements.set(slot, resolveApp(routes.specs[slot]!, secrets, meta.serveCredentials));
+      replacements.set(
+        slot,
+        resolveApp(routes.specs[slot]!, secrets, meta, appAt(previous.apps, slot)),
+      );
     }
   }
   return seal(meta, routes, replaceApps(previous.apps, replacements));

@@ -1,4 +1,4 @@
-import type { AppSpec, Registry } from "../registry/schema.ts";
+import type { AppSpec, Registry, SecretRef } from "../registry/schema.ts";
 import { freezeArray, freezeMap } from "./freeze.ts";
 import { freezeIndex, SecretIndex } from "./secret-index.ts";
 import type { Conflict, RouteTable } from "./types.ts";
@@ -37,7 +37,7 @@ export function sortedSpecs(registry: Registry | null): readonly AppSpec[] {
 
 /**
  * Builds the hostname side of a Snapshot in one pass over the sorted Apps: the exact and wildcard
- * indexes, the Secret → Apps index and the conflicts. Apps are visited in reverse name order and
+ * indexes, the Secret → Apps index (App and TLS Secrets) and the conflicts. Apps are visited in reverse name order and
  * every claim overwrites the previous one, so the last writer of a hostname is the App whose name
  * sorts first (the winner, README "The Registry document") and a claim costs one Map operation,
  * not a get and a set: at 100k Apps the build is bound by memory latency, about one cache miss
@@ -58,6 +58,12 @@ export function buildRouteTable(specs: readonly AppSpec[]): RouteTable {
     const secrets = slotsBySecret.size;
     slotsBySecret.set(namespace, name, slot);
     if (slotsBySecret.size === secrets) shared.set(namespace, name, true);
+    const tls = tlsSecretOf(spec);
+    if (tls !== null) {
+      const before = slotsBySecret.size;
+      slotsBySecret.set(tls.namespace, tls.name, slot);
+      if (slotsBySecret.size === before) shared.set(tls.namespace, tls.name, true);
+    }
     for (const pattern of spec.hostnames) {
       const isWildcard = pattern.startsWith("*.");
       const index = isWildcard ? wildcard : exact;
@@ -87,15 +93,27 @@ function listSharedSecrets(
   slotsBySecret: SecretIndex<number | readonly number[]>,
 ): void {
   const lists = new SecretIndex<number[]>();
-  specs.forEach((spec, slot) => {
-    const { namespace, name } = spec.secretRef;
+  const add = ({ namespace, name }: SecretRef, slot: number) => {
     if (!shared.has(namespace, name)) return;
     const list = lists.get(namespace, name);
     if (list === undefined) lists.set(namespace, name, [slot]);
     else list.push(slot);
+  };
+  specs.forEach((spec, slot) => {
+    add(spec.secretRef, slot);
+    const tls = tlsSecretOf(spec);
+    if (tls !== null) add(tls, slot);
   });
   for (const [namespace, name, list] of lists.entries())
     slotsBySecret.set(namespace, name, freezeArray(list));
+}
+
+/** The App's TLS Secret when it is another Secret than its `secretRef`'s (ADR 56). */
+function tlsSecretOf(spec: AppSpec): SecretRef | null {
+  const tls = spec.tls?.secretRef;
+  if (tls === undefined) return null;
+  const { namespace, name } = spec.secretRef;
+  return tls.namespace === namespace && tls.name === name ? null : tls;
 }
 
 /** The conflicts, sorted by hostname; each lists its claimants in name order, the first wins. */

@@ -1,5 +1,6 @@
 import type { RefusedApp } from "../registry/parse.ts";
-import type { AppSpec, SecretKeyRef } from "../registry/schema.ts";
+import type { AppSpec, AppTls, SecretKeyRef } from "../registry/schema.ts";
+import type { CertificateRefusal, ServedCertificate } from "./certificate.ts";
 import type { ReadonlySecretIndex } from "./secret-index.ts";
 
 /**
@@ -49,6 +50,24 @@ export interface App {
    */
   readonly credential: string | null;
   readonly secretResourceVersion: string | null;
+  /** The Registry's `tls`: where its certificate lives; null when it declares none. */
+  readonly tls: AppTls | null;
+  /** Null when the App declares no `tls`; its certificate otherwise (ADR 56). */
+  readonly certificate: AppCertificate | null;
+}
+
+/**
+ * An App's certificate: `served` is what a zero-hop proxy serves for its hostnames. State
+ * `served`: the TLS Secret's certificate; `refused`: the Secret's certificate broke `refusal`,
+ * and `served` is the App's last good one (null: none); `off`: `--serve-certificates` is false,
+ * nothing is read.
+ */
+export interface AppCertificate {
+  readonly state: "served" | "refused" | "off";
+  readonly served: ServedCertificate | null;
+  readonly refusal: CertificateRefusal | null;
+  /** The TLS Secret's resourceVersion this was read from; null when it is absent or not read. */
+  readonly resourceVersion: string | null;
 }
 
 /** Two or more Apps claiming one hostname or pattern: `winner` (first by name) serves it. */
@@ -111,6 +130,11 @@ export interface BuildMeta {
    * so every Snapshot it follows on from must have been built under the same value.
    */
   readonly serveCredentials?: boolean;
+  /**
+   * `--serve-certificates`; default false: an App's `tls` is `off` and its Secret is not read.
+   * The operator's, fixed for a process, as `serveCredentials`.
+   */
+  readonly serveCertificates?: boolean;
 }
 
 /**
@@ -151,6 +175,14 @@ export interface RouteView {
   readonly revision: number;
   readonly routes: Pick<RouteTable, "exact" | "wildcard">;
   readonly apps: { readonly chunks: readonly (readonly RouteApp[])[] };
+}
+
+/** What a zero-hop push reads of an App: what a route answer reads, and its certificate. */
+export type PushApp = RouteApp & Pick<App, "certificate">;
+
+/** What a zero-hop push reads of a Snapshot: its routes and each App's certificate. Every Snapshot is one. */
+export interface PushView extends RouteView {
+  readonly apps: { readonly chunks: readonly (readonly PushApp[])[] };
 }
 
 /** The immutable state one request is answered from. Published whole, replaced whole. */

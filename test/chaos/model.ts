@@ -206,6 +206,7 @@ export function appRecords(
         ready: reason === null,
         reason,
         secretResourceVersion: secret?.rv ?? null,
+        tls: null,
       };
     });
 }

@@ -31,6 +31,7 @@ describe("parseServeConfig", () => {
         allowClusterWideSecrets: false,
         allowLocalUpstreams: false,
         serveCredentials: false,
+        serveCertificates: false,
         push: [],
       },
     });
@@ -61,6 +62,7 @@ describe("parseServeConfig", () => {
           socket: `${dir}/haproxy.sock`,
           map: "/usr/local/etc/haproxy/replica-mirror.map",
           credentialsMap: "/usr/local/etc/haproxy/replica-mirror-credentials.map",
+          crtList: "/usr/local/etc/haproxy/replica-mirror.crt-list",
         },
         { kind: "caddy", socket: `${dir}/caddy.sock` },
         { kind: "nginx", socket: `${dir}/nginx.sock` },
@@ -71,6 +73,7 @@ describe("parseServeConfig", () => {
           socket: `${dir}/haproxy.sock`,
           map: "/usr/local/etc/haproxy/replica-mirror.map",
           credentialsMap: "/usr/local/etc/haproxy/replica-mirror-credentials.map",
+          crtList: "/usr/local/etc/haproxy/replica-mirror.crt-list",
         },
       ],
       "--push-nginx: expected unix:/PATH, the proxy's Unix socket (a TCP address lets any process of the pod write the table), got 'http://127.0.0.1:8001'",

@@ -116,6 +116,7 @@ describe("GET /v1/apps and /v1/apps/:name", () => {
             ready: false,
             reason: "value-empty",
             secretResourceVersion: "1",
+            tls: null,
           },
           shopRecord,
           {
@@ -127,6 +128,7 @@ describe("GET /v1/apps and /v1/apps/:name", () => {
             ready: false,
             reason: "secret-absent",
             secretResourceVersion: null,
+            tls: null,
           },
         ],
       },

@@ -35,6 +35,7 @@ describe("parseRegistry, an App's credential", () => {
             name === "none"
               ? null
               : { prefix: name === "bearer" ? "Bearer " : name === "max" ? "~".repeat(64) : "" },
+          tls: null,
         })),
       },
       refused: [

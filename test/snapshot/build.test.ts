@@ -38,6 +38,7 @@ describe("build: the rows of the routing contract (README) the pure core decides
       secretValue: "s3cr3t",
       credential: null,
       secretResourceVersion: "42",
+      certificate: null,
     });
   });
 

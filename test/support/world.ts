@@ -34,6 +34,8 @@ export interface AppInput {
   readonly upstream?: string;
   /** The App's `credential` as the document writes it (`{}`: no prefix). */
   readonly credential?: { readonly prefix?: string };
+  /** The App's `tls` Secret, by name (in `namespace`) or whole. */
+  readonly tls?: string | { readonly namespace?: string; readonly name: string };
   /** Fields written after the declared ones, which the sidecar must ignore. */
   readonly extra?: Readonly<Record<string, unknown>>;
 }
@@ -55,10 +57,16 @@ export function registryDoc(
       },
       ...(a.upstream === undefined ? {} : { upstream: a.upstream }),
       ...(a.credential === undefined ? {} : { credential: a.credential }),
+      ...(a.tls === undefined ? {} : { tls: { secretRef: tlsRefOf(a) } }),
       ...a.extra,
     })),
     ...extra,
   };
+}
+
+function tlsRefOf(a: AppInput): { namespace?: string; name: string } {
+  if (typeof a.tls !== "string") return { ...a.tls! };
+  return a.namespace === undefined ? { name: a.tls } : { namespace: a.namespace, name: a.tls };
 }
 
 /**
@@ -212,6 +220,7 @@ export const SHOP_DECLARED = {
   secretRef: { namespace: "apps", name: "shop-credentials", key: "token" },
   upstream: "http://shop:8080",
   credential: null,
+  tls: null,
 } as const;
 
 /** A SecretIndex from `namespace/name` keys. */
