@@ -21,7 +21,8 @@ export type LineFormat = (kind: KeyKind, name: string, entry: TableEntry) => str
 type Routes = RouteView["routes"];
 type Chunk = readonly RouteApp[];
 
-interface Key {
+/** A key of the hostname index, at its App's place in the App's chunk. */
+export interface Key {
   readonly kind: KeyKind;
   readonly name: string;
   /** The App's place in its chunk. */
@@ -95,7 +96,7 @@ export const keyedPlaces = cachedPer((routes: Routes): readonly (readonly number
 );
 
 /** Per hostname index: its keys grouped by the App chunk of their slot. */
-const keysOf = cachedPer((routes: Routes): readonly (readonly Key[])[] => {
+export const keysOf = cachedPer((routes: Routes): readonly (readonly Key[])[] => {
   const grouped: Key[][] = [];
   const add = (kind: KeyKind, name: string, slot: number) => {
     const c = Math.floor(slot / CHUNK_SIZE);
