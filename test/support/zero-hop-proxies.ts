@@ -31,6 +31,8 @@ export interface ProxyLaunch {
   readonly env: Readonly<Record<string, string>>;
   /** Where clients connect. */
   readonly port: number;
+  /** Where clients connect over TLS (ADR 56); null: the launch does not terminate TLS yet. */
+  readonly tlsPort: number | null;
   /** The Unix socket of its runtime interface. */
   readonly socket: string;
   readonly target: PushTarget;
@@ -45,6 +47,8 @@ export interface ProxyLaunch {
 /** A proxy in zero-hop mode and the PushTarget of its runtime interface. */
 export interface ZeroHopProxy {
   readonly port: number;
+  /** Where clients connect over TLS; null: not terminated. */
+  readonly tlsPort: number | null;
   /** The Unix socket of its runtime interface. */
   readonly socket: string;
   /** The running proxy's process id (HAProxy and Caddy: the proxy; nginx: its master). */
@@ -67,6 +71,7 @@ export async function startZeroHop(launch: ProxyLaunch): Promise<ZeroHopProxy> {
   let plane: DataPlaneProcess = await start();
   return {
     port: launch.port,
+    tlsPort: launch.tlsPort,
     socket: launch.socket,
     pid: () => plane.pid,
     target: launch.target,
@@ -100,6 +105,7 @@ export async function haproxyLaunch(binary: string, dir: string): Promise<ProxyL
     args: ["-db", "-f", join(dir, "haproxy.cfg")],
     env: {},
     port,
+    tlsPort: null,
     socket,
     target: haproxyTarget({ socket, map, credentialsMap }),
     sidecarFlags: [
@@ -142,6 +148,7 @@ export async function caddyLaunch(binary: string, dir: string): Promise<ProxyLau
     // Caddy keeps state under $HOME and the XDG directories: the scratch directory, not root's.
     env: { HOME: dir, XDG_DATA_HOME: dir, XDG_CONFIG_HOME: dir },
     port,
+    tlsPort: null,
     socket,
     target: caddyTarget({ socket }),
     sidecarFlags: ["--push-caddy", `unix:${socket}`],
@@ -182,6 +189,7 @@ export async function nginxLaunch(binary: string, dir: string): Promise<ProxyLau
     args: ["-p", dir, "-c", join(dir, "nginx.conf"), "-g", "daemon off;"],
     env: {},
     port,
+    tlsPort: null,
     socket,
     target: nginxTarget({ socket }),
     sidecarFlags: ["--push-nginx", `unix:${socket}`],
