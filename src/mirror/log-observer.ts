@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import type { ReflectorStatus } from "../kube/cache/reflector-status.ts";
 import { listedRefusals } from "../registry/echo.ts";
 import type { Conflict, RefusedAppStatus, RegistryStatus, Snapshot } from "../snapshot/types.ts";
-import { type CredentialRefusal, enteredCredentialRefusals } from "./credential-refusals.ts";
+import { type AppRefusal, enteredRefusals } from "./app-refusals.ts";
 import type { MirrorObserver } from "./observer.ts";
 
 /** A normal watch turnover is debug; anything that cost a relist or an error is info or above. */
@@ -19,7 +19,7 @@ const RESTART_LEVEL: Readonly<Record<string, "debug" | "info" | "warn">> = {
 
 /**
  * Logs what an operator needs from the mirror: sync reached, Registry errors and hostname
- * conflicts once per change, an App that enters a credential refusal once, watch restarts with
+ * conflicts once per change, an App that enters a credential or certificate refusal once, watch restarts with
  * their reason. Nothing it logs carries Secret bytes: it reads names, states and rules only.
  */
 export function logObserver(log: Logger): MirrorObserver {
@@ -58,7 +58,7 @@ export function logObserver(log: Logger): MirrorObserver {
             );
         }
       }
-      for (const refusal of enteredCredentialRefusals(last, snapshot)) logRefusal(log, refusal);
+      for (const refusal of enteredRefusals(last, snapshot)) logRefusal(log, refusal);
       last = snapshot;
       const fields = {
         revision: snapshot.revision,
@@ -94,17 +94,36 @@ export function logObserver(log: Logger): MirrorObserver {
   };
 }
 
-function logRefusal(log: Logger, refusal: CredentialRefusal): void {
-  if (refusal.state === "credentials-off")
-    log.warn(
-      { app: refusal.app },
-      "App has a credential and --serve-credentials is off: it answers 503 credentials-off",
-    );
-  else
-    log.warn(
-      { app: refusal.app, reason: refusal.reason, rule: refusal.rule },
-      "App's Secret value cannot be its Authorization header: it answers 503 secret-unusable",
-    );
+function logRefusal(log: Logger, refusal: AppRefusal): void {
+  switch (refusal.state) {
+    case "credentials-off":
+      log.warn(
+        { app: refusal.app },
+        "App has a credential and --serve-credentials is off: it answers 503 credentials-off",
+      );
+      return;
+    case "secret-unusable":
+      log.warn(
+        { app: refusal.app, reason: refusal.reason, rule: refusal.rule },
+        "App's Secret value cannot be its Authorization header: it answers 503 secret-unusable",
+      );
+      return;
+    case "certificates-off":
+      log.warn(
+        { app: refusal.app },
+        "App has tls and --serve-certificates is off: its hostnames get the proxy's default certificate",
+      );
+      return;
+    case "certificate-refused": {
+      const { app, reason, rule, hostname, lastGoodKept } = refusal;
+      log.warn(
+        { app, reason, rule, ...(hostname === null ? {} : { hostname }) },
+        lastGoodKept
+          ? "App's TLS Secret holds a certificate that cannot be served: its last good certificate is still served"
+          : "App's TLS Secret holds no certificate that can be served: its hostnames get the proxy's default certificate",
+      );
+    }
+  }
 }
 
 function logReflector(log: Logger, reflector: string, status: ReflectorStatus): void {

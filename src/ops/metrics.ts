@@ -3,6 +3,7 @@ import { ROUTE_OUTCOMES } from "../answers/reasons.ts";
 import type { ReflectorStatus } from "../kube/cache/reflector-status.ts";
 import type { MirrorObserver, Publication } from "../mirror/observer.ts";
 import { RouteCounts } from "../route/route-counts.ts";
+import { certificateMetrics } from "./certificate-metrics.ts";
 import { createStateMetrics, type StateMetrics } from "./state-metrics.ts";
 
 /** The Prometheus side of the mirror: what `/metrics` serves. */
@@ -15,6 +16,8 @@ export interface Metrics {
   readonly routeCounts: RouteCounts;
   /** The state file's loads and writes, and where the served Snapshot came from. */
   readonly state: StateMetrics;
+  /** Keeps the certificate gauges in step with the served Snapshot (ADR 56). */
+  readonly certificates: MirrorObserver;
   /** Where the data thread's heap is read at each scrape; unset, it reads 0. */
   dataThreadHeap(read: () => Promise<DataThreadHeap | null>): void;
 }
@@ -264,6 +267,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     observer,
     routeCounts,
     state: createStateMetrics(registry, now),
+    certificates: certificateMetrics(registry),
     dataThreadHeap(read) {
       readDataThreadHeap = read;
     },

@@ -129,6 +129,7 @@ export async function startSidecar(
   const observers: MirrorObserver[] = [
     metrics.observer,
     metrics.state.observer,
+    metrics.certificates,
     logObserver(log),
     rolledBackObserver(opened, log, options.clock ?? systemClock),
     {

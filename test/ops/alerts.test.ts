@@ -42,6 +42,8 @@ describe("manifests/overlays/monitoring alerts", () => {
       "ReplicaMirrorRegistryAppsRefused",
       "ReplicaMirrorRegistryDisagreement",
       "ReplicaMirrorProxyTableChanged",
+      "ReplicaMirrorCertificateExpiring",
+      "ReplicaMirrorCertificateRefused",
     ]);
   });
 
