@@ -71,9 +71,11 @@ export async function runValidate(
       contentHash: null,
     },
   });
-  const credentials = document.value.registry.apps.filter((a) => a.credential !== null).length;
+  const { apps } = document.value.registry;
+  const credentials = apps.filter((a) => a.credential !== null).length;
+  const certificates = apps.filter((a) => a.tls !== null).length;
   out(
-    `${files[0]}: valid: ${snapshot.apps.size} Apps, ${snapshot.routes.hostnameCount} hostnames${credentialsNote(credentials)}`,
+    `${files[0]}: valid: ${snapshot.apps.size} Apps, ${snapshot.routes.hostnameCount} hostnames${credentialsNote(credentials)}${certificatesNote(certificates)}`,
   );
   for (const c of snapshot.routes.conflicts) {
     out(
@@ -88,4 +90,11 @@ function credentialsNote(count: number): string {
   if (count === 0) return "";
   const apps = count === 1 ? "1 App sends its Secret" : `${count} Apps send their Secrets`;
   return `; ${apps} as Authorization (--serve-credentials)`;
+}
+
+/** What the summary says of the Apps with `tls`: their certificates need `serve`'s flag too. */
+function certificatesNote(count: number): string {
+  if (count === 0) return "";
+  const apps = count === 1 ? "1 App has its" : `${count} Apps have their`;
+  return `; ${apps} own certificate (--serve-certificates)`;
 }

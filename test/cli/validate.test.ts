@@ -96,4 +96,34 @@ describe("registry validate", () => {
       ],
     });
   });
+
+  it("exits 1 naming each App whose tls Secret is badly named, and counts the Apps with tls", async () => {
+    const apps: AppInput[] = [
+      { name: "shop", hostnames: ["shop.example.com"], tls: "shop-tls" },
+      {
+        name: "blog",
+        hostnames: ["blog.example.com"],
+        tls: { namespace: "web", name: "blog-tls" },
+      },
+      { name: "plain", hostnames: ["plain.example.com"] },
+    ];
+    expect(await validate(apps)).toEqual({
+      code: 0,
+      lines: [
+        "valid: 3 Apps, 3 hostnames; 2 Apps have their own certificate (--serve-certificates)",
+      ],
+    });
+    const bad: AppInput[] = [
+      ...apps,
+      { name: "upper", hostnames: ["upper.example.com"], tls: "Shop_TLS" },
+      { name: "ns", hostnames: ["ns.example.com"], tls: { namespace: "Web", name: "ns-tls" } },
+    ];
+    expect(await validate(bad)).toEqual({
+      code: 1,
+      lines: [
+        "apps[3].tls.secretRef.name: must be a DNS-1123 subdomain",
+        "apps[4].tls.secretRef.namespace: must be a DNS-1123 label (lower-case letters, digits, '-')",
+      ],
+    });
+  });
 });
