@@ -3,15 +3,17 @@
 // create, update, delete, recreate — a gzip Registry, malformed Registries, unreferenced Secrets
 // and watch faults. Everything they wrote (stdout and stderr), every /metrics scrape, every JSON
 // answer of the lookup API and every header of /v1/route is scanned for each value: raw, as
-// base64 (how the API and the Snapshot hold it), and for the Registry Secret's own bytes.
+// base64 (how the API and the Snapshot hold it), and for the Registry Secret's own bytes; shop's
+// private key, served and renewed with --serve-certificates, as written and re-encoded.
 // Building on test/http/secrets-never-served.test.ts, which does the same for one Snapshot
 // through inject().
 
-import { randomBytes } from "node:crypto";
+import { createPrivateKey, randomBytes } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import { ENVTEST_TOKEN, type Envtest, startEnvtest } from "@replica-mirror/envtest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AppRecord } from "../../src/ops/records.ts";
+import { makeCertificate } from "../support/certificates.ts";
 import { get, untilReady } from "../support/http.ts";
 import { type SidecarProcess, startSidecarProcess } from "../support/process.ts";
 import { waitUntil } from "../support/wait.ts";
@@ -32,6 +34,7 @@ const APPS = [
     secret: "shop-credentials",
     namespace: APP_NS,
     upstream: "http://shop:8080",
+    tls: "shop-tls",
   },
   { name: "blog", hostnames: ["blog.example.com"], secret: "blog-credentials", namespace: APP_NS },
   { name: "wiki", hostnames: ["wiki.example.com"], secret: "wiki-credentials", namespace: APP_NS },
@@ -67,6 +70,18 @@ function putSecret(name: string, extra: Record<string, string> = {}): string {
     data: { token: marker(), "other-key": marker(), ...extra },
   });
   return rv.metadata.resourceVersion;
+}
+
+/** A new certificate in shop's TLS Secret: its key, as written and as a proxy gets it, forbidden. */
+function putCertificate(): string {
+  const cert = makeCertificate({ names: ["shop.example.com", "*.shop.example.com"] });
+  const pkcs8 = createPrivateKey(cert.key).export({ type: "pkcs8", format: "pem" }).toString();
+  for (const pem of [cert.key, pkcs8]) {
+    forbidden.add(pem.split("\n")[1]!);
+    forbidden.add(Buffer.from(pem).toString("base64").slice(0, 64));
+  }
+  const data = { "tls.crt": cert.crt, "tls.key": cert.key };
+  return envtest.apply({ namespace: APP_NS, name: "shop-tls", data }).metadata.resourceVersion;
 }
 
 function putRegistry(value: Buffer | string): string {
@@ -120,6 +135,9 @@ async function settle(what: string, registryRv?: string): Promise<void> {
         const have = Object.fromEntries(
           (body.apps ?? []).map((a) => [a.name, a.secretResourceVersion]),
         );
+        const tls = envtest.get(APP_NS, "shop-tls")?.metadata.resourceVersion ?? null;
+        const shop = (body.apps ?? []).find((a) => a.name === "shop");
+        if (shop !== undefined && shop.tls?.secretResourceVersion !== tls) return undefined;
         return Object.entries(have).every(([name, rv]) => want[name] === rv) ? true : undefined;
       },
       { timeoutMs: 20_000, what: `${what} (pid ${r.pid})` },
@@ -135,13 +153,19 @@ function leaks(text: string): string[] {
 beforeAll(async () => {
   envtest = await startEnvtest({ bookmarkIntervalMs: 300 });
   putSecret("shop-credentials");
+  putCertificate();
   // Not referenced by any App: its bytes must not even be kept.
   envtest.apply({ namespace: APP_NS, name: "unrelated", data: { token: marker() } });
   putRegistry(gzipSync(JSON.stringify(registryDoc(APPS))));
   kubeconfig = await kubeconfigFor(envtest);
   replicas = await Promise.all(
     (["debug", "trace"] as const).map((logLevel) =>
-      startSidecarProcess({ kubeconfig: kubeconfig.path, logLevel, watchTimeoutSeconds: 1 }),
+      startSidecarProcess({
+        kubeconfig: kubeconfig.path,
+        logLevel,
+        watchTimeoutSeconds: 1,
+        extraArgs: ["--serve-certificates", "true"],
+      }),
     ),
   );
   for (const r of replicas) await untilReady(r.opsPort);
@@ -160,10 +184,16 @@ describe("Secret bytes through a churn of Secrets, Registries and watch faults",
     for (const r of replicas) {
       const a = await get(r.dataPort, "/v1/route", { host: "shop.example.com" });
       expect([a.status, a.headers["x-mirror-app"]]).toEqual([200, "shop"]);
+      const shop = JSON.parse((await get(r.opsPort, "/v1/apps/shop")).body) as AppRecord;
+      expect(shop.tls?.state).toBe("served");
     }
 
     putSecret("shop-credentials");
     await settle("shop updated");
+    putCertificate();
+    await settle("shop's certificate renewed");
+    envtest.apply({ namespace: APP_NS, name: "shop-tls", data: { "tls.key": "not a key" } });
+    await settle("shop's certificate refused");
     putSecret("blog-credentials");
     await settle("blog created");
     envtest.delete(APP_NS, "shop-credentials");
