@@ -20,6 +20,8 @@ export interface RegistryOptions {
   readonly credential?: { readonly prefix?: string };
   /** The App Secret key every App reads; default `token`. */
   readonly key?: string;
+  /** The first this many Apps name a TLS Secret, `app-<i>-tls` (ADR 56); default none. */
+  readonly tlsApps?: number;
 }
 
 /** A Registry document with `n` Apps: an exact hostname each, and a wildcard on every tenth. */
@@ -43,6 +45,7 @@ export function registryDocument(
           : { upstream: `http://${name}.tenant-${i % 50}.svc.cluster.local:8080` }),
       ...(options.credential === undefined ? {} : { credential: options.credential }),
       ...(options.key === undefined ? {} : { key: options.key }),
+      ...(i < (options.tlsApps ?? 0) ? { tls: `${name}-tls` } : {}),
     });
   }
   return registryDoc(apps);

@@ -12,6 +12,8 @@ export interface LoadRun {
   readonly seconds: number;
   readonly connections: number;
   readonly hostsFile: string;
+  /** Default `http`; `https` for a TLS listener (wrk sends no SNI name but the address). */
+  readonly scheme?: "http" | "https";
 }
 
 export interface LoadResult {
@@ -71,7 +73,7 @@ function wrk(): LoadGenerator {
     run: (run) =>
       new Promise((resolve, reject) => {
         const args = ["-t1", `-c${run.connections}`, `-d${run.seconds}s`, "-s", script];
-        args.push(`http://127.0.0.1:${run.port}`, "--", run.hostsFile, run.path);
+        args.push(`${run.scheme ?? "http"}://127.0.0.1:${run.port}`, "--", run.hostsFile, run.path);
         execFile("wrk", args, { timeout: (run.seconds + 30) * 1000 }, (error, stdout) => {
           if (error !== null) return reject(error);
           const line = stdout.split("\n").find((l) => l.startsWith('{"requests"'));

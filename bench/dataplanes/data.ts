@@ -3,6 +3,7 @@
 
 import type { PlaneKind } from "../../test/support/data-plane.ts";
 import type { RunResult } from "../rounds.ts";
+import type { TlsData } from "./tls-data.ts";
 
 /** One run's CPU per request, split between the proxy and its sidecar (hop and zero-hop). */
 export interface CpuSplit {
@@ -99,6 +100,8 @@ export interface DataplanesData {
   readonly writeToAnswer?: WriteToAnswerData;
   /** One per credential size; absent in results saved before rotation was measured. */
   readonly rotations?: readonly RotationData[];
+  /** TLS by SNI, pushed against from files; absent in results saved before it was measured. */
+  readonly tls?: TlsData;
   /** Each stage's wall-clock time, s, in order ("load 1k Apps", ...); absent before. */
   readonly stageSeconds?: Record<string, number>;
 }

@@ -8,6 +8,7 @@ import type { DataplanesData } from "./data.ts";
 import { baselineLabel, labelOf, PROXIES, type ShippedVariant, zeroHopLabelOf } from "./proxies.ts";
 import { credentialRows } from "./report-credentials.ts";
 import { rotationRows } from "./report-rotation.ts";
+import { tlsRows } from "./report-tls.ts";
 import { writeRows } from "./report-writes.ts";
 
 /** The acceptance targets of req/s against alone, by mode and proxy (issue 30; zero-hop ADR 34). */
@@ -39,6 +40,7 @@ export function dataplaneRows(data: DataplanesData): Row[] {
     ...credentialRows(data),
     ...(data.writeToAnswer === undefined ? [] : writeRows(data.writeToAnswer)),
     ...rotationRows(data.rotations ?? []),
+    ...(data.tls === undefined ? [] : tlsRows(data.tls)),
   ];
 }
 

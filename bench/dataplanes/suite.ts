@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { findPlane, type PlaneKind } from "../../test/support/data-plane.ts";
 import { startCluster, withRegistry } from "../cluster.ts";
-import { startLoadGenerator } from "../load.ts";
+import { startLoadGenerator, writeHostsFile } from "../load.ts";
 import type { SuiteContext, SuiteOutput } from "../suite.ts";
 import {
   bytesLabel,
@@ -27,6 +27,9 @@ import { PROXIES, planeVersion } from "./proxies.ts";
 import { dataplaneRows } from "./report.ts";
 import { benchRotations } from "./rotation-phase.ts";
 import { startSeenUpstream } from "./seen-upstream.ts";
+import { benchCertificates, writeTlsSecrets } from "./tls-certificates.ts";
+import type { TlsData } from "./tls-data.ts";
+import { benchTls } from "./tls-phase.ts";
 import { startUpstream } from "./upstream.ts";
 import { benchWrites } from "./write-phase.ts";
 
@@ -56,7 +59,14 @@ export interface RotationStage {
   readonly valueBytes: number;
 }
 
-export type Stage = LoadStage | RotationStage;
+/** TLS by SNI (ADR 56): certificates pushed against loaded from files, then rotations. */
+export interface TlsStage {
+  readonly apps: number;
+  readonly certificates: number;
+  readonly tlsRotations: number;
+}
+
+export type Stage = LoadStage | RotationStage | TlsStage;
 
 /** Where a Registry whose Apps carry a credential of `bytes` is, beside the plain one. */
 const credentialsNamespace = (bytes: number) => `platform-credentials-${bytes}`;
@@ -65,7 +75,7 @@ const credentialsNamespace = (bytes: number) => `platform-credentials-${bytes}`;
  * The parts of a run (`--only` picks some): the load at 1k Apps; at 10k Apps, with credentials on
  * beside off; write to answer; rotation.
  */
-export const PARTS = ["load-1k", "load-10k", "writes", "rotations"] as const;
+export const PARTS = ["load-1k", "load-10k", "writes", "rotations", "tls"] as const;
 export type Part = (typeof PARTS)[number];
 
 /** What a run does when `--only` does not say: a quick run skips the load at 10k Apps. */
@@ -102,6 +112,12 @@ export function stagesOf(
   if (parts.has("rotations"))
     for (const valueBytes of credentialBytes)
       stages.push({ apps: 10_000, rotations: timed, valueBytes });
+  if (parts.has("tls"))
+    stages.push(
+      quick
+        ? { apps: 1_000, certificates: 100, tlsRotations: timed }
+        : { apps: 10_000, certificates: 1_000, tlsRotations: timed },
+    );
   return stages;
 }
 
@@ -140,6 +156,7 @@ export async function benchDataplanes(
   const sizes: Record<string, SizeData> = {};
   let writeToAnswer: WriteToAnswerData | undefined;
   const rotations: RotationData[] = [];
+  let tls: TlsData | undefined;
   const stageSeconds: Record<string, number> = {};
   try {
     for (const stage of stagesOf(parts, ctx.quick, credentialBytes)) {
@@ -149,6 +166,11 @@ export async function benchDataplanes(
       };
       if ("rotations" in stage) {
         rotations.push(await rotationStage(stage, o));
+        timed();
+        continue;
+      }
+      if ("tlsRotations" in stage) {
+        tls = await tlsStage(stage, o);
         timed();
         continue;
       }
@@ -191,6 +213,7 @@ export async function benchDataplanes(
     sizes,
     ...(writeToAnswer === undefined ? {} : { writeToAnswer }),
     ...(rotations.length === 0 ? {} : { rotations }),
+    ...(tls === undefined ? {} : { tls }),
     stageSeconds,
   };
   return { rows: dataplaneRows(data), data };
@@ -199,6 +222,7 @@ export async function benchDataplanes(
 /** "load 10k Apps, credentials on too (40 B, 1 KiB), 100 writes", "100 rotations at 10k Apps (40 B)". */
 function stageName(stage: Stage): string {
   const apps = `${stage.apps / 1000}k Apps`;
+  if ("tlsRotations" in stage) return `TLS, ${stage.certificates} certificates at ${apps}`;
   if ("rotations" in stage)
     return `${stage.rotations} rotations at ${apps} (${bytesLabel(stage.valueBytes)})`;
   const sizes = stage.credentialBytes.map(bytesLabel).join(", ");
@@ -224,5 +248,34 @@ async function rotationStage(stage: RotationStage, o: PhaseOptions): Promise<Rot
     }
   } finally {
     await seen.stop();
+  }
+}
+
+/** TLS on a cluster of its own whose first Apps name a TLS Secret; stops what it started. */
+async function tlsStage(stage: TlsStage, o: PhaseOptions): Promise<TlsData> {
+  const cluster = await startCluster(stage.apps, VALUE_BYTES, {
+    upstream: o.upstream.url,
+    tlsApps: stage.certificates,
+  });
+  try {
+    const certificates = await benchCertificates(
+      Array.from({ length: stage.certificates }, (_, i) => i),
+    );
+    await writeTlsSecrets(cluster.envtest, certificates);
+    return await benchTls({
+      cluster,
+      certificates,
+      binaries: o.binaries,
+      dir: o.dir,
+      env: o.ctx.env,
+      load: o.load,
+      rounds: o.rounds,
+      seconds: o.seconds,
+      connections: o.connections,
+      rotations: stage.tlsRotations,
+      hostsFile: writeHostsFile(stage.apps),
+    });
+  } finally {
+    await cluster.close();
   }
 }

@@ -26,6 +26,8 @@ const LAUNCHES: Record<PlaneKind, (binary: string, dir: string) => Promise<Proxy
 /** A zero-hop proxy and the sidecar that keeps its table. */
 export interface ZeroHopPair {
   readonly proxy: ProxyProcess;
+  /** Where it terminates TLS; null: it does not. */
+  readonly tlsPort: number | null;
   readonly sidecar: ServerProcess;
   /** From the sidecar's spawn until the proxy held its revision, ms. */
   readonly tableMs: number;
@@ -45,11 +47,15 @@ export async function startZeroHopPair(
     readonly env: Readonly<Record<string, string>>;
     /** The sidecar's `--serve-credentials true` (ADR 53); default off. */
     readonly serveCredentials?: boolean;
+    /** The sidecar's `--serve-certificates true` (ADR 56); default off. */
+    readonly serveCertificates?: boolean;
+    /** The proxy as launched; default `kind`'s shipped zero-hop launch in `dir`. */
+    readonly launch?: ProxyLaunch;
     /** How the proxy is named in tables; default `variantName(kind, "zero-hop")`. */
     readonly name?: string;
   },
 ): Promise<ZeroHopPair> {
-  const launch = await LAUNCHES[kind](o.binary, o.dir);
+  const launch = o.launch ?? (await LAUNCHES[kind](o.binary, o.dir));
   await launch.prepare();
   const proxy = await startProxy({
     name: o.name ?? variantName(kind, "zero-hop"),
@@ -63,7 +69,10 @@ export async function startZeroHopPair(
     sidecar = (
       await startSynced(o.cluster, {
         env: o.env,
-        extraArgs: launch.sidecarFlags,
+        extraArgs: [
+          ...launch.sidecarFlags,
+          ...(o.serveCertificates === true ? ["--serve-certificates=true"] : []),
+        ],
         serveCredentials: o.serveCredentials ?? false,
         name: `replica-mirror pushing to ${kind}`,
       })
@@ -72,6 +81,7 @@ export async function startZeroHopPair(
     const started = sidecar;
     return {
       proxy,
+      tlsPort: launch.tlsPort,
       sidecar,
       tableMs: performance.now() - sidecar.spawnedAt,
       stop: async () => {
