@@ -10,8 +10,10 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { type Envtest, startEnvtest } from "@replica-mirror/envtest";
 import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { makeCertificate, type TestCertificate, tlsSecretData } from "../support/certificates.ts";
 import { get, metricValue, untilReady } from "../support/http.ts";
 import { type SidecarProcess, startSidecarProcess } from "../support/process.ts";
+import { identityOf } from "../support/tls-client.ts";
 import { waitUntil } from "../support/wait.ts";
 import {
   APP_NS,
@@ -27,7 +29,10 @@ const apps: AppInput[] = Array.from({ length: APPS }, (_, i) => ({
   hostnames: [`app-${i}.example.com`],
   namespace: APP_NS,
   upstream: `http://app-${i}:8080`,
+  // One App with a certificate: its key goes into the state file, sealed like any Secret value.
+  ...(i === 0 ? { tls: "app-0-tls" } : {}),
 }));
+let certificate: TestCertificate;
 const token = (i: number, tag = "t") => `${tag}-${i}-`.padEnd(64, "x");
 
 let envtest: Envtest;
@@ -42,11 +47,20 @@ beforeAll(async () => {
   writeRegistry(envtest, apps);
   for (let i = 0; i < APPS; i++)
     writeSecret(envtest, APP_NS, `app-${i}-credentials`, { token: token(i) });
+  certificate = makeCertificate({ names: ["app-0.example.com"] });
+  writeSecret(envtest, APP_NS, "app-0-tls", tlsSecretData(certificate));
   dir = await mkdtemp(join(tmpdir(), "replica-mirror-warm-"));
   // What ships: the start-up is the bundle's, not the sources'.
   await promisify(execFile)(process.execPath, ["scripts/build.ts", "--outdir", join(dir, "dist")]);
   await writeFile(join(dir, "key"), randomBytes(32));
-  flags = ["--state-file", join(dir, "state"), "--state-key-file", join(dir, "key")];
+  flags = [
+    "--state-file",
+    join(dir, "state"),
+    "--state-key-file",
+    join(dir, "key"),
+    "--serve-certificates",
+    "true",
+  ];
 }, 180_000);
 
 afterEach(async () => {
@@ -122,6 +136,17 @@ describe("a replica restarted during an API-server outage", () => {
     await untilReady(second.opsPort, { intervalMs: 10 });
     expect(await answers(second)).toEqual(before);
     expect(await snapshot(second)).toMatchObject({ source: "state-file" });
+    // The certificate came back from the state file, which never held its key in the clear.
+    const tls = JSON.parse((await get(second.opsPort, "/v1/apps/app-0")).body) as {
+      tls: { state: string; served: { serial: string } | null };
+    };
+    expect([tls.tls.state, tls.tls.served?.serial]).toEqual([
+      "served",
+      identityOf(certificate.crt).serial,
+    ]);
+    const sealed = await readFile(join(dir, "state"));
+    for (const line of certificate.key.split("\n").slice(1, 3))
+      expect(sealed.includes(Buffer.from(line))).toBe(false);
     expect(down).toBe(true);
     // While it is down, the cluster moves on: a Secret changes and the Registry gains an App
     // (the next tests start from the first world again).
