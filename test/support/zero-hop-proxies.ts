@@ -4,13 +4,16 @@
 // tests (startZeroHop) and for a measurement that spawns it itself; and what each proxy's own
 // HTTP parser refuses before its configuration runs.
 
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { chmod, copyFile, mkdir, readFile, rm, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { caddyTarget } from "../../src/push/caddy-target.ts";
+import { crtListLines } from "../../src/push/haproxy-certificates.ts";
 import { haproxyTarget } from "../../src/push/haproxy-target.ts";
 import { nginxTarget } from "../../src/push/nginx-target.ts";
 import type { PushTarget } from "../../src/push/target.ts";
+import type { PushView } from "../../src/snapshot/types.ts";
 import { type DataPlaneProcess, freePort, startDataPlane } from "./data-plane.ts";
 import { refused, type ZeroHopAnswer } from "./zero-hop.ts";
 
@@ -87,27 +90,61 @@ export async function startZeroHop(launch: ProxyLaunch): Promise<ZeroHopProxy> {
 
 const HAPROXY_DIR = "manifests/data-planes/haproxy/zero-hop";
 
-/** HAProxy with the shipped zero-hop haproxy.cfg: its socket, map and port in `dir`. */
-export async function haproxyLaunch(binary: string, dir: string): Promise<ProxyLaunch> {
-  const port = await freePort();
+export interface HaproxyLaunchOptions {
+  /**
+   * For a comparison with pushed certificates (the bench): HAProxy loads the certificates of
+   * this view's Apps from files at start, the crt-list file listing each beside the default one
+   * with the same names and SNI filters a push would give (haproxy-certificates.ts), and the
+   * launch's target pushes no certificate (the maps only). Same configuration otherwise.
+   */
+  readonly certificatesFrom?: PushView;
+}
+
+/**
+ * HAProxy with the shipped zero-hop haproxy.cfg: its socket, maps, crt-list and ports in `dir`,
+ * and a default certificate made there with openssl, as the shipped init step makes it.
+ */
+export async function haproxyLaunch(
+  binary: string,
+  dir: string,
+  options: HaproxyLaunchOptions = {},
+): Promise<ProxyLaunch> {
+  const [port, tlsPort] = [await freePort(), await freePort()];
   const push = await pushDir(dir);
   const socket = join(push, "haproxy.sock");
   const map = join(dir, "replica-mirror.map");
   const credentialsMap = join(dir, "replica-mirror-credentials.map");
+  const crtList = join(dir, "replica-mirror.crt-list");
+  const defaultPem = join(dir, "default.pem");
+  makeDefaultCertificate(defaultPem);
+  const shippedList = (
+    await readFile(join(HAPROXY_DIR, "replica-mirror.crt-list"), "utf8")
+  ).replace("/usr/local/etc/haproxy/default.pem", defaultPem);
+  const files = options.certificatesFrom && crtListLines(crtList)(options.certificatesFrom);
+  for (const line of files ?? []) {
+    await mkdir(dirname(line.name), { recursive: true });
+    await writeFile(line.name, `${line.certificate.chain}\n${line.certificate.key}`, {
+      mode: 0o600,
+    });
+  }
+  const listed = `${shippedList}${(files ?? []).map((l) => `${l.line}\n`).join("")}`;
   const conf = (await readFile(join(HAPROXY_DIR, "haproxy.cfg"), "utf8"))
     .replace(SHIPPED_PUSH_DIR, `${push}/`)
     .replaceAll("/usr/local/etc/haproxy/replica-mirror.map", map)
     .replaceAll("/usr/local/etc/haproxy/replica-mirror-credentials.map", credentialsMap)
-    .replace("bind :8000", `bind 127.0.0.1:${port}`);
+    .replaceAll("/usr/local/etc/haproxy/replica-mirror.crt-list", crtList)
+    .replace("bind :8000", `bind 127.0.0.1:${port}`)
+    .replace("bind :8443", `bind 127.0.0.1:${tlsPort}`);
   await writeFile(join(dir, "haproxy.cfg"), conf);
+  const pushed = files === undefined;
   return {
     command: binary,
     args: ["-db", "-f", join(dir, "haproxy.cfg")],
     env: {},
     port,
-    tlsPort: null,
+    tlsPort,
     socket,
-    target: haproxyTarget({ socket, map, credentialsMap }),
+    target: haproxyTarget({ socket, map, credentialsMap, ...(pushed ? { crtList } : {}) }),
     sidecarFlags: [
       "--push-haproxy",
       `unix:${socket}`,
@@ -115,19 +152,52 @@ export async function haproxyLaunch(binary: string, dir: string): Promise<ProxyL
       map,
       "--push-haproxy-credentials-map",
       credentialsMap,
+      "--push-haproxy-crt-list",
+      crtList,
     ],
-    // The shipped maps are empty: a (re)started HAProxy holds no table.
+    // The shipped maps are empty and the crt-list names the default certificate alone: a
+    // (re)started HAProxy holds no table and no App's certificate.
     prepare: async () => {
       await copyFile(join(HAPROXY_DIR, "replica-mirror.map"), map);
       await copyFile(join(HAPROXY_DIR, "replica-mirror-credentials.map"), credentialsMap);
+      await writeFile(crtList, listed);
     },
     log: () => "",
   };
 }
 
+/** The default certificate as the shipped init step makes it: default.pem and default.pem.key. */
+function makeDefaultCertificate(pem: string): void {
+  execFileSync(
+    "openssl",
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:P-256",
+      "-nodes",
+      "-days",
+      "30",
+      "-subj",
+      "/CN=replica-mirror-default",
+      "-keyout",
+      `${pem}.key`,
+      "-out",
+      pem,
+    ],
+    { stdio: "pipe" },
+  );
+}
+
 /** HAProxy with the shipped zero-hop haproxy.cfg, started. */
-export async function startZeroHopHaproxy(binary: string, dir: string): Promise<ZeroHopProxy> {
-  return startZeroHop(await haproxyLaunch(binary, dir));
+export async function startZeroHopHaproxy(
+  binary: string,
+  dir: string,
+  options: HaproxyLaunchOptions = {},
+): Promise<ZeroHopProxy> {
+  return startZeroHop(await haproxyLaunch(binary, dir, options));
 }
 
 const CADDY_CONFIG = "manifests/data-planes/caddy/zero-hop/caddy.json";
