@@ -112,7 +112,7 @@ export function haproxyCertificateSync(options: CertificateSyncOptions): Certifi
 
   /**
    * The certificate of `line` into the store, committed: new (unless held) and set on one
-   * connection (`;`: one connection less a certificate, a sixth of a whole push), then commit.
+   * connection (`;`: one connection less per certificate), then commit.
    */
   async function load(line: CrtListLine, inStore: boolean): Promise<Result<void, PushFailure>> {
     const { name } = line;

@@ -82,6 +82,7 @@ describe.skipIf(haproxy.path === undefined)("HAProxy certificates by SNI", () =>
     const names = [
       "a.example.com",
       "x.a.example.com",
+      "y.x.a.example.com",
       "b.example.com",
       "c.example.com",
       "nope.example.com",
@@ -90,6 +91,8 @@ describe.skipIf(haproxy.path === undefined)("HAProxy certificates by SNI", () =>
     expect(Object.fromEntries(names.map((n, i) => [n, served[i]]))).toEqual({
       "a.example.com": fingerprint(a.crt),
       "x.a.example.com": fingerprint(a.crt),
+      // HAProxy's `*.suffix` filter covers one label, as the certificate's wildcard does.
+      "y.x.a.example.com": defaultCertificate,
       "b.example.com": fingerprint(b.crt),
       "c.example.com": defaultCertificate,
       "nope.example.com": defaultCertificate,

@@ -4,17 +4,16 @@
 // tests (startZeroHop) and for a measurement that spawns it itself; and what each proxy's own
 // HTTP parser refuses before its configuration runs.
 
-import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { chmod, copyFile, mkdir, readFile, rm, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { caddyTarget } from "../../src/push/caddy-target.ts";
-import { crtListLines } from "../../src/push/haproxy-certificates.ts";
 import { haproxyTarget } from "../../src/push/haproxy-target.ts";
 import { nginxTarget } from "../../src/push/nginx-target.ts";
 import type { PushTarget } from "../../src/push/target.ts";
 import type { PushView } from "../../src/snapshot/types.ts";
 import { type DataPlaneProcess, freePort, startDataPlane } from "./data-plane.ts";
+import { crtListFiles } from "./haproxy-crt-list.ts";
 import { refused, type ZeroHopAnswer } from "./zero-hop.ts";
 
 /** Where the shipped configurations put their runtime interface's socket (ADR 46). */
@@ -115,19 +114,7 @@ export async function haproxyLaunch(
   const map = join(dir, "replica-mirror.map");
   const credentialsMap = join(dir, "replica-mirror-credentials.map");
   const crtList = join(dir, "replica-mirror.crt-list");
-  const defaultPem = join(dir, "default.pem");
-  makeDefaultCertificate(defaultPem);
-  const shippedList = (
-    await readFile(join(HAPROXY_DIR, "replica-mirror.crt-list"), "utf8")
-  ).replace("/usr/local/etc/haproxy/default.pem", defaultPem);
-  const files = options.certificatesFrom && crtListLines(crtList)(options.certificatesFrom);
-  for (const line of files ?? []) {
-    await mkdir(dirname(line.name), { recursive: true });
-    await writeFile(line.name, `${line.certificate.chain}\n${line.certificate.key}`, {
-      mode: 0o600,
-    });
-  }
-  const listed = `${shippedList}${(files ?? []).map((l) => `${l.line}\n`).join("")}`;
+  const listed = await crtListFiles(dir, crtList, options.certificatesFrom);
   const conf = (await readFile(join(HAPROXY_DIR, "haproxy.cfg"), "utf8"))
     .replace(SHIPPED_PUSH_DIR, `${push}/`)
     .replaceAll("/usr/local/etc/haproxy/replica-mirror.map", map)
@@ -136,7 +123,7 @@ export async function haproxyLaunch(
     .replace("bind :8000", `bind 127.0.0.1:${port}`)
     .replace("bind :8443", `bind 127.0.0.1:${tlsPort}`);
   await writeFile(join(dir, "haproxy.cfg"), conf);
-  const pushed = files === undefined;
+  const pushed = options.certificatesFrom === undefined;
   return {
     command: binary,
     args: ["-db", "-f", join(dir, "haproxy.cfg")],
@@ -164,31 +151,6 @@ export async function haproxyLaunch(
     },
     log: () => "",
   };
-}
-
-/** The default certificate as the shipped init step makes it: default.pem and default.pem.key. */
-function makeDefaultCertificate(pem: string): void {
-  execFileSync(
-    "openssl",
-    [
-      "req",
-      "-x509",
-      "-newkey",
-      "ec",
-      "-pkeyopt",
-      "ec_paramgen_curve:P-256",
-      "-nodes",
-      "-days",
-      "30",
-      "-subj",
-      "/CN=replica-mirror-default",
-      "-keyout",
-      `${pem}.key`,
-      "-out",
-      pem,
-    ],
-    { stdio: "pipe" },
-  );
 }
 
 /** HAProxy with the shipped zero-hop haproxy.cfg, started. */
