@@ -1,13 +1,13 @@
 // Keeps HAProxy's runtime-added certificates (haproxy-certificates.ts) equal to a view's, through
-// the runtime API, one command per connection, every answer checked:
+// the runtime API, a connection for one command or two joined by `;`, every answer checked:
 //   new ssl cert <name>;                   a store entry (skipped when HAProxy holds the name),
-//   set ssl cert <name> <<\n<chain+key>\n   on one connection: opens HAProxy's one transaction
-//   commit ssl cert <name>                 or, on any failure after the set, abort ssl cert <name>
+//   set ssl cert <name> <<\n<chain+key>\n   then the payload: opens HAProxy's one transaction
+//   commit ssl cert <name>;                or, on any failure after the set, abort ssl cert <name>
 //   add ssl crt-list <crt-list> <<\n<name> <SNI filters>\n
 // then, once every new line is in, for each line the view no longer has:
 //   del ssl crt-list <crt-list> <name>     the name's line
 //   del ssl cert <name>                    the store entry, unused once its line is gone
-// so a rotation is the new certificate's four commands then two deletions, and a name is never
+// so a rotation is the new certificate's two connections then two deletions, and a name is never
 // without a line. HAProxy keeps one open transaction, and a `set ssl cert` of another name while
 // one is open lands in the open one: the pusher never overlaps calls, and the answer to `set`
 // must name the certificate set, or that transaction (which now holds the key) is aborted and the
@@ -111,10 +111,16 @@ export function haproxyCertificateSync(options: CertificateSyncOptions): Certifi
     );
 
   /**
-   * The certificate of `line` into the store, committed: new (unless held) and set on one
-   * connection (`;`: one connection less per certificate), then commit.
+   * The certificate of `line` into the store, committed, and with `add` its line into the
+   * crt-list: new (unless held) and set on one connection, commit and add on another (`;`: two
+   * connections a certificate, not four; an add after a failed commit finds the new name empty
+   * and is refused).
    */
-  async function load(line: CrtListLine, inStore: boolean): Promise<Result<void, PushFailure>> {
+  async function load(
+    line: CrtListLine,
+    inStore: boolean,
+    add: boolean,
+  ): Promise<Result<void, PushFailure>> {
     const { name } = line;
     // A `new` refused (the name held after all) leaves the `set` to say whether the name is usable.
     const create = inStore ? "" : `new ssl cert ${name};`;
@@ -133,23 +139,23 @@ export function haproxyCertificateSync(options: CertificateSyncOptions): Certifi
             message: `'set ssl cert ${name}': the payload went to the open transaction of ${open}, aborted`,
           });
     }
-    const commit = `commit ssl cert ${name}`;
-    const committed = await run(
-      commit,
-      commit,
-      (a) => a.startsWith("Committing") && a.endsWith("Success!"),
-    );
-    if (!committed.ok) {
+    const commit = `commit ssl cert ${name}${add ? `;${addLineCommand(crtList, line)}` : ""}`;
+    const answer = await runtimeCommand(socket, commit, timeoutMs);
+    if (!answer.ok) {
       await abort(name);
-      return committed;
+      return answer;
     }
+    const [committed = "", ...rest] = answer.value.split("\n\n");
+    if (!committed.startsWith("Committing") || !committed.endsWith("Success!")) {
+      await abort(name);
+      return rejected(`commit ssl cert ${name}`, committed);
+    }
+    const inserted = rest.at(-1) ?? "";
+    if (add && !(inserted.startsWith("Inserting") && inserted.endsWith("Success!")))
+      return rejected(`add ssl crt-list ${crtList} ${name}`, inserted);
     return ok(undefined);
   }
 
-  const addLine = (line: CrtListLine) =>
-    run(addLineCommand(crtList, line), `add ssl crt-list ${crtList} ${line.name}`, (a) =>
-      a.endsWith("Success!"),
-    );
   const delLine = (name: string) =>
     run(`del ssl crt-list ${crtList} ${name}`, `del ssl crt-list ${crtList} ${name}`, (a) =>
       a.startsWith(`Entry '${name}' deleted`),
@@ -178,18 +184,15 @@ export function haproxyCertificateSync(options: CertificateSyncOptions): Certifi
     for (const line of desired) {
       const shown = lines.get(line.name);
       if (from !== null && shown !== undefined) continue;
-      const loaded = await load(line, store.has(line.name));
-      if (!loaded.ok) return loaded;
-      store.add(line.name);
       // Tampered filters: the line goes, then comes back as pushed.
       if (shown !== undefined && shown !== line.line) {
         const deleted = await delLine(line.name);
         if (!deleted.ok) return deleted;
+        lines.delete(line.name);
       }
-      if (shown !== line.line) {
-        const added = await addLine(line);
-        if (!added.ok) return added;
-      }
+      const loaded = await load(line, store.has(line.name), shown !== line.line);
+      if (!loaded.ok) return loaded;
+      store.add(line.name);
       lines.set(line.name, line.line);
     }
     const wanted = new Set(desired.map((l) => l.name));

@@ -140,8 +140,7 @@ describe.skipIf(haproxy.path === undefined)("HAProxy certificates by SNI", () =>
       expect(relay.commands).toEqual([
         `set map ${join(dir, "replica-mirror.map")} REVISION 4`,
         `new ssl cert ${newName};set ssl cert ${newName}`,
-        `commit ssl cert ${newName}`,
-        `add ssl crt-list ${crtList}`,
+        `commit ssl cert ${newName};add ssl crt-list ${crtList}`,
         `del ssl crt-list ${crtList} ${oldName}`,
         `del ssl cert ${oldName}`,
       ]);
