@@ -81,7 +81,7 @@ function linesOf(prefix: string, entry: CertificateEntry): readonly CrtListLine[
   const { app, certificate } = entry;
   if (setCommandBytes(prefix, entry) > MAX_CERTIFICATE_COMMAND_BYTES) return [];
   return Object.freeze(
-    groups(entry.names).map((names) => {
+    filterGroups(entry.names).map((names) => {
       const filters = names.join(" ");
       const name = `${prefix}${app}.${certificate.id}.${sha256(filters).slice(0, 8)}.pem`;
       return Object.freeze({ name, line: `${name} ${filters}`, app, certificate });
@@ -89,8 +89,8 @@ function linesOf(prefix: string, entry: CertificateEntry): readonly CrtListLine[
   );
 }
 
-/** The names in groups whose filters fit a line, in order. */
-function groups(names: readonly string[]): string[][] {
+/** The names in groups whose filters (joined by spaces) fit a crt-list line, in order. */
+export function filterGroups(names: readonly string[]): string[][] {
   const out: string[][] = [[]];
   let bytes = 0;
   for (const name of names) {
