@@ -265,6 +265,7 @@ describe("manifests/examples/zero-hop and components/zero-hop-push", () => {
         push: [{ name: "replica-mirror-push", mountPath: dir }],
         user: 65532,
       },
+      { name: "default-certificate", push: [], user: 65532 },
       { name: "haproxy", push: [{ name: "replica-mirror-push", mountPath: dir }], user: 65532 },
     ]);
   });
@@ -286,12 +287,13 @@ describe("manifests/examples/zero-hop and components/zero-hop-push", () => {
           socket: `${dir}/haproxy.sock`,
           map: "/usr/local/etc/haproxy/replica-mirror.map",
           credentialsMap: "/usr/local/etc/haproxy/replica-mirror-credentials.map",
+          crtList: "/usr/local/etc/haproxy/replica-mirror.crt-list",
         },
       ],
       haproxy: `stats socket ${dir}/haproxy.sock mode 600 level admin`,
       nginx: `listen unix:${dir}/nginx.sock;`,
       caddy: `unix/${dir}/caddy.sock`,
-      ports: [9090, 8000],
+      ports: [9090, 8000, 8443],
     });
   });
 });

@@ -24,11 +24,15 @@
 //   one its entry came from.
 // A failure before the routing commit leaves the old entries in place; an uncommitted version is
 // dropped by HAProxy at the next commit. A verification reads both maps back.
+// Certificates by SNI (ADR 56), when a crt-list is named, follow the maps on every push
+// (haproxy-certificate-sync.ts): whole after whatever makes the maps whole, and read back by a
+// verification beside them.
 
 import { cachedPer } from "../cached-per.ts";
 import { err, ok, type Result } from "../result.ts";
 import type { PushView, RouteView } from "../snapshot/types.ts";
 import { type CredentialLines, credentialChanges, credentialCount } from "./credential-lines.ts";
+import { haproxyCertificateSync } from "./haproxy-certificate-sync.ts";
 import {
   credentialCommand,
   credentialPieces,
@@ -57,6 +61,11 @@ export interface HaproxyTargetOptions {
   readonly map: string;
   /** The credentials map file exactly as haproxy.cfg names it. */
   readonly credentialsMap: string;
+  /**
+   * The crt-list exactly as haproxy.cfg's `bind ... ssl crt-list` names it: each App's
+   * certificate is served by SNI through it. None: certificates are not pushed.
+   */
+  readonly crtList?: string;
   /** Per command; a push of 10k Apps is about 45 commands, one connection each. */
   readonly timeoutMs?: number;
   /** Bytes of payload per `add map` command; HAProxy's default tune.bufsize is 16384. */
@@ -87,6 +96,10 @@ export function haproxyTarget(options: HaproxyTargetOptions): PushTarget {
   const { socket, map, credentialsMap } = options;
   const timeoutMs = options.timeoutMs ?? 2_000;
   const payloadBytes = options.payloadBytes ?? 12_000;
+  const certificates =
+    options.crtList === undefined
+      ? null
+      : haproxyCertificateSync({ socket, crtList: options.crtList, timeoutMs });
   /** Runs `command`: what `read` makes of its answer, or a rejection naming `what`. */
   async function run<T>(
     command: string,
@@ -202,6 +215,8 @@ export function haproxyTarget(options: HaproxyTargetOptions): PushTarget {
       held = null;
       const pushed = await pushView(view, from);
       if (!pushed.ok) return pushed;
+      const served = (await certificates?.push(view, from === null)) ?? pushed;
+      if (!served.ok) return served;
       const credentials = haproxyCredentials(view);
       held = { revision: view.revision, routes: view.routes, lines: mapLines(view), credentials };
       last = credentials;
@@ -221,10 +236,15 @@ export function haproxyTarget(options: HaproxyTargetOptions): PushTarget {
       if (!routing.ok || routing.value === null) return routing;
       const credentials = await shown(credentialsMap, { valueSpaces: true });
       if (!credentials.ok) return credentials;
-      return ok(sha256(`${routing.value}\n${credentials.value}`));
+      const served = (await certificates?.heldDigest()) ?? ok("");
+      if (!served.ok) return served;
+      return ok(withCertificates(sha256(`${routing.value}\n${credentials.value}`), served.value));
     },
     digestOf: cachedPer((view: PushView) =>
-      sha256(`${mapDigest(view)}\n${credentialsDigest(haproxyCredentials(view))}`),
+      withCertificates(
+        sha256(`${mapDigest(view)}\n${credentialsDigest(haproxyCredentials(view))}`),
+        certificates?.digestOf(view) ?? "",
+      ),
     ),
   };
 
@@ -245,6 +265,10 @@ export function haproxyTarget(options: HaproxyTargetOptions): PushTarget {
     return err({ reason: "protocol", message: `'${show}': a line is not an entry of a map` });
   }
 }
+
+/** The maps' digest, with the certificates' when there are any (none: the maps' alone, as before). */
+const withCertificates = (maps: string, certificates: string) =>
+  certificates === "" ? maps : sha256(`${maps}\n${certificates}`);
 
 /** Whether two tables' lines per App chunk are the same, comparing only the lists that differ. */
 function sameLines(

@@ -26,6 +26,7 @@ export function targetOf(config: PushTargetConfig): PushTarget {
         socket: config.socket,
         map: config.map,
         credentialsMap: config.credentialsMap,
+        crtList: config.crtList,
       });
     case "caddy":
       return caddyTarget({ socket: config.socket });

@@ -11,7 +11,9 @@ import { caddyTarget } from "../../src/push/caddy-target.ts";
 import { haproxyTarget } from "../../src/push/haproxy-target.ts";
 import { nginxTarget } from "../../src/push/nginx-target.ts";
 import type { PushTarget } from "../../src/push/target.ts";
+import type { PushView } from "../../src/snapshot/types.ts";
 import { type DataPlaneProcess, freePort, startDataPlane } from "./data-plane.ts";
+import { crtListFiles } from "./haproxy-crt-list.ts";
 import { refused, type ZeroHopAnswer } from "./zero-hop.ts";
 
 /** Where the shipped configurations put their runtime interface's socket (ADR 46). */
@@ -87,27 +89,49 @@ export async function startZeroHop(launch: ProxyLaunch): Promise<ZeroHopProxy> {
 
 const HAPROXY_DIR = "manifests/data-planes/haproxy/zero-hop";
 
-/** HAProxy with the shipped zero-hop haproxy.cfg: its socket, map and port in `dir`. */
-export async function haproxyLaunch(binary: string, dir: string): Promise<ProxyLaunch> {
-  const port = await freePort();
+export interface HaproxyLaunchOptions {
+  /**
+   * For a comparison with pushed certificates (the bench): HAProxy loads the certificates of
+   * this view's Apps from files at start, the crt-list file listing each beside the default one
+   * with the same names and SNI filters a push would give (haproxy-certificates.ts), and the
+   * launch's target pushes no certificate (the maps only). Same configuration otherwise.
+   */
+  readonly certificatesFrom?: PushView;
+}
+
+/**
+ * HAProxy with the shipped zero-hop haproxy.cfg: its socket, maps, crt-list and ports in `dir`,
+ * and a default certificate made there with openssl, as the shipped init step makes it.
+ */
+export async function haproxyLaunch(
+  binary: string,
+  dir: string,
+  options: HaproxyLaunchOptions = {},
+): Promise<ProxyLaunch> {
+  const [port, tlsPort] = [await freePort(), await freePort()];
   const push = await pushDir(dir);
   const socket = join(push, "haproxy.sock");
   const map = join(dir, "replica-mirror.map");
   const credentialsMap = join(dir, "replica-mirror-credentials.map");
+  const crtList = join(dir, "replica-mirror.crt-list");
+  const listed = await crtListFiles(dir, crtList, options.certificatesFrom);
   const conf = (await readFile(join(HAPROXY_DIR, "haproxy.cfg"), "utf8"))
     .replace(SHIPPED_PUSH_DIR, `${push}/`)
     .replaceAll("/usr/local/etc/haproxy/replica-mirror.map", map)
     .replaceAll("/usr/local/etc/haproxy/replica-mirror-credentials.map", credentialsMap)
-    .replace("bind :8000", `bind 127.0.0.1:${port}`);
+    .replaceAll("/usr/local/etc/haproxy/replica-mirror.crt-list", crtList)
+    .replace("bind :8000", `bind 127.0.0.1:${port}`)
+    .replace("bind :8443", `bind 127.0.0.1:${tlsPort}`);
   await writeFile(join(dir, "haproxy.cfg"), conf);
+  const pushed = options.certificatesFrom === undefined;
   return {
     command: binary,
     args: ["-db", "-f", join(dir, "haproxy.cfg")],
     env: {},
     port,
-    tlsPort: null,
+    tlsPort,
     socket,
-    target: haproxyTarget({ socket, map, credentialsMap }),
+    target: haproxyTarget({ socket, map, credentialsMap, ...(pushed ? { crtList } : {}) }),
     sidecarFlags: [
       "--push-haproxy",
       `unix:${socket}`,
@@ -115,19 +139,27 @@ export async function haproxyLaunch(binary: string, dir: string): Promise<ProxyL
       map,
       "--push-haproxy-credentials-map",
       credentialsMap,
+      "--push-haproxy-crt-list",
+      crtList,
     ],
-    // The shipped maps are empty: a (re)started HAProxy holds no table.
+    // The shipped maps are empty and the crt-list names the default certificate alone: a
+    // (re)started HAProxy holds no table and no App's certificate.
     prepare: async () => {
       await copyFile(join(HAPROXY_DIR, "replica-mirror.map"), map);
       await copyFile(join(HAPROXY_DIR, "replica-mirror-credentials.map"), credentialsMap);
+      await writeFile(crtList, listed);
     },
     log: () => "",
   };
 }
 
 /** HAProxy with the shipped zero-hop haproxy.cfg, started. */
-export async function startZeroHopHaproxy(binary: string, dir: string): Promise<ZeroHopProxy> {
-  return startZeroHop(await haproxyLaunch(binary, dir));
+export async function startZeroHopHaproxy(
+  binary: string,
+  dir: string,
+  options: HaproxyLaunchOptions = {},
+): Promise<ZeroHopProxy> {
+  return startZeroHop(await haproxyLaunch(binary, dir, options));
 }
 
 const CADDY_CONFIG = "manifests/data-planes/caddy/zero-hop/caddy.json";
