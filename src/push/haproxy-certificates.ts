@@ -28,7 +28,10 @@ export const DEFAULT_HAPROXY_CRT_LIST = "/usr/local/etc/haproxy/replica-mirror.c
 
 /**
  * Bytes of a `set ssl cert` command with its payload (chain and key): HAProxy reads a payload
- * into one buffer of tune.bufsize (16384 by default). A larger certificate is not served.
+ * into one buffer of tune.bufsize (16384 by default). The check refuses a certificate whose chain
+ * and key pass MAX_SERVED_BYTES (`too-large`, a log line and the App's status), so only a
+ * crt-list directory with a name of hundreds of characters could pass this: such a one is left
+ * out, its names getting the default certificate.
  */
 export const MAX_CERTIFICATE_COMMAND_BYTES = 16_000;
 

@@ -12,6 +12,11 @@ export const TLS_KEY_KEY = "tls.key";
 /** Bytes of `tls.crt` (a chain of a few certificates) and of `tls.key`: past these, refused. */
 export const MAX_CHAIN_BYTES = 65_536;
 export const MAX_KEY_BYTES = 16_384;
+/**
+ * Bytes of the chain and key together as a proxy gets them: HAProxy's runtime API reads a
+ * certificate in one buffer of `tune.bufsize` (16 KiB), its command line included.
+ */
+export const MAX_SERVED_BYTES = 15_000;
 
 /** A certificate checked and ready for a proxy. The key is Secret bytes: never logged or shown. */
 export interface ServedCertificate {
@@ -39,7 +44,8 @@ export type CertificateRule =
   | "key-mismatch"
   | "not-yet-valid"
   | "expired"
-  | "hostname-not-covered";
+  | "hostname-not-covered"
+  | "too-large";
 
 /** What each rule says, for a log line and the status API; never the Secret's bytes. */
 export const CERTIFICATE_RULES: Readonly<Record<CertificateRule, string>> = {
@@ -51,6 +57,7 @@ export const CERTIFICATE_RULES: Readonly<Record<CertificateRule, string>> = {
   "not-yet-valid": "the certificate is not valid yet",
   expired: "the certificate has expired",
   "hostname-not-covered": "a hostname of the App is not among the certificate's DNS names",
+  "too-large": `the chain and key are over ${MAX_SERVED_BYTES} bytes as PEM`,
 };
 
 /** A refusal: the rule, and for `hostname-not-covered` the first hostname left out. */
@@ -88,10 +95,12 @@ export function checkCertificate(
   const uncovered = hostnames.find((h) => !covers(names, h));
   if (uncovered !== undefined) return err({ rule: "hostname-not-covered", hostname: uncovered });
   const pem = chain.map((c) => c.toString()).join("");
+  const pkcs8 = key.export({ type: "pkcs8", format: "pem" }).toString();
+  if (pem.length + pkcs8.length > MAX_SERVED_BYTES) return err({ rule: "too-large" });
   return ok(
     Object.freeze({
       chain: pem,
-      key: key.export({ type: "pkcs8", format: "pem" }).toString(),
+      key: pkcs8,
       id: createHash("sha256").update(pem).digest("hex").slice(0, 16),
       serial: leaf.serialNumber.toUpperCase(),
       notBefore,

@@ -75,6 +75,8 @@ describe("checkCertificate", () => {
       [shop.crt, shop.key, BUILT_AT - 2 * DAY, "not-yet-valid"],
       [shop.crt, shop.key, BUILT_AT + 31 * DAY, "expired"],
       [`${shop.crt}${"x".repeat(70_000)}`, shop.key, BUILT_AT, "not-a-certificate"],
+      // Thirty certificates: over what HAProxy takes in one command, though each parses.
+      [shop.crt.repeat(30), shop.key, BUILT_AT, "too-large"],
     ];
     expect(cases.map(([c, k, now]) => checkCertificate(c, k, HOSTS, now, "1"))).toEqual(
       cases.map(([, , , rule]) => ({ ok: false, error: { rule } })),
