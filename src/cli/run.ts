@@ -2,6 +2,7 @@ import type { Worker } from "node:worker_threads";
 import packageJson from "../../package.json" with { type: "json" };
 import { commandOf } from "./command.ts";
 import { parseServeConfig } from "./config.ts";
+import { runDefaultCertificate } from "./default-certificate.ts";
 import { serveHelp } from "./flag-docs.ts";
 import { runServe } from "./serve.ts";
 import { runValidate } from "./validate.ts";
@@ -12,6 +13,8 @@ Commands:
   serve                    run the sidecar (the default command); serve --help lists its flags
   registry validate FILE [--namespace NS] [--allow-local-upstreams true|false]
                            check a Registry document as the mirror would
+  default-certificate --out PATH [--days N]
+                           write a new self-signed certificate and key (a proxy's default one)
   --version                print the version`;
 
 const print = (line: string) => process.stdout.write(`${line}\n`);
@@ -50,6 +53,8 @@ export async function main(
       if (rest[0] === "validate") return runValidate(rest.slice(1), print);
       fail(`unknown registry command '${rest[0] ?? ""}' (try: registry validate FILE)`);
       return 2;
+    case "default-certificate":
+      return runDefaultCertificate(rest, print, fail);
     default:
       fail(`unknown command '${command}'\n${USAGE}`);
       return 2;
