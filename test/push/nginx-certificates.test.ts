@@ -195,6 +195,37 @@ describe.skipIf(nginx.path === undefined)("nginx's certificates by SNI", () => {
     first = next;
   });
 
+  it("adds and removes an App's certificate by PATCH, and nginx's digest follows", async () => {
+    // b again, its TLS Secret absent: no certificate; then the Secret; then none, past expiry.
+    const without = build(registryOf(apps()), secrets(), at());
+    await pushed(without);
+    const added = rotated(without, "b", "b1");
+    await pushed(added);
+    const whenAdded = { got: await served(["b.example.com"]), holds: await holds(added) };
+    tlsOf.delete("b");
+    const ref = { namespace: "apps", name: "b-tls" };
+    const expired = { ...at(), builtAt: Date.now() + 60 * 86_400_000 };
+    const removed = rebuildForSecrets(added, [ref], secrets(), expired);
+    await pushed(removed);
+    expect({
+      pushes: pushes().slice(-3),
+      whenAdded,
+      whenRemoved: {
+        got: await served(["b.example.com", "a.example.com"]),
+        holds: await holds(removed),
+      },
+    }).toEqual({
+      pushes: [
+        "PUT /replica-mirror/table",
+        "PATCH /replica-mirror/table",
+        "PATCH /replica-mirror/table",
+      ],
+      whenAdded: { got: ["b1"], holds: true },
+      whenRemoved: { got: ["default", "a2"], holds: true },
+    });
+    first = removed;
+  });
+
   it(`fails no handshake during ${ROTATIONS} rotations under a loop of handshakes`, async () => {
     let rotating = true;
     const seen: string[] = [];
@@ -243,7 +274,7 @@ describe.skipIf(nginx.path === undefined)("nginx's certificates by SNI", () => {
       const backInMs = performance.now() - restarted;
       // Another client of the socket: the same revision with another certificate for a.
       tlsOf.set("a", { cert: "forged", version: 1_000 });
-      const forged = build(registryOf(apps(["b"])), secrets(), {
+      const forged = build(registryOf(apps()), secrets(), {
         ...at(),
         revision: first.revision,
       });
