@@ -166,22 +166,42 @@ describe.skipIf(nginx.path === undefined)("nginx's certificates by SNI", () => {
   });
 
   it("keeps the default certificate for a pair whose key is not the certificate's, logging the App and id", async () => {
-    // Another client of the socket: a certificate for a with b's key (the sidecar refuses it).
+    // Another client of the socket: a's certificate line with b's key, once under a new id and
+    // once under the id of a's certificate, which nginx parsed already (the sidecar refuses both).
     const field = (pem: string) => pem.trimEnd().replaceAll("\n", "|");
-    const { crt } = certs.get("mismatched")!;
-    const body = nginxTableBody(first).replace(
-      /^k a .*$/m,
-      `k a 00000000000000aa;${field(crt)};${field(certs.get("b1")!.key)}`,
-    );
-    const put = { method: "PUT", path: "/replica-mirror/table", host: "nginx", body };
-    expect((await adminCall(proxy.socket, 5_000, put)).ok).toBe(true);
-    const got = await served(["a.example.com", "b.example.com"]);
-    const id = /^k a ([0-9a-f]{16});/m.exec(body)![1];
+    const bKey = field(certs.get("b1")!.key);
+    // `head`: the line's id and chain ("": a's own), then b's key.
+    const forge = (head: string) => {
+      const body = nginxTableBody(first).replace(
+        /^(k a [0-9a-f]{16};[^;]*;).*$/m,
+        (_, own: string) => `${head || own}${bKey}`,
+      );
+      return adminCall(proxy.socket, 5_000, {
+        method: "PUT",
+        path: "/replica-mirror/table",
+        host: "nginx",
+        body,
+      });
+    };
+    const steps: { got: string[]; logged: boolean }[] = [];
+    for (const [id, head] of [
+      ["00000000000000aa", `k a 00000000000000aa;${field(certs.get("mismatched")!.crt)};`],
+      [/^k a ([0-9a-f]{16});/m.exec(nginxTableBody(first))![1]!, ""],
+    ] as const) {
+      expect((await forge(head)).ok).toBe(true);
+      steps.push({
+        got: await served(["a.example.com", "b.example.com"]),
+        logged: proxy.log().includes(`certificate ${id} of App a is not served`),
+      });
+    }
     await pushed(first, { whole: true });
-    expect({
-      got,
-      logged: proxy.log().includes(`certificate ${id} of App a is not served`),
-    }).toEqual({ got: ["default", "b1"], logged: true });
+    expect({ steps, restored: await served(["a.example.com"]) }).toEqual({
+      steps: [
+        { got: ["default", "b1"], logged: true },
+        { got: ["default", "b1"], logged: true },
+      ],
+      restored: ["a2"],
+    });
   });
 
   it("serves no removed App's certificate", async () => {

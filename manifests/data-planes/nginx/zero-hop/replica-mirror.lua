@@ -30,10 +30,11 @@
 -- error that could quote one (OpenSSL's messages name the call that failed, never the bytes).
 --
 -- A whole table (PUT) fills a new generation of keys ("<gen>=host", "<gen>*suffix",
--- "<gen>c<app>", "<gen>n<name>", "<gen>k<app>"); the changes since it (PATCH: the lines of the Apps changed since that PUT, all
--- of them each time, same hostnames) fill a new overlay generation read before it. "current" ("<gen> <revision>" or "<gen>
--- <revision> <overlay>") is then switched with one set: a request reads "current" once, so it
--- sees one whole table and its revision. The generations a switch retires are deleted at the next
+-- "<gen>c<app>", "<gen>n<name>", "<gen>k<app>"); the changes since it (PATCH: the lines of the
+-- Apps changed since that PUT, all of them each time, same hostnames) fill a new overlay
+-- generation read before it. "current" ("<gen> <revision>" or "<gen> <revision> <overlay>") is
+-- then switched with one set: a request reads "current" once, so it sees one whole table and its
+-- revision. The generations a switch retires are deleted at the next
 -- switch (a request that read "current" just before it may still read them).
 
 local dict = ngx.shared.replica_mirror
@@ -110,15 +111,16 @@ local REFUSALS = {
 
 -- The overlay generation ("" for none) as this worker's own tables of exact names, wildcard
 -- suffixes, credentials, SNI names and certificates (an empty one: the App has none since the
--- whole table), parsed from
--- the dict once per overlay: a request reads it without the dict's lock, and the overlay costs a
--- table lookup a request rather than a dict read.
+-- whole table), parsed from the dict once per overlay: a request reads it without the dict's
+-- lock, and the overlay costs a table lookup a request rather than a dict read.
 local overlay_id, overlay_tables = "", { ["="] = {}, ["*"] = {}, c = {}, n = {}, k = {} }
 local function overlay_of(id)
   if id ~= overlay_id then
     local tables = { ["="] = {}, ["*"] = {}, c = {}, n = {}, k = {} }
     local text = dict:get(id .. "#table") or ""
-    for kind, key, value in text:gmatch("\n([=*cnk]) (%S+) ([^\n]*)") do tables[kind][key] = value end
+    for kind, key, value in text:gmatch("\n([=*cnk]) (%S+) ([^\n]*)") do
+      tables[kind][key] = value
+    end
     overlay_id, overlay_tables = id, tables
   end
   return overlay_tables
@@ -240,11 +242,13 @@ void ERR_clear_error(void);
 ]]
 local C = ffi.C
 
--- Each certificate this worker parsed, by id: { chain, key } as cdata, or false when it could
--- not be served (logged once). Parsing PEM costs more than a handshake's lookup: a worker parses
--- an id once, and starts over past CACHED_PAIRS ids (rotations leave old ids behind).
+-- Each certificate this worker parsed, by its "k" value: { chain, key } as cdata, or false when
+-- it could not be served (logged once). Parsing PEM costs more than a handshake's lookup: a
+-- worker parses a value once (a string key is one hash lookup: LuaJIT interns strings), and
+-- starts over past CACHED_PAIRS values (rotations leave old ones behind). By value, not by id: a
+-- line someone else wrote under a good certificate's id never stands for the good one.
 local CACHED_PAIRS = 2048
-local pairs_by_id, pair_count = {}, 0
+local parsed_pairs, pair_count = {}, 0
 
 local function unusable(app, id, what)
   C.ERR_clear_error()
@@ -268,14 +272,13 @@ local function parse(app, id, value)
 end
 
 local function pair_of(app, value)
-  local id = value:match("^(%x+);") or "?"
-  local pair = pairs_by_id[id]
+  local pair = parsed_pairs[value]
   if pair == nil then
-    if pair_count >= CACHED_PAIRS then pairs_by_id, pair_count = {}, 0 end
-    pair = parse(app, id, value)
-    pairs_by_id[id], pair_count = pair, pair_count + 1
+    if pair_count >= CACHED_PAIRS then parsed_pairs, pair_count = {}, 0 end
+    pair = parse(app, value:match("^(%x+);") or "?", value)
+    parsed_pairs[value], pair_count = pair, pair_count + 1
   end
-  return pair, id
+  return pair
 end
 
 -- The App serving an SNI name: the overlay's first (empty: removed since the whole table).
@@ -303,7 +306,7 @@ local function serve_certificate()
   end
   local value = over.k[app] or certificate_of(gen, app)
   if value == nil or value == "" then return end
-  local pair, id = pair_of(app, value)
+  local pair = pair_of(app, value)
   if not pair then return end
   local ok, err = ssl.clear_certs()
   if ok then ok, err = ssl.set_cert(pair[1]) end
@@ -312,7 +315,8 @@ local function serve_certificate()
     -- Past clear_certs the default certificate is gone: this one handshake fails. The pair was
     -- parsed and checked, so only OpenSSL running out of memory gets here.
     C.ERR_clear_error()
-    ngx.log(ngx.ERR, "replica-mirror: the certificate ", id, " of App ", app, " was not set: ", err)
+    ngx.log(ngx.ERR, "replica-mirror: the certificate ", value:match("^(%x+);"), " of App ", app,
+      " was not set: ", err)
   end
 end
 
