@@ -282,7 +282,7 @@ async function withFileCertificates(
   for (const { names, certificate } of certificates) {
     const [crt, key] = [join(files, `${certificate.id}.crt`), join(files, `${certificate.id}.key`)];
     await writeFile(crt, certificate.chain);
-    await writeFile(key, certificate.key, { mode: 0o644 });
+    await writeFile(key, certificate.key, { mode: 0o600 });
     copies.push(
       server
         .replace(/^\s*listen 127\.0\.0\.1:\d+;\n/m, "")
