@@ -38,7 +38,9 @@ export function nginxTableBody(view: PushView): string {
  * SHA-1, hex, of `nginxTableBody(view)`. nginx rebuilds that body from its dict, whether the
  * table came whole or as a whole table and its changes (a PATCH keeps the hostnames, so the
  * order of the keys of the whole table stands), and nginx keeps the keys in the order they came:
- * no sort is needed for the same table to give the same digest.
+ * no sort is needed for the same table to give the same digest (but of the credentials, names
+ * and certificates a PATCH added, which nginx merges in by key). It covers each certificate's id,
+ * names and bytes.
  */
 export const nginxTableDigest = (view: PushView): string =>
   createHash("sha1").update(nginxTableBody(view)).digest("hex");
