@@ -2,13 +2,15 @@
 // (manifests/data-planes/nginx/zero-hop/replica-mirror.lua): the revision line first, then one
 // entry a line, `=` for an exact hostname and `*` for a wildcard suffix, then `c <app> <value>`
 // for each App with a credential (credential-lines.ts), the value raw to the end of the line (a
-// credential holds no line break; spaces, tabs and `|` stay). No entry carries the revision
+// credential holds no line break; spaces, tabs and `|` stay), then the certificates' `n` and `k`
+// lines (nginx-certificates.ts). No entry carries the revision
 // (nginx reads it with the table's generation), so an App's line is rendered once (table-lines.ts)
 // and a push only joins them.
 
 import { createHash } from "node:crypto";
 import { cachedPer } from "../cached-per.ts";
-import type { RouteView } from "../snapshot/types.ts";
+import type { PushView, RouteView } from "../snapshot/types.ts";
+import { type CertificateEntry, certificateEntries } from "./certificates.ts";
 import {
   type CredentialFormat,
   type CredentialLine,
@@ -16,16 +18,19 @@ import {
   credentialChanges,
   credentialLines,
 } from "./credential-lines.ts";
+import { certificateChanges, nginxCertificateLines } from "./nginx-certificates.ts";
 import type { TableEntry } from "./table.ts";
 import { entryFields, type LineFormat, tableLines } from "./table-lines.ts";
 
 /**
- * The whole table's body, for a PUT: the entries, then the credentials in App name order (the
- * order nginx's digest rebuilds them in when a PATCH added some).
+ * The whole table's body, for a PUT: the entries, then the credentials in App name order, then
+ * the certificates' names in name order and certificates in App order (the orders nginx's digest
+ * rebuilds them in when a PATCH added some). Holds Secret bytes.
  */
-export function nginxTableBody(view: RouteView): string {
+export function nginxTableBody(view: PushView): string {
   const credentials = nginxCredentials(view).map(credentialText);
-  return body(`revision ${view.revision}\n`, [...nginxLines(view), ...credentials]);
+  const certificates = nginxCertificateLines(view);
+  return body(`revision ${view.revision}\n`, [...nginxLines(view), ...credentials, certificates]);
 }
 
 /**
@@ -33,22 +38,34 @@ export function nginxTableBody(view: RouteView): string {
  * SHA-1, hex, of `nginxTableBody(view)`. nginx rebuilds that body from its dict, whether the
  * table came whole or as a whole table and its changes (a PATCH keeps the hostnames, so the
  * order of the keys of the whole table stands), and nginx keeps the keys in the order they came:
- * no sort is needed for the same table to give the same digest.
+ * no sort is needed for the same table to give the same digest (but of the credentials, names
+ * and certificates a PATCH added, which nginx merges in by key). It covers each certificate's id,
+ * names and bytes.
  */
-export const nginxTableDigest = (view: RouteView): string =>
+export const nginxTableDigest = (view: PushView): string =>
   createHash("sha1").update(nginxTableBody(view)).digest("hex");
 
 /**
  * A table nginx holds whole: its hostname index, its lines and credentials (per App chunk, as
  * `nginxLines` and `nginxCredentials` give them: no App kept alive, but every credential, as the
- * table itself) and the generation nginx gave it.
+ * table itself), its certificates (`certificateEntries`) and the generation nginx gave it.
  */
 export interface NginxBase {
   readonly routes: RouteView["routes"];
   readonly lines: readonly (readonly string[])[];
   readonly credentials: CredentialLines;
+  readonly certificates: readonly CertificateEntry[];
   readonly generation: string;
 }
+
+/** The base a PUT of `view` leaves in nginx, under the generation nginx answered. */
+export const nginxBase = (view: PushView, generation: string): NginxBase => ({
+  routes: view.routes,
+  lines: nginxLines(view),
+  credentials: nginxCredentials(view),
+  certificates: certificateEntries(view),
+  generation,
+});
 
 /** `view`'s lines per App chunk; the same list for a chunk that Snapshots share. */
 export const nginxLines = (view: RouteView) => tableLines(view, nginxLine);
@@ -61,15 +78,17 @@ export const nginxCredentials = (view: RouteView) => credentialLines(view, raw);
 
 /**
  * The body of a PATCH from `base` to `view`: every line of `view` that is not `base`'s (all since
- * the base, not since the last PATCH: nginx replaces the overlay whole), and `c <app> ` (an empty
- * value) for each credential `base` has and `view` has not. Null when `view` has another hostname
- * index, whose keys may differ, or when more than `maxLines` lines changed: then the whole table
- * goes.
+ * the base, not since the last PATCH: nginx replaces the overlay whole), `c <app> ` (an empty
+ * value) for each credential `base` has and `view` has not, and the certificates' changes
+ * (`certificateChanges`). Null when `view` has another hostname index, whose keys may differ, or
+ * when more than `maxLines` lines, or more than `maxCertificateLines` certificate lines, changed:
+ * then the whole table goes.
  */
 export function nginxChangesBody(
-  view: RouteView,
+  view: PushView,
   base: NginxBase,
   maxLines: number,
+  maxCertificateLines: number = maxLines,
 ): string | null {
   if (view.routes !== base.routes) return null;
   const lines = nginxLines(view);
@@ -88,6 +107,10 @@ export function nginxChangesBody(
     return null;
   for (const line of credentials.written) changed.push(credentialLine(line));
   for (const app of credentials.dropped) changed.push(`c ${app} `);
+  const certificates = certificateChanges(certificateEntries(view), base.certificates);
+  if (certificates.length > maxCertificateLines || changed.length + certificates.length > maxLines)
+    return null;
+  for (const line of certificates) changed.push(line);
   return body(`revision ${view.revision}\nbase ${base.generation}\n`, [changed]);
 }
 

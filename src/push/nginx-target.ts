@@ -5,16 +5,18 @@
 // and switches to the same way. A restarted nginx has an empty dict: it answers 404 for the
 // revision (not synced) and 409 to a PATCH, and gets the whole table again. nginx hashes the
 // table it holds itself (GET /replica-mirror/digest): the digest of the whole table's body.
+// The certificates it serves by SNI (ADR 56) are lines of the same table (nginx-certificates.ts),
+// so a rotation is a PATCH of the App's `k` line, and the digest covers them. A body holds
+// Secret bytes (credentials, private keys): no failure returned here quotes one.
 
 import { cachedPer } from "../cached-per.ts";
 import { ok, type Result } from "../result.ts";
-import type { RouteView } from "../snapshot/types.ts";
+import type { PushView } from "../snapshot/types.ts";
 import { type AdminAnswer, adminCall, adminRefused } from "./admin-http.ts";
 import {
   type NginxBase,
+  nginxBase,
   nginxChangesBody,
-  nginxCredentials,
-  nginxLines,
   nginxTableBody,
   nginxTableDigest,
 } from "./nginx-table.ts";
@@ -30,6 +32,11 @@ export interface NginxTargetOptions {
    * again. Default 2,000: about 140 kB, a fifth of the whole table of 10k Apps.
    */
   readonly maxChangedLines?: number;
+  /**
+   * Most certificate lines a PATCH carries (a `k` line is 1–4 kB); more and the whole table goes.
+   * Default 256: about 1 MB, which every worker parses once.
+   */
+  readonly maxChangedCertificateLines?: number;
 }
 
 /** A PushTarget for nginx with libnginx-mod-http-lua and the zero-hop nginx.conf. */
@@ -37,6 +44,7 @@ export function nginxTarget(options: NginxTargetOptions): PushTarget {
   const { socket } = options;
   const timeoutMs = options.timeoutMs ?? 5_000;
   const maxLines = options.maxChangedLines ?? 2_000;
+  const maxCertificateLines = options.maxChangedCertificateLines ?? 256;
   const get = (path: string) =>
     adminCall(socket, timeoutMs, { method: "GET", path, host: "nginx" });
   const send = (method: "PUT" | "PATCH", body: string) =>
@@ -50,19 +58,14 @@ export function nginxTarget(options: NginxTargetOptions): PushTarget {
   // The whole table nginx was last seen to take; null until then and after a refused PATCH.
   let base: NginxBase | null = null;
 
-  async function whole(view: RouteView): Promise<Result<void, PushFailure>> {
+  async function whole(view: PushView): Promise<Result<void, PushFailure>> {
     base = null;
     const answer = await send("PUT", nginxTableBody(view));
     if (!answer.ok) return answer;
     if (answer.value.status !== 200 || !/^\d+$/.test(answer.value.text)) {
       return adminRefused("PUT", answer.value);
     }
-    base = {
-      routes: view.routes,
-      lines: nginxLines(view),
-      credentials: nginxCredentials(view),
-      generation: answer.value.text,
-    };
+    base = nginxBase(view, answer.value.text);
     return ok(undefined);
   }
 
@@ -72,7 +75,7 @@ export function nginxTarget(options: NginxTargetOptions): PushTarget {
       const changes =
         base === null || pushOptions?.whole === true
           ? null
-          : nginxChangesBody(view, base, maxLines);
+          : nginxChangesBody(view, base, maxLines, maxCertificateLines);
       if (changes === null) return whole(view);
       const answer: Result<AdminAnswer, PushFailure> = await send("PATCH", changes);
       if (!answer.ok) return answer;

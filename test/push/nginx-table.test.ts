@@ -1,9 +1,8 @@
 import { describe, expect, it } from "vitest";
 import {
   type NginxBase,
+  nginxBase,
   nginxChangesBody,
-  nginxCredentials,
-  nginxLines,
   nginxTableBody,
 } from "../../src/push/nginx-table.ts";
 import { build, rebuildForSecrets } from "../../src/snapshot/build.ts";
@@ -22,12 +21,7 @@ const ready = (except: readonly string[]) =>
     names.filter((n) => !except.includes(n)).map((n) => [`apps/${n}`, secretData({ token: "t" })]),
   );
 const whole = snapshotOf(apps, Object.fromEntries(names.map((n) => [n, { token: "t" }])), 1);
-const baseOf = (s: Snapshot): NginxBase => ({
-  routes: s.routes,
-  lines: nginxLines(s),
-  credentials: nginxCredentials(s),
-  generation: "7",
-});
+const baseOf = (s: Snapshot): NginxBase => nginxBase(s, "7");
 const refs = (...ns: string[]) => ns.map((name) => ({ namespace: "apps", name }));
 
 describe("the nginx changes body", () => {

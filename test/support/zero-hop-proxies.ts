@@ -4,6 +4,7 @@
 // tests (startZeroHop) and for a measurement that spawns it itself; and what each proxy's own
 // HTTP parser refuses before its configuration runs.
 
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { chmod, copyFile, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -196,22 +197,53 @@ export async function startZeroHopCaddy(binary: string, dir: string): Promise<Ze
 
 const NGINX_DIR = "manifests/data-planes/nginx/zero-hop";
 
+/** A certificate nginx loads from files, as `certificateEntries` lists one (names, chain, key). */
+export interface FileCertificate {
+  readonly names: readonly string[];
+  readonly certificate: { readonly id: string; readonly chain: string; readonly key: string };
+}
+
+export interface NginxLaunchOptions {
+  /**
+   * For a comparison (the bench's handshakes per second): nginx loads these certificates from
+   * files at its start instead of having them pushed. Each is written to `dir/certificates/` and
+   * served by a copy of the shipped TLS server with `server_name` set to its names (nginx's own
+   * SNI selection; its `*.suffix` also matches deeper names, the pushed one label only), without
+   * `ssl_certificate_by_lua_block`; everything else, the default certificate and the pushed
+   * routing table included, is as shipped. Omitted: the shipped configuration.
+   */
+  readonly certificatesFrom?: { readonly certificates: readonly FileCertificate[] };
+}
+
 /** nginx with the Lua module and the shipped zero-hop nginx.conf, its paths in `dir`. */
-export async function nginxLaunch(binary: string, dir: string): Promise<ProxyLaunch> {
-  const port = await freePort();
+export async function nginxLaunch(
+  binary: string,
+  dir: string,
+  options: NginxLaunchOptions = {},
+): Promise<ProxyLaunch> {
+  const [port, tlsPort] = [await freePort(), await freePort()];
   const push = await pushDir(dir);
   const socket = join(push, "nginx.sock");
-  await copyFile(join(NGINX_DIR, "replica-mirror.lua"), join(dir, "replica-mirror.lua"));
+  for (const lua of ["replica-mirror.lua", "replica-mirror-certificates.lua"])
+    await copyFile(join(NGINX_DIR, lua), join(dir, lua));
+  // What the shipped pod's init container does: a default certificate made at the start.
+  const defaults = join(dir, "default-certificate");
+  await mkdir(defaults, { recursive: true });
+  makeDefaultCertificate(defaults);
   // The shipped configuration with this test's ports and paths: no cluster DNS resolver here,
   // and the upstreams are IP addresses.
-  const conf = (await readFile(join(NGINX_DIR, "nginx.conf"), "utf8"))
+  let conf = (await readFile(join(NGINX_DIR, "nginx.conf"), "utf8"))
     .replaceAll("/tmp/", `${dir}/`)
     .replace("/etc/nginx/replica-mirror/", `${dir}/`)
+    .replaceAll("/etc/nginx/default-certificate/", `${defaults}/`)
     .replace(/^\s*resolver .*$/m, "")
     // The test's stderr is a socket, which nginx cannot open as /dev/stderr.
     .replace("error_log /dev/stderr warn;", `error_log ${dir}/error.log warn;`)
     .replace(`listen unix:${SHIPPED_PUSH_DIR}nginx.sock;`, `listen unix:${socket};`)
-    .replace("listen 8000;", `listen 127.0.0.1:${port};`);
+    .replace("listen 8000;", `listen 127.0.0.1:${port};`)
+    .replace("listen 8443 ssl;", `listen 127.0.0.1:${tlsPort} ssl;`);
+  if (options.certificatesFrom !== undefined)
+    conf = await withFileCertificates(conf, dir, options.certificatesFrom.certificates);
   await writeFile(join(dir, "nginx.conf"), conf);
   // Run as root (CI), nginx's workers are `nobody`: they must read the Lua file and the body
   // temp directory.
@@ -221,7 +253,7 @@ export async function nginxLaunch(binary: string, dir: string): Promise<ProxyLau
     args: ["-p", dir, "-c", join(dir, "nginx.conf"), "-g", "daemon off;"],
     env: {},
     port,
-    tlsPort: null,
+    tlsPort,
     socket,
     target: nginxTarget({ socket }),
     sidecarFlags: ["--push-nginx", `unix:${socket}`],
@@ -238,9 +270,71 @@ export async function nginxLaunch(binary: string, dir: string): Promise<ProxyLau
   };
 }
 
+/** `tls.crt` and `tls.key` in `dir`: self-signed EC P-256, as the shipped init container makes. */
+function makeDefaultCertificate(dir: string): void {
+  execFileSync(
+    "openssl",
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:P-256",
+      "-nodes",
+      "-days",
+      "30",
+      "-subj",
+      "/CN=replica-mirror-default",
+      "-keyout",
+      join(dir, "tls.key"),
+      "-out",
+      join(dir, "tls.crt"),
+    ],
+    { stdio: "pipe" },
+  );
+}
+
+/**
+ * `conf` serving `certificates` from files: the TLS server's block (the one that listens for
+ * plain HTTP too) copied once per certificate, TLS only, with its names and files.
+ */
+async function withFileCertificates(
+  conf: string,
+  dir: string,
+  certificates: readonly FileCertificate[],
+): Promise<string> {
+  const start = conf.indexOf("  server {\n    listen 127.0.0.1:");
+  const end = conf.indexOf("\n  }\n", start) + "\n  }\n".length;
+  const lua = /^\s*ssl_certificate_by_lua_block .*\n/m;
+  const server = conf.slice(start, end).replace(lua, "");
+  const files = join(dir, "certificates");
+  await mkdir(files, { recursive: true });
+  const copies: string[] = [];
+  for (const { names, certificate } of certificates) {
+    const [crt, key] = [join(files, `${certificate.id}.crt`), join(files, `${certificate.id}.key`)];
+    await writeFile(crt, certificate.chain);
+    await writeFile(key, certificate.key, { mode: 0o600 });
+    copies.push(
+      server
+        .replace(/^\s*listen 127\.0\.0\.1:\d+;\n/m, "")
+        .replace(
+          /ssl_certificate \S+;/,
+          `ssl_certificate ${crt};\n    server_name ${names.join(" ")};`,
+        )
+        .replace(/ssl_certificate_key \S+;/, `ssl_certificate_key ${key};`),
+    );
+  }
+  return `${conf.slice(0, start)}${server}${copies.join("")}${conf.slice(end)}`;
+}
+
 /** nginx with the shipped zero-hop nginx.conf, started. */
-export async function startZeroHopNginx(binary: string, dir: string): Promise<ZeroHopProxy> {
-  return startZeroHop(await nginxLaunch(binary, dir));
+export async function startZeroHopNginx(
+  binary: string,
+  dir: string,
+  options: NginxLaunchOptions = {},
+): Promise<ZeroHopProxy> {
+  return startZeroHop(await nginxLaunch(binary, dir, options));
 }
 
 // The bytes Go's HTTP server accepts in a Host (golang.org/x/net/http/httpguts ValidHostHeader).

@@ -12,6 +12,11 @@
 --   c <app> <credential>   the App's credential, the upstream's whole Authorization value, as it
 --                          is: the rest of the line (spaces, tabs and '|' included); after every
 --                          entry, in App name order. In a PATCH, an empty one: the App has none.
+--   n <name> <app>         an SNI name (an exact hostname or "*.<suffix>") served with the App's
+--                          certificate; after the credentials, in name order (ADR 56)
+--   k <app> <id>;<chain>;<key>  the App's certificate: its id (16 hex), its PEM chain and PEM
+--                          private key, each line break written '|'; after the names, in App
+--                          name order. In a PATCH an empty "n" or "k" value removes it.
 -- Values, fields separated by '|': I|app|ipv4|port|flag|upstream and D|app|name|port|flag|upstream
 -- (routed to an IPv4 literal or a DNS name; the flag is "c" when the App has a credential, empty
 -- when not), N|app (no http://host[:port] upstream), S|app, U|app, O|app (503 secret-unavailable,
@@ -21,11 +26,15 @@
 -- App's "c" line. The credentials are Secret bytes: they live in the dict and the workers' memory
 -- only, and nothing here logs a value or returns one to a client.
 --
+-- The private keys are Secret bytes as the credentials are: nothing logs a "k" value (the
+-- handshakes read them in replica-mirror-certificates.lua, installed beside this file).
+--
 -- A whole table (PUT) fills a new generation of keys ("<gen>=host", "<gen>*suffix",
--- "<gen>c<app>"); the changes since it (PATCH: the lines of the Apps changed since that PUT, all
--- of them each time, same hostnames) fill a new overlay generation read before it. "current" ("<gen> <revision>" or "<gen>
--- <revision> <overlay>") is then switched with one set: a request reads "current" once, so it
--- sees one whole table and its revision. The generations a switch retires are deleted at the next
+-- "<gen>c<app>", "<gen>n<name>", "<gen>k<app>"); the changes since it (PATCH: the lines of the
+-- Apps changed since that PUT, all of them each time, same hostnames) fill a new overlay
+-- generation read before it. "current" ("<gen> <revision>" or "<gen> <revision> <overlay>") is
+-- then switched with one set: a request reads "current" once, so it sees one whole table and its
+-- revision. The generations a switch retires are deleted at the next
 -- switch (a request that read "current" just before it may still read them).
 
 local dict = ngx.shared.replica_mirror
@@ -101,15 +110,17 @@ local REFUSALS = {
 }
 
 -- The overlay generation ("" for none) as this worker's own tables of exact names, wildcard
--- suffixes and credentials (an empty one: the App has none since the whole table), parsed from
--- the dict once per overlay: a request reads it without the dict's lock, and the overlay costs a
--- table lookup a request rather than a dict read.
-local overlay_id, overlay_tables = "", { ["="] = {}, ["*"] = {}, c = {} }
+-- suffixes, credentials, SNI names and certificates (an empty one: the App has none since the
+-- whole table), parsed from the dict once per overlay: a request reads it without the dict's
+-- lock, and the overlay costs a table lookup a request rather than a dict read.
+local overlay_id, overlay_tables = "", { ["="] = {}, ["*"] = {}, c = {}, n = {}, k = {} }
 local function overlay_of(id)
   if id ~= overlay_id then
-    local tables = { ["="] = {}, ["*"] = {}, c = {} }
+    local tables = { ["="] = {}, ["*"] = {}, c = {}, n = {}, k = {} }
     local text = dict:get(id .. "#table") or ""
-    for kind, key, value in text:gmatch("\n([=*c]) (%S+) ([^\n]*)") do tables[kind][key] = value end
+    for kind, key, value in text:gmatch("\n([=*cnk]) (%S+) ([^\n]*)") do
+      tables[kind][key] = value
+    end
     overlay_id, overlay_tables = id, tables
   end
   return overlay_tables
@@ -121,19 +132,25 @@ end
 -- A generation's credentials never change (a rotation is the overlay's, read first), so the cache
 -- is dropped only when the generation changes, or when it holds CACHED_CREDENTIALS Apps: at most
 -- that many values (8 KiB each at most) a worker.
-local CACHED_CREDENTIALS = 4096
-local cached_gen, cached, cached_count = nil, {}, 0
-local function credential_of(gen, app)
-  if gen ~= cached_gen or cached_count >= CACHED_CREDENTIALS then
-    cached_gen, cached, cached_count = gen, {}, 0
+-- The same holds for the certificates' "k" values (4 KiB each at most for an EC chain of two),
+-- which a handshake reads for the id of the certificate to serve.
+local function generation_cache(kind, limit)
+  local cached_gen, cached, cached_count = nil, {}, 0
+  return function(gen, key)
+    if gen ~= cached_gen or cached_count >= limit then
+      cached_gen, cached, cached_count = gen, {}, 0
+    end
+    local value = cached[key]
+    if value == nil then
+      value = dict:get(gen .. kind .. key)
+      if value ~= nil then cached[key], cached_count = value, cached_count + 1 end
+    end
+    return value
   end
-  local value = cached[app]
-  if value == nil then
-    value = dict:get(gen .. "c" .. app)
-    if value ~= nil then cached[app], cached_count = value, cached_count + 1 end
-  end
-  return value
 end
+local CACHED_CREDENTIALS = 4096
+local credential_of = generation_cache("c", CACHED_CREDENTIALS)
+local certificate_of = generation_cache("k", 2048)
 
 -- access_by_lua: answers a refusal, or leaves $mirror_* set for proxy_pass.
 function M.route()
@@ -212,6 +229,10 @@ function M.balance()
   end
 end
 
+-- ssl_certificate_by_lua: the SNI name's App's certificate, or the default one
+-- (replica-mirror-certificates.lua).
+M.certificate = require("replica-mirror-certificates").handler(dict, overlay_of, certificate_of)
+
 local function body_of_request()
   ngx.req.read_body()
   local body = ngx.req.get_body_data()
@@ -267,7 +288,7 @@ function M.load()
     if not ok then return fail(507, "the shared dict is full: ", err) end
   end
   local keys = {}
-  for kind, key, value in (base and "" or body):gmatch("\n([=*c]) (%S+) ([^\n]*)") do
+  for kind, key, value in (base and "" or body):gmatch("\n([=*cnk]) (%S+) ([^\n]*)") do
     local full = gen .. kind .. key
     local ok, err = dict:safe_set(full, value)
     if not ok then
@@ -298,30 +319,38 @@ end
 function M.revision()
   local current = dict:get("current")
   if current == nil then return ngx.exit(404) end
-  ngx.print(current:match(" (%d+)$"))
+  -- The second field: after a PATCH a third, the overlay's generation, follows it.
+  ngx.print(current:match("^%d+ (%d+)"))
   return ngx.exit(200)
 end
 
 -- GET /replica-mirror/digest: the SHA-1 (hex) of the table held, read from the dict now and
 -- written as the body of a PUT that would hold it: "revision <n>", then the line of every key of
--- the whole generation in the order it came (the entries, then the credentials by App name), with
--- the overlay's value where it has one and the credentials only the overlay has merged in by
--- name, then the overlay's other keys (none while a PATCH keeps the hostnames); each line ends
--- with "\n". A key whose value is gone (evicted) or empty (a credential the overlay removed) has
--- no line. The sidecar compares it with the digest of what it pushed (ADR 51). 404 before the
--- first push. It yields every 1,000 keys (10k Apps: about 20 ms of CPU in all), so requests on
--- this worker wait a few ms at most; the sidecar pushes nothing while it waits for the answer.
+-- the whole generation in the order it came (the entries, then the credentials by App name, the
+-- certificates' names by name and the certificates by App name), with the overlay's value where
+-- it has one and the credentials, names and certificates only the overlay has merged in by key,
+-- then the overlay's other keys (none while a PATCH keeps the hostnames); each line ends with
+-- "\n". A key whose value is gone (evicted) or empty (removed by the overlay) has no line. The
+-- sidecar compares it with the digest of what it pushed (ADR 51). 404 before the first push. It
+-- yields every 1,000 keys (10k Apps: about 20 ms of CPU in all), so requests on this worker wait a
+-- few ms at most; the sidecar pushes nothing while it waits for the answer.
+local MERGED = { "c", "n", "k" }
+local RANK = { c = 1, n = 2, k = 3 }
 function M.digest()
   local current = dict:get("current")
   if current == nil then return ngx.exit(404) end
   local gen, revision, overlay = current:match("^(%d+) (%d+) ?(%d*)$")
   local over = overlay_of(overlay)
-  -- The overlay's credentials of Apps the whole generation holds none for, by name.
-  local extra, is_extra, e = {}, {}, 1
-  for app in pairs(over.c) do
-    if dict:get(gen .. "c" .. app) == nil then extra[#extra + 1], is_extra[app] = app, true end
+  -- Per merged kind: the overlay's keys the whole generation holds none for, sorted.
+  local extra, is_extra, next_extra = {}, {}, {}
+  for _, kind in ipairs(MERGED) do
+    local list, set = {}, {}
+    for key in pairs(over[kind]) do
+      if dict:get(gen .. kind .. key) == nil then list[#list + 1], set[key] = key, true end
+    end
+    table.sort(list)
+    extra[kind], is_extra[kind], next_extra[kind] = list, set, 1
   end
-  table.sort(extra)
   local keys = dict:get(gen .. "#keys") or ""
   -- Pieces, not lines: table.concat joins them once, where a line each would be a string each.
   local out, n, used, at, from, count = { "revision ", revision, "\n" }, 3, {}, #gen + 1, 1, 0
@@ -330,16 +359,27 @@ function M.digest()
     out[n + 1], out[n + 2], out[n + 3], out[n + 4], out[n + 5] = kind, " ", key, " ", value
     out[n + 6], n = "\n", n + 6
   end
+  -- The overlay-only keys of `kind` that sort before `before` (nil: all that are left).
+  local function extras(kind, before)
+    local list, i = extra[kind], next_extra[kind]
+    while list[i] and (before == nil or list[i] < before) do
+      line(kind, list[i], over[kind][list[i]])
+      i = i + 1
+    end
+    next_extra[kind] = i
+  end
+  local function extras_below(rank)
+    for r = 1, rank - 1 do extras(MERGED[r]) end
+  end
   while from <= #keys do
     local to = keys:find("\n", from, true) or #keys + 1
     local kind, key = keys:sub(from + at - 1, from + at - 1), keys:sub(from + at, to - 1)
-    if kind == "c" then
-      while extra[e] and extra[e] < key do
-        line("c", extra[e], over.c[extra[e]])
-        e = e + 1
-      end
+    local rank = RANK[kind]
+    if rank then
+      extras_below(rank)
+      extras(kind, key)
     end
-    if not (kind == "c" and is_extra[key]) then
+    if not (rank and is_extra[kind][key]) then
       local value = over[kind][key]
       if value then
         used[kind .. key] = true
@@ -351,7 +391,7 @@ function M.digest()
     from, count = to + 1, count + 1
     if count % 1000 == 0 then ngx.sleep(0) end
   end
-  for i = e, #extra do line("c", extra[i], over.c[extra[i]]) end
+  extras_below(#MERGED + 1)
   for _, kind in ipairs({ "=", "*" }) do
     for key, value in pairs(over[kind]) do
       if not used[kind .. key] then line(kind, key, value) end
