@@ -202,19 +202,18 @@ describe.skipIf(haproxy.path === undefined)("HAProxy certificates by SNI", () =>
     it("gives a restarted HAProxy its certificates back within a second", async () => {
       await proxy.restart();
       const restarted = performance.now();
+      // Certificates are added one after another: wait for every one of them.
       await waitUntil(
-        async () => (await servedFor(tlsPort(), "x.a.example.com")) === fingerprint(a.crt),
+        async () =>
+          (await servedFor(tlsPort(), "x.a.example.com")) === fingerprint(a.crt) &&
+          (await servedFor(tlsPort(), "b.example.com")) === fingerprint(renewed[2]!.crt),
         {
           timeoutMs: 5_000,
           intervalMs: 10,
-          what: "the restarted HAProxy to serve a's certificate",
+          what: "the restarted HAProxy to serve a's and b's certificates",
         },
       );
-      const after = performance.now() - restarted;
-      expect({ within: after < 1_000, b: await servedFor(tlsPort(), "b.example.com") }).toEqual({
-        within: true,
-        b: fingerprint(renewed[2]!.crt),
-      });
+      expect(performance.now() - restarted).toBeLessThan(1_000);
     });
 
     it("notices a certificate replaced or a line deleted behind its back and serves the pushed one again", async () => {
