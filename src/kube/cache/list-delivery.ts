@@ -8,7 +8,7 @@ import type { GuardedHandler } from "./reflector-handler.ts";
 
 /**
  * Delivers one list: each item as it arrives (ADDED for a new key, MODIFIED for a changed
- * resourceVersion, nothing for a version the handler has), then, at complete(), DELETED for every
+ * resourceVersion, nothing for a version the handler has), then, at finish(), DELETED for every
  * known key the list did not hold and `onListed`. Items handed on before a list failed stay handed
  * on; the next complete list reconciles them.
  */
@@ -23,7 +23,7 @@ export class ListDelivery {
     this.#handler = handler;
   }
 
-  /** True once complete() ran. */
+  /** True once finish() ran: the list is complete. */
   get complete(): boolean {
     return this.#complete;
   }

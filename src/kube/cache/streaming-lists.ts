@@ -7,8 +7,8 @@ import type { ApiError } from "./list-watch.ts";
 
 /**
  * Whether the API server serves streaming lists, as this process learnt it: yes until one
- * refusal, and no for good after it (a server whose feature gate is switched on restarts, and so
- * do its clients when they are rolled).
+ * refusal, and no for good after it. A server's feature gates change only when it restarts; a
+ * process learns the new ones when it starts itself (the next rollout).
  */
 export class StreamingLists {
   #refusal: ApiError | undefined;
