@@ -196,7 +196,8 @@ describe("Reflector on envtest: streaming lists", () => {
     // Switched on now, streaming lists would be served: the relists after a 410 still list.
     envtest.setFeatureGates({ WatchList: true });
     expireWatches();
-    await waitUntil(() => secretRequests("list").length === 4, { what: "both relisted" });
+    const relisted = (r: { statuses: ReflectorStatus[] }) => of(r.statuses, "listed").length === 2;
+    await waitUntil(() => relisted(first) && relisted(second), { what: "both relisted" });
     const watches = secretRequests("watch");
     expect({
       refusedWatches: watches.filter(isStreaming).map((w) => w.status),
