@@ -27,8 +27,12 @@ const status = (t: RequestTotals, p: (code: number) => boolean) =>
 
 const expired = (t: RequestTotals) => status(t, (c) => c === 410) + (t.watchErrors?.["410"] ?? 0);
 
-/** A list's first page: one per list, however many pages it took. */
-export const isListStart = (r: Req): boolean => r.verb === "list" && !r.continued;
+/**
+ * The start of a list: a paged list's first page (one per list, however many pages it took), or a
+ * streaming list (a watch whose initial events are the list).
+ */
+export const isListStart = (r: Req): boolean =>
+  (r.verb === "list" && !r.continued) || r.streamedList;
 
 /**
  * The most paged lists in progress at once, each from its first page's arrival to its last
@@ -74,6 +78,7 @@ export function phaseFigures(
   for (const [read, n] of Object.entries(byVerb.list?.listReads ?? {}))
     listReads[read] = (listReads[read] ?? 0) + (n ?? 0);
   const starts = c.requests.filter(isListStart);
+  const watch = byVerb.watch;
   const fleet: FleetTotals = {
     requests: sum(byVerb, (t) => t.requests),
     byVerb: Object.fromEntries(Object.entries(byVerb).map(([v, t]) => [v, t?.requests ?? 0])),
@@ -84,6 +89,8 @@ export function phaseFigures(
     listReads,
     listObjects: sum(byVerb, (t) => t.objects, "list"),
     watches: sum(byVerb, (t) => t.requests, "watch"),
+    streamedLists: watch?.streamedLists ?? 0,
+    refusedStreams: watch?.statuses[422] ?? 0,
     gets: sum(byVerb, (t) => t.requests, "get"),
     objects: sum(byVerb, (t) => t.objects),
     bytes: sum(byVerb, (t) => t.bytes),

@@ -47,6 +47,7 @@ function req(e: RequestLogEntry): Req {
     objects: e.objects,
     bytes: e.bytes,
     continued: e.query.continue !== undefined,
+    streamedList: e.verb === "watch" && e.query.sendInitialEvents === "true" && e.status === 200,
     registry,
     byName: e.verb === "list" && /(^|,)metadata\.name=/.test(e.fieldSelector ?? ""),
     stream:
@@ -119,6 +120,7 @@ const handlers: { [K in keyof Commands]: (a: Commands[K][0]) => Promise<Commands
     const from = Date.now();
     return { from, until: from + a.forMs };
   },
+  featureGates: async (a) => ({ WatchList: envtest.setFeatureGates(a).WatchList }),
   endWatches: async () => ({ watches: envtest.faults.endWatches(), now: Date.now() }),
   reset: async () => {
     envtest.faults.reset();

@@ -22,6 +22,8 @@ export interface Req {
   readonly listRead?: string;
   /** A list page after the first (it carried a continue token). */
   readonly continued: boolean;
+  /** A watch served as a streaming list (sendInitialEvents=true, not refused). */
+  readonly streamedList: boolean;
   /** On the Registry Secret (its namespace and name selector), not the App Secrets. */
   readonly registry: boolean;
   /** A list selecting one name (`fieldSelector=metadata.name=`): a GET that honours a label selector. */
@@ -65,6 +67,8 @@ export interface Commands {
     { share: number; retryAfterSeconds: number; forMs: number; seed: number },
     { from: number; until: number },
   ];
+  /** Switches the API server's WatchList feature gate (streaming lists) for later requests. */
+  featureGates: [{ WatchList: boolean }, { WatchList: boolean }];
   /** Ends every watch cleanly, history kept: every reflector resumes. */
   endWatches: [Record<string, never>, { watches: number; now: number }];
   reset: [Record<string, never>, { now: number }];

@@ -5,7 +5,15 @@ import { parseArgs } from "node:util";
 import { z } from "zod";
 
 /** The scenarios, in the order a run measures them. */
-export const SCENARIOS = ["memory", "start", "steady", "registry", "restart", "throttle"] as const;
+export const SCENARIOS = [
+  "memory",
+  "watchlist",
+  "start",
+  "steady",
+  "registry",
+  "restart",
+  "throttle",
+] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 /** Everything a run is configured with. */

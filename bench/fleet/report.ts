@@ -8,6 +8,7 @@ import { type PhaseResult, RESULTS_DIR, readResult, type ScenarioResult } from "
 
 const TITLES: Record<Scenario, string> = {
   memory: "Memory of one replica during its initial list",
+  watchlist: "Cold start: streaming lists, and the WatchList feature gate off",
   start: "Cold start and rolling restart",
   steady: "Steady state with churn",
   registry: "Registry edits",
@@ -34,7 +35,10 @@ export function phaseRows(p: PhaseResult): Rows {
     ["time to get there per replica, min / median / max", spreadOf(p.convergeMs, secs)],
     ["requests, fleet: list / watch / get", verbs(p)],
     ["list requests (pages) per replica, min / median / max", spreadOf(r.listPages)],
-    ["lists started per replica (each list or relist once)", spreadOf(r.listStarts)],
+    [
+      "lists started per replica (each list or relist once, paged or streamed)",
+      spreadOf(r.listStarts),
+    ],
     ["list pages read consistently / from the cache / at an exact version", reads],
     [
       "objects sent, fleet; per replica min / median / max",
@@ -45,6 +49,10 @@ export function phaseRows(p: PhaseResult): Rows {
       `${bytes(f.bytes)}; ${spreadOf(r.bytes, bytes)}`,
     ],
     ["watches opened, fleet", num(f.watches)],
+    [
+      "of which streaming lists / refused (422, the WatchList feature gate off), fleet",
+      `${num(f.streamedLists)} / ${num(f.refusedStreams)}`,
+    ],
     [
       "410 / 429 / 5xx answers, and connections closed unanswered, fleet",
       `${num(f.expired)} / ${num(f.throttled)} / ${num(f.serverErrors)}, ${num(f.unanswered)}`,
@@ -116,6 +124,18 @@ function table(labels: readonly string[], byLabel: ReadonlyMap<string, Rows>): s
   return lines.join("\n");
 }
 
+/**
+ * The phases of each label in one table, a column each (`label: phase` when there are several
+ * labels), so a start with streaming lists reads across from one with the gate off.
+ */
+function sideBySide(byLabel: ReadonlyMap<string, ScenarioResult>): string {
+  const columns = new Map<string, Rows>();
+  for (const [label, r] of byLabel)
+    for (const p of r.phases)
+      columns.set(byLabel.size === 1 ? p.name : `${label}: ${p.name}`, phaseRows(p));
+  return table([...columns.keys()], columns);
+}
+
 /** Loads every scenario's results for the labels that exist. */
 export async function loadResults(
   labels: readonly string[],
@@ -169,6 +189,10 @@ export async function renderReport(labels: readonly string[], dir = RESULTS_DIR)
     if (scenario === "memory") {
       out.push(table(labels, new Map([...byLabel].map(([l, r]) => [l, memoryRows(r)]))));
       out.push(`\n![RSS of one replica during its initial list](docs/charts/fleet-memory.svg)`);
+      continue;
+    }
+    if (scenario === "watchlist") {
+      out.push(sideBySide(byLabel));
       continue;
     }
     const keys: string[] = [];

@@ -18,7 +18,10 @@ export interface Spread {
 export interface FleetTotals {
   readonly requests: number;
   readonly byVerb: Readonly<Record<string, number>>;
-  /** List requests (pages), list starts (first pages: one per list), and the starts on App Secrets. */
+  /**
+   * List requests (pages); list starts (a paged list's first page, or a streaming list: one per
+   * list), and the starts on App Secrets.
+   */
   readonly listPages: number;
   readonly listStarts: number;
   /** Lists of App Secrets by namespace or cluster (not the Registry, not one name). */
@@ -29,6 +32,9 @@ export interface FleetTotals {
   readonly listReads: Readonly<Record<string, number>>;
   readonly listObjects: number;
   readonly watches: number;
+  /** Watches served as streaming lists, and streaming lists refused with 422 (absent before ADR 57). */
+  readonly streamedLists?: number;
+  readonly refusedStreams?: number;
   readonly gets: number;
   /** Objects and body bytes sent (list items, watch events, GETs). */
   readonly objects: number;

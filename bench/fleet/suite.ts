@@ -1,6 +1,7 @@
-// The order of a run: the API server seeded once; one replica alone for memory; a fleet with the
-// shipped arguments (one cluster-wide watch) through start, steady state, Registry edits, an
-// API-server restart and throttling; then a fleet with `--secret-selector` for what it saves.
+// The order of a run: the API server seeded once; one replica alone for memory; a fleet's cold
+// start with streaming lists and with the WatchList feature gate off; a fleet with the shipped
+// arguments (one cluster-wide watch) through start, steady state, Registry edits, an API-server
+// restart and throttling; then a fleet with `--secret-selector` for what it saves.
 // Each scenario's file is rewritten after every phase, so an interrupted run keeps what it measured.
 
 import { execFileSync } from "node:child_process";
@@ -18,6 +19,7 @@ import { registryAdd, registryRemove } from "./scenarios/registry-change.ts";
 import { coldStart, rollingRestart } from "./scenarios/start.ts";
 import { steadyState } from "./scenarios/steady.ts";
 import { throttledRegistryEdit, throttledResumes } from "./scenarios/throttle.ts";
+import { coldStartsBothWays } from "./scenarios/watch-list.ts";
 import { APP_SELECTOR } from "./world.ts";
 
 function commit(): string {
@@ -129,6 +131,8 @@ export async function runSuite(
     edit: name("throttle-registry", `${throttle}, ${add} meanwhile`),
     coldSel: name("cold-start-selector", `cold start${sel}`),
     steadySel: name("steady-selector", `steady state${sel}`),
+    streaming: name("cold-start-streaming", "cold start, streaming lists"),
+    gateOff: name("cold-start-gate-off", "cold start, WatchList feature gate off"),
     addSel: name("registry-add-selector", `${add}${sel}`),
     removeSel: name("registry-remove-selector", `${remove}${sel}`),
   };
@@ -138,7 +142,12 @@ export async function runSuite(
   };
   try {
     if (wants("memory")) await save("memory", await memoryDuringInitialList(api, config, log));
-    if (config.scenarios.some((s) => s !== "memory")) {
+    if (wants("watchlist"))
+      await withFleet("watchlist", [], async (ctx) => {
+        const both = await coldStartsBothWays(ctx, { streaming: P.streaming, gateOff: P.gateOff });
+        for (const phase of both) await record("watchlist", phase);
+      });
+    if (config.scenarios.some((s) => s !== "memory" && s !== "watchlist")) {
       await withFleet("replica", [], async (ctx) => {
         const cold = await coldStart(ctx, P.cold);
         await run("start", async () => cold);

@@ -132,11 +132,18 @@ function logReflector(log: Logger, reflector: string, status: ReflectorStatus): 
       log.debug(
         {
           reflector,
+          mode: status.mode,
           resourceVersion: status.resourceVersion,
           items: status.items,
-          pages: status.pages,
+          ...(status.mode === "list" ? { pages: status.pages } : {}),
         },
         "listed",
+      );
+      return;
+    case "streaming-refused":
+      log.info(
+        { reflector, err: status.error },
+        "the API server refuses streaming lists (WatchList): every reflector lists instead",
       );
       return;
     case "watch-restart":

@@ -10,10 +10,18 @@ export interface ReflectorSettings {
   readonly clock: Clock;
   readonly random?: () => number;
   readonly observer: Required<MirrorObserver>;
-  /** Backoff and deadlines (tests shorten them). */
+  /**
+   * Backoff and deadlines (tests shorten them), and what the reflectors know of streaming lists
+   * (default: the process's; a test's sidecar is a process of its own).
+   */
   readonly tuning?: Pick<
     ReflectorOptions,
-    "backoff" | "inactivityGraceMs" | "requestTimeoutMs" | "pageSize" | "relistSpreadMs"
+    | "backoff"
+    | "inactivityGraceMs"
+    | "requestTimeoutMs"
+    | "pageSize"
+    | "relistSpreadMs"
+    | "streamingLists"
   >;
 }
 

@@ -125,7 +125,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       this.set(Math.max(0, now() - (lastContact ?? startedAt)));
     },
   });
-  const lists = labelled("lists_total", "Complete lists, the first included.", ["reflector"]);
+  const lists = labelled(
+    "lists_total",
+    "Complete lists, the first included, by mode: watch-list (streamed) or list (paged).",
+    ["reflector", "mode"],
+  );
   const watchRestarts = labelled("watch_restarts_total", "Watches reopened, by reason.", [
     "reflector",
     "reason",
@@ -215,7 +219,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     reflector(name: string, status: ReflectorStatus) {
       switch (status.kind) {
         case "listed":
-          lists.labels(name).inc();
+          lists.labels(name, status.mode).inc();
           return;
         case "watch-restart":
           watchRestarts.labels(name, status.reason).inc();
@@ -230,6 +234,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
           reflectorErrors.labels(name, "handler").inc();
           return;
         case "backoff":
+        case "streaming-refused":
           return;
       }
     },

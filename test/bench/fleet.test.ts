@@ -18,7 +18,8 @@ afterAll(async () => {
 function tinyConfig(resultsDir: string): FleetConfig {
   const parsed = parseFleetArgs([
     ...["--replicas", "3", "--apps", "20", "--added", "10", "--secrets", "100"],
-    ...["--scenario", "registry,restart", "--restart-down-ms", "300", "--converge-timeout", "20"],
+    ...["--scenario", "watchlist,registry,restart", "--restart-down-ms", "300"],
+    ...["--converge-timeout", "20"],
     ...["--artifact", "src", "--label", "smoke"],
   ]);
   if (typeof parsed === "string") throw new Error(parsed);
@@ -26,11 +27,12 @@ function tinyConfig(resultsDir: string): FleetConfig {
 }
 
 describe("npm run fleet", () => {
-  it("measures three replicas through Registry edits and an API-server restart", async () => {
+  it("measures three replicas through cold starts both ways, Registry edits and an API-server restart", async () => {
     dir = await mkdtemp(join(tmpdir(), "replica-mirror-fleet-test-"));
     const results = await runSuite(tinyConfig(dir), () => {});
 
     expect(results.map((r) => [r.scenario, r.phases.map((p) => p.key)])).toEqual([
+      ["watchlist", ["cold-start-streaming", "cold-start-gate-off"]],
       [
         "registry",
         ["registry-add", "registry-remove", "registry-add-selector", "registry-remove-selector"],
@@ -39,6 +41,21 @@ describe("npm run fleet", () => {
     ]);
     const phases = results.flatMap((r) => r.phases);
     expect(phases.map((p) => [p.key, p.converged])).toEqual(phases.map((p) => [p.key, 3]));
+    // Streaming lists: a watch per reflector and no list; the gate off: each replica's first
+    // reflector is refused once, and every reflector of it lists.
+    const start = (key: string) => {
+      const p = phases.find((x) => x.key === key);
+      return {
+        lists: p?.facts["LIST requests for Secrets, fleet"],
+        streamed: p?.fleet.streamedLists,
+        refused: p?.fleet.refusedStreams,
+        met: p?.targets.map((t) => t.met),
+      };
+    };
+    expect([start("cold-start-streaming"), start("cold-start-gate-off")]).toEqual([
+      { lists: 0, streamed: 6, refused: 0, met: [true] },
+      { lists: 6, streamed: 0, refused: 3, met: [true] },
+    ]);
     const add = phases.find((p) => p.key === "registry-add");
     // Each replica, told apart by its own kubeconfig, received at least the 10 added Secrets.
     expect(add?.perReplica.objects.min).toBeGreaterThanOrEqual(10);
@@ -52,6 +69,9 @@ describe("npm run fleet", () => {
 
     const report = await renderReport(["smoke"], dir);
     expect(report).toContain("#### API-server restart losing the watch history");
+    expect(report).toContain(
+      "| | cold start, streaming lists | cold start, WatchList feature gate off |",
+    );
     expect(report).toContain("#### What 500 replicas would cost the API server");
   }, 90_000);
 });

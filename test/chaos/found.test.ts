@@ -2,6 +2,7 @@
 // that shows it.
 import { describe, expect, it } from "vitest";
 import type { SecretObject } from "../../src/kube/cache/list-watch.ts";
+import { StreamingLists } from "../../src/kube/cache/streaming-lists.ts";
 import { Mirror } from "../../src/mirror/mirror.ts";
 import { normaliseRequestHost } from "../../src/registry/hostname.ts";
 import { ok } from "../../src/result.ts";
@@ -261,7 +262,12 @@ function mirrorOver(registryLw: FakeListWatch, secretsLw: FakeListWatch) {
     secrets: { scopes: [{ namespace: null, listWatch: secretsLw }] },
     holder,
     watchTimeoutSeconds: 60,
-    reflector: { backoff: { initialMs: 1, capMs: 2 }, relistSpreadMs: 0 },
+    // The lists are scripted: a server without streaming lists.
+    reflector: {
+      backoff: { initialMs: 1, capMs: 2 },
+      relistSpreadMs: 0,
+      streamingLists: new StreamingLists(false),
+    },
   });
   return { holder, mirror };
 }

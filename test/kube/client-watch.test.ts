@@ -40,6 +40,32 @@ describe("createListWatch: watch", () => {
     ]);
   });
 
+  it("asks for a streaming list with sendInitialEvents and NotOlderThan, and reads its end bookmark", async () => {
+    const end = { "k8s.io/initial-events-end": "true" };
+    const { stub, lw } = await connect((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.write(line({ type: "ADDED", object: wireSecret("a", "11") }));
+      res.end(
+        line({
+          type: "BOOKMARK",
+          object: { metadata: { resourceVersion: "12", annotations: end } },
+        }),
+      );
+    });
+    const latest = await openWatch(lw, { resourceVersion: "", sendInitialEvents: true });
+    expect(await drain(latest)).toEqual([
+      ok({ type: "ADDED", object: secret("a", "11") }),
+      ok({ type: "BOOKMARK", resourceVersion: "12", initialEventsEnd: true }),
+    ]);
+    await drain(await openWatch(lw, { resourceVersion: "9", sendInitialEvents: true }));
+    const asked = { watch: "1", allowWatchBookmarks: "true", timeoutSeconds: "5" };
+    const streaming = { sendInitialEvents: "true", resourceVersionMatch: "NotOlderThan" };
+    expect(stub.requests.map((r) => r.query)).toEqual([
+      { ...asked, ...streaming },
+      { ...asked, ...streaming, resourceVersion: "9" },
+    ]);
+  });
+
   it("decodes lines split across chunks and several lines in one chunk", async () => {
     const added = line({ type: "ADDED", object: wireSecret("a", "11") });
     const { lw } = await connect(async (_req, res) => {

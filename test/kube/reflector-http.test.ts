@@ -4,6 +4,7 @@ import type http from "node:http";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { Reflector } from "../../src/kube/cache/reflector.ts";
 import type { ReflectorStatus } from "../../src/kube/cache/reflector-status.ts";
+import { StreamingLists } from "../../src/kube/cache/streaming-lists.ts";
 import { sendJson } from "../support/api-server-stub.ts";
 import { connect, line } from "../support/list-watch-harness.ts";
 import { waitUntil } from "../support/wait.ts";
@@ -32,7 +33,7 @@ function handles(): Record<string, number> {
 // Assertions on what happens over real sockets are retried every 10 ms for up to 3 s.
 const POLL = { timeout: 3_000, interval: 10 };
 
-/** A server that lists a@1 at RV 10 and answers each watch with onWatch. */
+/** A server that lists a@1 at RV 10 and answers each watch with onWatch; no streaming lists. */
 async function mirror(
   onWatch: (n: number, res: http.ServerResponse, query: URLSearchParams) => void,
 ) {
@@ -59,6 +60,7 @@ async function mirror(
       onSynced: () => log.push("SYNCED"),
     },
     onStatus: (s) => statuses.push(s),
+    streamingLists: new StreamingLists(false),
   });
   reflectors.push(reflector);
   return { stub, transport, reflector, log, statuses };
@@ -147,6 +149,7 @@ describe("Reflector over HTTP", () => {
       onStatus: (s) => {
         if (s.kind === "error") errors.push(s);
       },
+      streamingLists: new StreamingLists(false),
     });
     reflectors.push(reflector);
     reflector.start();

@@ -28,7 +28,9 @@ describe("Reflector: list, then watch", () => {
     expect(h.lw.watches.map((w) => w.options)).toEqual([
       { resourceVersion: "10", timeoutSeconds: 1 },
     ]);
-    expect(h.reported("listed")).toEqual([{ resourceVersion: "10", items: 2, pages: 1 }]);
+    expect(h.reported("listed")).toEqual([
+      { mode: "list", resourceVersion: "10", items: 2, pages: 1 },
+    ]);
   });
 
   it("is not synced while the first list is failing", async () => {

@@ -67,6 +67,17 @@ describe("decodeWatchLine", () => {
     expect(decodeWatchLine(line)).toEqual(ok({ type: "BOOKMARK", resourceVersion: "77" }));
   });
 
+  it("reads the bookmark that ends a streaming list's initial events, and only a true one", () => {
+    const bookmark = (value: string) =>
+      eventLine("BOOKMARK", {
+        metadata: { resourceVersion: "78", annotations: { "k8s.io/initial-events-end": value } },
+      });
+    expect([decodeWatchLine(bookmark("true")), decodeWatchLine(bookmark("false"))]).toEqual([
+      ok({ type: "BOOKMARK", resourceVersion: "78", initialEventsEnd: true }),
+      ok({ type: "BOOKMARK", resourceVersion: "78" }),
+    ]);
+  });
+
   it("reads an ERROR event's Status", () => {
     const line = eventLine("ERROR", {
       kind: "Status",

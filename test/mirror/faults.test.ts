@@ -101,6 +101,8 @@ describe("mirror under API-server faults", () => {
   }, 20_000);
 
   it("backs off on failing lists (500, then 429 with Retry-After) and recovers", async () => {
+    // Paged lists: a server with the WatchList feature gate off.
+    envtest.setFeatureGates({ WatchList: false });
     envtest.faults.failNext({ verb: "list", count: 2, status: 500 });
     envtest.faults.failNext({ verb: "list", count: 1, status: 429, retryAfterSeconds: 1 });
     const t0 = Date.now();
@@ -109,6 +111,20 @@ describe("mirror under API-server faults", () => {
     expect(secretValueOf(mut, "shop")).toBe("a1");
     const backoffs = statuses.filter((s) => s.status.kind === "backoff").map((s) => s.status);
     expect(backoffs.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it("backs off on failing streaming lists (500, then 429 with Retry-After) and recovers", async () => {
+    envtest.faults.failNext({ verb: "watch", count: 2, status: 500 });
+    envtest.faults.failNext({ verb: "watch", count: 1, status: 429, retryAfterSeconds: 1 });
+    const t0 = Date.now();
+    const mut = await started();
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(900);
+    expect(secretValueOf(mut, "shop")).toBe("a1");
+    const backoffs = statuses.filter((s) => s.status.kind === "backoff").map((s) => s.status);
+    expect({ backoffs: backoffs.length >= 3, lists: lists() }).toEqual({
+      backoffs: true,
+      lists: 0,
+    });
   });
 
   it("converges after the API server is stopped and restarted on the same port", async () => {

@@ -103,7 +103,14 @@ describe("createMetrics", () => {
   it("counts what reflectors report, by reflector and reason or phase", async () => {
     const { metrics, lines } = metricsAt();
     const { reflector } = metrics.observer;
-    reflector("secrets", { kind: "listed", resourceVersion: "5", items: 3, pages: 1 });
+    reflector("secrets", {
+      kind: "listed",
+      mode: "list",
+      resourceVersion: "5",
+      items: 3,
+      pages: 1,
+    });
+    reflector("registry", { kind: "listed", mode: "watch-list", resourceVersion: "6", items: 1 });
     reflector("secrets", {
       kind: "watch-restart",
       reason: "timeout",
@@ -132,7 +139,8 @@ describe("createMetrics", () => {
     reflector("secrets", { kind: "handler-error", event: "ADDED", error: new Error("x") });
     expect(await lines()).toEqual(
       expect.arrayContaining([
-        'replica_mirror_lists_total{reflector="secrets"} 1',
+        'replica_mirror_lists_total{reflector="secrets",mode="list"} 1',
+        'replica_mirror_lists_total{reflector="registry",mode="watch-list"} 1',
         'replica_mirror_watch_restarts_total{reflector="secrets",reason="timeout"} 2',
         'replica_mirror_watch_restarts_total{reflector="registry",reason="expired"} 1',
         'replica_mirror_relists_total{reflector="registry",reason="expired"} 1',

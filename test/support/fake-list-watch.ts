@@ -45,7 +45,12 @@ export const gone: ApiError = {
 
 /** One watch stream the fake handed out; the test pushes into it. */
 class FakeWatch implements WatchStream {
-  readonly options: { readonly resourceVersion: string; readonly timeoutSeconds: number };
+  /** What the watch asked for; `sendInitialEvents` only when it is a streaming list. */
+  readonly options: {
+    readonly resourceVersion: string;
+    readonly timeoutSeconds: number;
+    readonly sendInitialEvents?: true;
+  };
   readonly #queue: WatchItem[] = [];
   #waiting: ((r: IteratorResult<WatchItem>) => void) | undefined;
   #ended = false;
@@ -55,6 +60,7 @@ class FakeWatch implements WatchStream {
     this.options = {
       resourceVersion: options.resourceVersion,
       timeoutSeconds: options.timeoutSeconds,
+      ...(options.sendInitialEvents === true ? { sendInitialEvents: true } : {}),
     };
     options.signal.addEventListener("abort", () => this.close(), { once: true });
   }
@@ -83,6 +89,10 @@ class FakeWatch implements WatchStream {
   }
   bookmark(resourceVersion: string): void {
     this.#push(ok({ type: "BOOKMARK", resourceVersion }));
+  }
+  /** The bookmark that ends a streaming list's initial events, at resourceVersion. */
+  endInitialEvents(resourceVersion: string): void {
+    this.#push(ok({ type: "BOOKMARK", resourceVersion, initialEventsEnd: true }));
   }
   error(status: ApiStatus): void {
     this.#push(ok({ type: "ERROR", status }));

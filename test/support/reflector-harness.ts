@@ -3,6 +3,7 @@
 import { afterEach, expect } from "vitest";
 import { Reflector, type ReflectorOptions } from "../../src/kube/cache/reflector.ts";
 import type { ReflectorStatus } from "../../src/kube/cache/reflector-status.ts";
+import { StreamingLists } from "../../src/kube/cache/streaming-lists.ts";
 import { FakeClock, settle } from "./fake-clock.ts";
 import { FakeListWatch } from "./fake-list-watch.ts";
 
@@ -31,7 +32,10 @@ afterEach(async () => {
   }
 });
 
-/** A harness with watchTimeoutSeconds 1 and random() = 0 unless overridden. */
+/**
+ * A harness with watchTimeoutSeconds 1 and random() = 0 unless overridden. Its server refuses
+ * streaming lists unless `streamingLists` says otherwise, so a test scripts a list, then a watch.
+ */
 export function harness(options: Partial<ReflectorOptions> = {}): Harness {
   const clock = new FakeClock();
   const lw = new FakeListWatch();
@@ -54,6 +58,7 @@ export function harness(options: Partial<ReflectorOptions> = {}): Harness {
     onStatus: (s) => {
       statuses.push(s);
     },
+    streamingLists: new StreamingLists(false),
     ...options,
   });
   const h: Harness = {

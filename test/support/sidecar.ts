@@ -4,6 +4,7 @@
 import type { Envtest } from "@replica-mirror/envtest";
 import type { Logger } from "pino";
 import { parseServeConfig } from "../../src/cli/config.ts";
+import { StreamingLists } from "../../src/kube/cache/streaming-lists.ts";
 import type { MirrorObserver } from "../../src/mirror/observer.ts";
 import type { SidecarConfig } from "../../src/sidecar/config.ts";
 import { type Sidecar, type SidecarOptions, startSidecar } from "../../src/sidecar/sidecar.ts";
@@ -69,10 +70,12 @@ export async function startTestSidecar(
   const config = testConfig(kubeconfig.path, flags);
   const memory = memoryLogger(options.logLevel ?? "silent");
   const reflector = options.reflector ?? FAST_REFLECTOR;
+  // What a process learns of streaming lists is its own: so is each test sidecar's.
+  const streamingLists = new StreamingLists();
   const started = await startSidecar(config, {
     logger: options.logger ?? memory.logger,
     drainMs: 500,
-    ...(reflector === "production" ? {} : { reflector }),
+    reflector: { ...(reflector === "production" ? {} : reflector), streamingLists },
     ...(options.observer === undefined ? {} : { observer: options.observer }),
   });
   if (!started.ok) {

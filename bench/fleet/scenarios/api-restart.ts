@@ -2,7 +2,7 @@
 // connections are refused while it is down, and every resume afterwards gets 410: the whole fleet
 // relists. How closely those relists bunch up is what the API server feels.
 
-import { maxWindowShare, perWindow } from "../accounting.ts";
+import { isListStart, maxWindowShare, perWindow } from "../accounting.ts";
 import { allReady, both, secretAtLeast, untilConverged } from "../converge.ts";
 import { convergeTimeout, type FleetContext, measurePhase, type PhaseName } from "../phase.ts";
 import type { PhaseResult } from "../results.ts";
@@ -21,11 +21,10 @@ export function apiRestart(ctx: FleetContext, phase: PhaseName): Promise<PhaseRe
       converged,
       from: restart.downAt,
       judge: (collected) => {
-        // Relists of the App Secrets: the heavy ones (the Registry's relist is one small object).
+        // Relists of the App Secrets, paged or streamed: the heavy ones (the Registry's relist is
+        // one small object).
         const relists = collected.requests
-          .filter(
-            (r) => r.verb === "list" && !r.continued && !r.registry && r.time >= restart.downAt,
-          )
+          .filter((r) => isListStart(r) && !r.registry && r.time >= restart.downAt)
           .map((r) => r.time);
         // When each replica learnt it must relist: its resume's arrival, answered 410. A server
         // too busy to answer at once paces the relists that follow; these it cannot.

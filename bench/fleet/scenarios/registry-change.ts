@@ -2,6 +2,7 @@
 // edit that removes them again. What each replica fetches for the added Apps is compared with the
 // JSON of their Secrets: the least any replica must receive.
 
+import { isListStart } from "../accounting.ts";
 import { allReady, untilConverged } from "../converge.ts";
 import { convergeTimeout, type FleetContext, measurePhase, type PhaseName } from "../phase.ts";
 import type { PhaseResult } from "../results.ts";
@@ -18,13 +19,14 @@ export function registryAdd(ctx: FleetContext, phase: PhaseName): Promise<PhaseR
       converged,
       from: written.now,
       judge: (collected, base) => {
-        // Lists of App Secrets that select no single name: what "a list of all Secrets" means here.
+        // Lists of App Secrets that select no single name, paged or streamed: what "a list of
+        // all Secrets" means here.
         const secretLists = new Map<string, { lists: number; objects: number }>();
         for (const r of collected.requests) {
-          if (r.verb !== "list" || r.registry || r.byName) continue;
+          if ((r.verb !== "list" && !r.streamedList) || r.registry || r.byName) continue;
           const seen = secretLists.get(r.client) ?? { lists: 0, objects: 0 };
           secretLists.set(r.client, {
-            lists: seen.lists + (r.continued ? 0 : 1),
+            lists: seen.lists + (isListStart(r) ? 1 : 0),
             objects: seen.objects + r.objects,
           });
         }

@@ -65,8 +65,8 @@ export function steadyState(ctx: FleetContext, phase: PhaseName): Promise<PhaseR
             {
               what: "steady state, lists per replica",
               target: "0",
-              figure: `${base.perReplica.listPages.max} (busiest replica)`,
-              met: base.perReplica.listPages.max === 0,
+              figure: `${base.perReplica.listStarts.max} (busiest replica)`,
+              met: base.perReplica.listStarts.max === 0,
             },
             {
               what: "steady state, requests per replica per hour",

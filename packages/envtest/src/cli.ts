@@ -6,9 +6,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { type Envtest, startEnvtest } from "./envtest.ts";
+import { type FeatureGates, parseFeatureGates } from "./feature-gates.ts";
 import { seedDemo } from "./seed.ts";
 
-const USAGE = "usage: envtest [--port N] [--seed demo|none] [--kubeconfig PATH]";
+const USAGE =
+  "usage: envtest [--port N] [--seed demo|none] [--kubeconfig PATH] [--feature-gates WatchList=false]";
 
 /** The command's flags, already parsed. */
 export interface EnvtestArgs {
@@ -16,11 +18,12 @@ export interface EnvtestArgs {
   readonly seed: "demo" | "none";
   /** Where to write the kubeconfig; default a fresh temporary directory. */
   readonly kubeconfigPath?: string;
+  readonly featureGates?: Partial<FeatureGates>;
 }
 
 /** Parses the flags; a message naming the bad one otherwise. */
 export function parseEnvtestArgs(argv: readonly string[]): EnvtestArgs | string {
-  let values: { port?: string; seed?: string; kubeconfig?: string };
+  let values: { port?: string; seed?: string; kubeconfig?: string; "feature-gates"?: string };
   try {
     ({ values } = parseArgs({
       args: [...argv],
@@ -28,6 +31,7 @@ export function parseEnvtestArgs(argv: readonly string[]): EnvtestArgs | string 
         port: { type: "string" },
         seed: { type: "string" },
         kubeconfig: { type: "string" },
+        "feature-gates": { type: "string" },
       },
       strict: true,
       allowPositionals: false,
@@ -40,8 +44,12 @@ export function parseEnvtestArgs(argv: readonly string[]): EnvtestArgs | string 
     return `--port: expected 0-65535, got '${values.port}'`;
   const seed = values.seed ?? "none";
   if (seed !== "demo" && seed !== "none") return `--seed: expected demo or none, got '${seed}'`;
+  const gatesText = values["feature-gates"];
+  const featureGates = gatesText === undefined ? undefined : parseFeatureGates(gatesText);
+  if (typeof featureGates === "string") return featureGates;
   return {
     seed,
+    ...(featureGates === undefined ? {} : { featureGates }),
     ...(port === undefined ? {} : { port }),
     ...(values.kubeconfig === undefined ? {} : { kubeconfigPath: values.kubeconfig }),
   };
@@ -49,7 +57,11 @@ export function parseEnvtestArgs(argv: readonly string[]): EnvtestArgs | string 
 
 /** Starts the server on 127.0.0.1, seeds it, writes the kubeconfig, and logs where both are. */
 export async function runEnvtest(args: EnvtestArgs, log: (line: string) => void): Promise<Envtest> {
-  const envtest = await startEnvtest({ port: args.port ?? 0, host: "127.0.0.1" });
+  const envtest = await startEnvtest({
+    port: args.port ?? 0,
+    host: "127.0.0.1",
+    ...(args.featureGates === undefined ? {} : { featureGates: args.featureGates }),
+  });
   try {
     if (args.seed === "demo") seedDemo(envtest);
     const path =

@@ -1,5 +1,6 @@
 /** What every request handler is given. */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { FeatureGates } from "./feature-gates.ts";
 import type { Query } from "./http-io.ts";
 import type { RequestRecord } from "./request-log.ts";
 import type { EnvtestState } from "./store.ts";
@@ -17,4 +18,6 @@ export interface Ctx {
   readonly record: RequestRecord;
   /** host:port as clients reach the server, for discovery's serverAddressByClientCIDRs. */
   readonly serverAddress: string;
+  /** The feature gates as the request arrived. */
+  readonly featureGates: FeatureGates;
 }

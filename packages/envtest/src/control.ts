@@ -14,6 +14,8 @@
  *   POST   /__envtest/faults/garbage   {"kind"}      → {"watches": n}
  *   POST   /__envtest/faults/reset
  *   POST   /__envtest/restart          {"downMs"?,"down"?}  (answers, then restarts)
+ *   GET    /__envtest/feature-gates                  → {"WatchList": bool}
+ *   POST   /__envtest/feature-gates    {"WatchList"?} → the gates now
  *   GET    /__envtest/requests                       → {"items": [...]}
  *   GET    /__envtest/requests/summary               → RequestSummary
  *   DELETE /__envtest/requests
@@ -22,6 +24,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { z } from "zod";
 import type { Faults } from "./faults.ts";
+import type { FeatureGateSettings } from "./feature-gates.ts";
 import { readBody, sendJson } from "./http-io.ts";
 import type { RequestLog } from "./request-log.ts";
 import type { RestartOptions } from "./restart.ts";
@@ -34,6 +37,7 @@ export interface ControlTargets {
   readonly log: RequestLog;
   readonly state: EnvtestState;
   readonly hub: WatchHub;
+  readonly featureGates: FeatureGateSettings;
   restart(options: RestartOptions): Promise<void>;
 }
 
@@ -62,6 +66,7 @@ const chunkingBody = z.object({
   seed: z.number().int().optional(),
 });
 const garbageBody = z.object({ kind: z.enum(["bytes", "truncated", "non-json"]) });
+const featureGatesBody = z.strictObject({ WatchList: z.boolean().optional() });
 
 /** Handles one control request. */
 export async function handleControl(
@@ -106,6 +111,8 @@ export async function handleControl(
       watches: t.hub.size,
     });
   }
+  if (action === "feature-gates" && method !== "POST")
+    return sendJson(res, 200, t.featureGates.current);
   if (method !== "POST") return sendJson(res, 405, { error: "use POST" });
   const faults = t.faults;
   switch (action) {
@@ -157,6 +164,12 @@ export async function handleControl(
     case "faults/reset":
       faults.reset();
       return done();
+    case "feature-gates": {
+      const b = parse(featureGatesBody);
+      if (b === undefined) return;
+      const gates = t.featureGates.set(b.WatchList === undefined ? {} : { WatchList: b.WatchList });
+      return sendJson(res, 200, gates);
+    }
     case "restart": {
       const b = parse(restartBody);
       if (b === undefined) return;

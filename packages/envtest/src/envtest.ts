@@ -8,6 +8,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { deleteSecret } from "./delete.ts";
 import { applyDirect, type DirectSecret } from "./direct-writes.ts";
 import { createFaults, FaultSettings, type Faults } from "./faults.ts";
+import { FeatureGateSettings, type FeatureGates } from "./feature-gates.ts";
 import { sendError } from "./http-io.ts";
 import { type KubeconfigOptions, kubeconfigYaml } from "./kubeconfig.ts";
 import { listen } from "./listener.ts";
@@ -39,6 +40,8 @@ export interface EnvtestOptions {
   readonly https?: boolean;
   /** How many request entries to keep, and the window of requests per second. */
   readonly requestLog?: RequestLogOptions;
+  /** `--feature-gates`: the ones not named keep their defaults (WatchList on). */
+  readonly featureGates?: Partial<FeatureGates>;
 }
 
 /**
@@ -71,6 +74,13 @@ export interface Envtest {
   get(namespace: string, name: string): SecretJSON | undefined;
   readonly faults: Faults;
   readonly requests: RequestLog;
+  /** The feature gates requests are served with now. */
+  readonly featureGates: FeatureGates;
+  /**
+   * Switches feature gates for requests from now on, as a restart with other `--feature-gates`
+   * would, but without one: watches already open go on.
+   */
+  setFeatureGates(gates: Partial<FeatureGates>): FeatureGates;
   /** How many watch connections are open. */
   readonly openWatches: number;
   /**
@@ -90,6 +100,7 @@ export async function startEnvtest(opts: EnvtestOptions = {}): Promise<Envtest> 
   const hub = new WatchHub(state, settings, opts.bookmarkIntervalMs ?? 60_000);
   const faults = createFaults(settings, hub);
   const log = new RequestRecorder(opts.requestLog);
+  const featureGates = new FeatureGateSettings(opts.featureGates);
   const tls = opts.https ? await selfSignedCertificate() : undefined;
   let down: DownMode | undefined;
   let restarting: Promise<void> = Promise.resolve();
@@ -123,7 +134,8 @@ export async function startEnvtest(opts: EnvtestOptions = {}): Promise<Envtest> 
       hub,
       settings,
       log,
-      control: { faults, log, state, hub, restart },
+      control: { faults, log, state, hub, restart, featureGates },
+      featureGates,
       unavailable: () => down === "unavailable",
     },
     () => `${host}:${port}`,
@@ -160,6 +172,10 @@ export async function startEnvtest(opts: EnvtestOptions = {}): Promise<Envtest> 
     get: (namespace, name) => state.get(storeKey(namespace, name))?.obj,
     faults,
     requests: log,
+    get featureGates() {
+      return featureGates.current;
+    },
+    setFeatureGates: (gates) => featureGates.set(gates),
     get openWatches() {
       return hub.size;
     },

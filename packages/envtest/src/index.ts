@@ -12,6 +12,7 @@ export type {
   GarbageKind,
   ThrottleRule,
 } from "./faults.ts";
+export { DEFAULT_FEATURE_GATES, type FeatureGates } from "./feature-gates.ts";
 export {
   clientToken,
   ENVTEST_TOKEN,
@@ -20,7 +21,7 @@ export {
 } from "./kubeconfig.ts";
 export type { ListRead } from "./list.ts";
 export type { RequestLog, RequestLogEntry, RequestLogOptions } from "./request-log.ts";
-export type { RequestSummary, RequestTotals, SecondCount } from "./request-totals.ts";
+export type { RequestSummary, RequestTotals, Resource, SecondCount } from "./request-totals.ts";
 export type { DownMode, RestartOptions } from "./restart.ts";
 export type { Verb } from "./routes.ts";
 export type { ManagedFieldsEntry, ObjectMeta, SecretJSON } from "./secret.ts";

@@ -10,7 +10,7 @@ import {
   badRequest,
   expired,
   failWith,
-  invalid,
+  invalidListOptions,
   type OrStatus,
   ok,
   type StatusFailure,
@@ -90,7 +90,7 @@ interface ListPlan {
 }
 
 function listOptionsForbidden(reason: string, message: string): StatusFailure {
-  return invalid("ListOptions", "", [{ field: "resourceVersionMatch", reason, message }]);
+  return invalidListOptions([{ field: "resourceVersionMatch", reason, message }]);
 }
 
 function planList(state: EnvtestState, p: ListParams): OrStatus<ListPlan> {

@@ -8,8 +8,10 @@ import {
   countEnded,
   countListed,
   countSent,
+  countStreamedList,
   countWatchError,
   type RequestSummary,
+  type Resource,
   type TallyPair,
   Totals,
 } from "./request-totals.ts";
@@ -21,7 +23,7 @@ export interface RequestLogEntry {
   readonly path: string;
   readonly query: Readonly<Record<string, string>>;
   readonly verb: Verb;
-  readonly resource?: "secrets" | "namespaces";
+  readonly resource?: Resource;
   readonly namespace?: string;
   readonly name?: string;
   /** Who sent it: the client its `clientToken` names, else its User-Agent, else "unknown". */
@@ -106,7 +108,7 @@ export class RequestRecord {
     this.#arrival = arrival;
     this.#time = time;
     this.#phase = phase;
-    this.#tallies = log.tallies(arrival.client, arrival.verb);
+    this.#tallies = log.tallies(arrival.client, arrival.verb, arrival.resource);
   }
 
   /** The request's verb. */
@@ -130,6 +132,11 @@ export class RequestRecord {
   listed(read: ListRead): void {
     this.#listRead = read;
     countListed(this.#current(), read);
+  }
+
+  /** The watch is a streaming list: its initial events were queued (once, as it opens). */
+  streamedList(): void {
+    countStreamedList(this.#current());
   }
 
   /** The watch sent an ERROR event carrying a Status with `code` (once, as it then ends). */
@@ -166,7 +173,11 @@ export class RequestRecord {
   #current(): TallyPair {
     if (this.#phase !== this.#log.phase) {
       this.#phase = this.#log.phase;
-      this.#tallies = this.#log.tallies(this.#arrival.client, this.#arrival.verb);
+      this.#tallies = this.#log.tallies(
+        this.#arrival.client,
+        this.#arrival.verb,
+        this.#arrival.resource,
+      );
     }
     return this.#tallies;
   }
@@ -203,7 +214,8 @@ export class RequestRecorder implements RequestLog {
   start(arrival: RequestArrival, liveStatus: () => number | undefined): RequestRecord {
     const time = this.now();
     const record = new RequestRecord(this, arrival, time, this.#phase, liveStatus);
-    this.#totals.arrived(this.tallies(arrival.client, arrival.verb), arrival.verb, time);
+    const tallies = this.tallies(arrival.client, arrival.verb, arrival.resource);
+    this.#totals.arrived(tallies, arrival.verb, time);
     if (arrival.verb === "list") {
       this.#listsInFlight += 1;
       this.#totals.peakListsInFlight = Math.max(
@@ -222,9 +234,9 @@ export class RequestRecorder implements RequestLog {
     return record;
   }
 
-  /** The current phase's tallies for a client and verb. */
-  tallies(client: string, verb: Verb): TallyPair {
-    return this.#totals.tallies(client, verb);
+  /** The current phase's tallies for a client, verb and resource. */
+  tallies(client: string, verb: Verb, resource: Resource | undefined): TallyPair {
+    return this.#totals.tallies(client, verb, resource);
   }
 
   /** Called by a record when its response ends. */

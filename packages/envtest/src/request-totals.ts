@@ -24,7 +24,15 @@ export interface RequestTotals {
    * Status it carried (410 for a resume the history no longer holds).
    */
   readonly watchErrors?: Readonly<Record<string, number>>;
+  /**
+   * Watches only, present once one was a streaming list (`sendInitialEvents=true`, served): how
+   * many were. Their initial events count among `objects` and `bytes`.
+   */
+  readonly streamedLists?: number;
 }
+
+/** The resources the server serves, as `RequestLogEntry.resource` names them. */
+export type Resource = "secrets" | "namespaces";
 
 /** The requests that arrived in one second. */
 export interface SecondCount {
@@ -39,6 +47,10 @@ export interface RequestSummary {
   /** Milliseconds since the epoch when counting started. */
   readonly since: number;
   readonly byVerb: Readonly<Partial<Record<Verb, RequestTotals>>>;
+  /** Per resource, per verb: `byResource.secrets.list` counts the lists of Secrets alone. */
+  readonly byResource: Readonly<
+    Partial<Record<Resource, Readonly<Partial<Record<Verb, RequestTotals>>>>>
+  >;
   /** Per client (see `clientToken`), per verb. */
   readonly byClient: Readonly<Record<string, Readonly<Partial<Record<Verb, RequestTotals>>>>>;
   /** One entry per second from the first request counted to the last, oldest first, bounded. */
@@ -59,6 +71,7 @@ export class Tally {
   readonly statuses = new Map<number, number>();
   readonly listReads = new Map<ListRead, number>();
   readonly watchErrors = new Map<number, number>();
+  streamedLists = 0;
 
   /** A copy that later counting does not change. */
   freeze(): RequestTotals {
@@ -70,6 +83,7 @@ export class Tally {
       durationMs: this.durationMs,
       listReads: Object.fromEntries(this.listReads),
       ...(this.watchErrors.size === 0 ? {} : { watchErrors: Object.fromEntries(this.watchErrors) }),
+      ...(this.streamedLists === 0 ? {} : { streamedLists: this.streamedLists }),
     };
   }
 }
@@ -78,15 +92,21 @@ function bump<K>(m: Map<K, number>, k: K, by = 1): void {
   m.set(k, (m.get(k) ?? 0) + by);
 }
 
-/** The tallies one request adds to: its verb's and its client's verb's. */
+/** The tallies one request adds to: its verb's, its client's verb's and its resource's verb's. */
 export interface TallyPair {
   readonly verb: Tally;
   readonly client: Tally;
+  /** Absent for requests on no resource (discovery, health). */
+  readonly resource?: Tally;
 }
+
+/** Every tally of t. */
+const each = (t: TallyPair): Tally[] =>
+  t.resource === undefined ? [t.verb, t.client] : [t.verb, t.client, t.resource];
 
 /** Adds objects and body bytes a request sent. */
 export function countSent(t: TallyPair, objects: number, bytes: number): void {
-  for (const x of [t.verb, t.client]) {
+  for (const x of each(t)) {
     x.objects += objects;
     x.bytes += bytes;
   }
@@ -94,19 +114,22 @@ export function countSent(t: TallyPair, objects: number, bytes: number): void {
 
 /** Counts how a list was read. */
 export function countListed(t: TallyPair, read: ListRead): void {
-  bump(t.verb.listReads, read);
-  bump(t.client.listReads, read);
+  for (const x of each(t)) bump(x.listReads, read);
+}
+
+/** Counts a watch served as a streaming list. */
+export function countStreamedList(t: TallyPair): void {
+  for (const x of each(t)) x.streamedLists += 1;
 }
 
 /** Counts a watch that ended with an ERROR event carrying a Status with `code`. */
 export function countWatchError(t: TallyPair, code: number): void {
-  bump(t.verb.watchErrors, code);
-  bump(t.client.watchErrors, code);
+  for (const x of each(t)) bump(x.watchErrors, code);
 }
 
 /** Counts a request's end: its status (0: none was sent) and duration. */
 export function countEnded(t: TallyPair, status: number, durationMs: number): void {
-  for (const x of [t.verb, t.client]) {
+  for (const x of each(t)) {
     bump(x.statuses, status);
     x.durationMs += durationMs;
   }
@@ -118,9 +141,9 @@ function tallyOf(m: Map<Verb, Tally>, verb: Verb): Tally {
   return t;
 }
 
-function clientTallies(m: Map<string, Map<Verb, Tally>>, client: string): Map<Verb, Tally> {
-  const c = m.get(client) ?? new Map<Verb, Tally>();
-  m.set(client, c);
+function verbTallies<K>(m: Map<K, Map<Verb, Tally>>, key: K): Map<Verb, Tally> {
+  const c = m.get(key) ?? new Map<Verb, Tally>();
+  m.set(key, c);
   return c;
 }
 
@@ -130,6 +153,7 @@ export class Totals {
   readonly #seriesSeconds: number;
   readonly #byVerb = new Map<Verb, Tally>();
   readonly #byClient = new Map<string, Map<Verb, Tally>>();
+  readonly #byResource = new Map<Resource, Map<Verb, Tally>>();
   readonly #series: { second: number; requests: number; byVerb: Map<Verb, number> }[] = [];
   peakListsInFlight = 0;
 
@@ -138,18 +162,20 @@ export class Totals {
     this.#seriesSeconds = seriesSeconds;
   }
 
-  /** The tallies of `client` and `verb`, created on first use. */
-  tallies(client: string, verb: Verb): TallyPair {
+  /** The tallies of `client`, `verb` and `resource`, created on first use. */
+  tallies(client: string, verb: Verb, resource: Resource | undefined): TallyPair {
     return {
       verb: tallyOf(this.#byVerb, verb),
-      client: tallyOf(clientTallies(this.#byClient, client), verb),
+      client: tallyOf(verbTallies(this.#byClient, client), verb),
+      ...(resource === undefined
+        ? {}
+        : { resource: tallyOf(verbTallies(this.#byResource, resource), verb) }),
     };
   }
 
   /** Counts a request's arrival at `time` (ms since the epoch). */
   arrived(t: TallyPair, verb: Verb, time: number): void {
-    t.verb.requests += 1;
-    t.client.requests += 1;
+    for (const x of each(t)) x.requests += 1;
     const second = Math.floor(time / 1000);
     const last = this.#series.at(-1);
     if (last !== undefined && second < last.second) {
@@ -182,6 +208,7 @@ export class Totals {
     return {
       since: this.since,
       byVerb: freezeAll(this.#byVerb),
+      byResource: Object.fromEntries([...this.#byResource].map(([r, m]) => [r, freezeAll(m)])),
       byClient: Object.fromEntries([...this.#byClient].map(([c, m]) => [c, freezeAll(m)])),
       perSecond: this.#series.map((b) => ({
         second: b.second,

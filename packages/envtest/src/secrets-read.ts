@@ -3,6 +3,7 @@
  * client-go (gets and lists; watches stream JSON).
  */
 import type { Ctx } from "./context.ts";
+import type { FeatureGates } from "./feature-gates.ts";
 import type { EventType, StoreEvent } from "./history.ts";
 import { parseBool, sendError, sendJson, sendJsonParts, sendProtobuf } from "./http-io.ts";
 import { listSecrets, secretListBody } from "./list.ts";
@@ -13,10 +14,10 @@ import { compileSelection } from "./selectors.ts";
 import {
   badRequest,
   expired,
-  invalid,
+  type FieldError,
+  invalidListOptions,
   notAcceptable,
   notFound,
-  type StatusFailure,
 } from "./status.ts";
 import { includeObjectOf, SECRET_COLUMNS, secretRow, tableJson } from "./table.ts";
 import { startWatchResponse } from "./watch-connection.ts";
@@ -86,38 +87,45 @@ export function listSecretsHandler(ctx: Ctx, namespace: string | undefined) {
   sendJsonParts(ctx.res, 200, secretListBody(page.value, items));
 }
 
-function listOptionsInvalid(field: string, reason: string, message: string) {
-  return invalid("ListOptions", "", [{ field, reason, message }]);
-}
-
-/** The 422 the real server answers for inconsistent watch-list options, if any. */
-function watchOptionsError(
+/**
+ * The field errors of a watch's list options, as kube-apiserver's validateWatchOptions finds them.
+ * Without allowWatchBookmarks a streaming list is still served: its initial events come, and no
+ * bookmark marks their end.
+ */
+function watchOptionsErrors(
   match: string | undefined,
   initial: boolean | undefined,
-  bookmarks: boolean,
-): StatusFailure | undefined {
-  if (initial === true && match !== "NotOlderThan") {
-    return listOptionsInvalid(
-      "resourceVersionMatch",
-      "FieldValueForbidden",
-      "Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
-    );
+  gates: FeatureGates,
+): FieldError[] {
+  const errors: FieldError[] = [];
+  const forbidden = (field: string, detail: string) =>
+    errors.push({ field, reason: "FieldValueForbidden", message: `Forbidden: ${detail}` });
+  if (initial !== undefined) {
+    if (match !== "NotOlderThan")
+      forbidden(
+        "resourceVersionMatch",
+        "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+      );
+    if (!gates.WatchList)
+      forbidden(
+        "sendInitialEvents",
+        "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",
+      );
   }
-  if (initial === true && !bookmarks) {
-    return listOptionsInvalid(
-      "allowWatchBookmarks",
-      "FieldValueRequired",
-      "Required value: sendInitialEvents requires allowWatchBookmarks=true",
-    );
+  if (match) {
+    if (initial === undefined)
+      forbidden(
+        "resourceVersionMatch",
+        "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+      );
+    if (match !== "NotOlderThan")
+      errors.push({
+        field: "resourceVersionMatch",
+        reason: "FieldValueNotSupported",
+        message: `Unsupported value: "${match}": supported values: "NotOlderThan"`,
+      });
   }
-  if (initial === undefined && match) {
-    return listOptionsInvalid(
-      "resourceVersionMatch",
-      "FieldValueForbidden",
-      "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
-    );
-  }
-  return undefined;
+  return errors;
 }
 
 /**
@@ -135,8 +143,8 @@ export function watchSecrets(ctx: Ctx, namespace: string | undefined, name: stri
   const rvParam = q.resourceVersion ?? "";
   if (rvParam !== "" && !/^\d+$/.test(rvParam))
     return sendError(ctx.res, badRequest(`invalid resource version: ${rvParam}`));
-  const invalidOptions = watchOptionsError(q.resourceVersionMatch, initial, bookmarks);
-  if (invalidOptions !== undefined) return sendError(ctx.res, invalidOptions);
+  const errors = watchOptionsErrors(q.resourceVersionMatch, initial, ctx.featureGates);
+  if (errors.length > 0) return sendError(ctx.res, invalidListOptions(errors));
   const timeout =
     q.timeoutSeconds !== undefined && /^\d+$/.test(q.timeoutSeconds) ? Number(q.timeoutSeconds) : 0;
   const encode =
@@ -156,7 +164,10 @@ export function watchSecrets(ctx: Ctx, namespace: string | undefined, name: stri
       const s = state.get(key);
       if (s !== undefined && sel.value.matches(s.obj)) watch.push(addedLine(s));
     }
-    if (initial === true) watch.bookmark(state.resourceVersion, true);
+    if (initial === true) {
+      ctx.record.streamedList();
+      watch.bookmark(state.resourceVersion, true);
+    }
   } else if (rvParam !== "" && rvParam !== "0") {
     const since = state.history.since(Number(rvParam));
     if (!since.ok) {

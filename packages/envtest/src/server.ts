@@ -8,6 +8,7 @@ import type { Ctx } from "./context.ts";
 import { type ControlTargets, handleControl } from "./control.ts";
 import { apiGroupList, apiVersions, coreResources, SERVER_VERSION } from "./discovery.ts";
 import type { FaultSettings } from "./faults.ts";
+import type { FeatureGateSettings } from "./feature-gates.ts";
 import {
   answerErrorsInProtobuf,
   parseBool,
@@ -43,6 +44,7 @@ interface ServerDeps {
   readonly settings: FaultSettings;
   readonly log: RequestRecorder;
   readonly control: ControlTargets;
+  readonly featureGates: FeatureGateSettings;
   /** While true (a restart's down time), every request but the control path's is answered 503. */
   readonly unavailable: () => boolean;
 }
@@ -186,6 +188,7 @@ export function createHandler(
       hub: deps.hub,
       record,
       serverAddress: address(),
+      featureGates: deps.featureGates.current,
     };
     if (deps.unavailable()) {
       req.resume();

@@ -131,18 +131,38 @@ export function applyConflict(
   });
 }
 
-/** 422 with one cause per field error; `kind` is the object kind (`Secret`), not the resource. */
-export function invalid(
-  kind: string,
-  name: string,
-  errors: readonly { field: string; message: string; reason: string }[],
-): StatusFailure {
-  const rendered = errors.map((e) => `${e.field}: ${e.message}`);
-  const list = rendered.length === 1 ? rendered[0] : `[${rendered.join(", ")}]`;
-  return failure(422, "Invalid", `${kind} "${name}" is invalid: ${list}`, {
-    name,
-    kind,
+/** One field's error, as `field.Error` renders it (`message` starts with its type). */
+export interface FieldError {
+  readonly field: string;
+  readonly message: string;
+  readonly reason: string;
+}
+
+/** The field errors as an aggregate's message, and as the Status causes. */
+function rendered(errors: readonly FieldError[]): { list: string; causes: StatusCause[] } {
+  const lines = errors.map((e) => `${e.field}: ${e.message}`);
+  return {
+    list: lines.length === 1 ? (lines[0] ?? "") : `[${lines.join(", ")}]`,
     causes: errors.map((e) => ({ reason: e.reason, message: e.message, field: e.field })),
+  };
+}
+
+/** 422 with one cause per field error; `kind` is the object kind (`Secret`), not the resource. */
+export function invalid(kind: string, name: string, errors: readonly FieldError[]): StatusFailure {
+  const { list, causes } = rendered(errors);
+  return failure(422, "Invalid", `${kind} "${name}" is invalid: ${list}`, { name, kind, causes });
+}
+
+/**
+ * 422 for list or watch options the server refuses: the handler reports them as an invalid
+ * `ListOptions` of group `meta.k8s.io` with an empty name, which the details leave out.
+ */
+export function invalidListOptions(errors: readonly FieldError[]): StatusFailure {
+  const { list, causes } = rendered(errors);
+  return failure(422, "Invalid", `ListOptions.meta.k8s.io "" is invalid: ${list}`, {
+    group: "meta.k8s.io",
+    kind: "ListOptions",
+    causes,
   });
 }
 

@@ -26,7 +26,15 @@ export type ObjectEventType = "ADDED" | "MODIFIED" | "DELETED";
 /** One decoded line of a watch response. */
 export type WatchEvent =
   | { readonly type: ObjectEventType; readonly object: SecretObject }
-  | { readonly type: "BOOKMARK"; readonly resourceVersion: string }
+  | {
+      readonly type: "BOOKMARK";
+      readonly resourceVersion: string;
+      /**
+       * Present on the bookmark annotated `k8s.io/initial-events-end: "true"`: the initial events
+       * a streaming list asked for are all sent, and they were the state at resourceVersion.
+       */
+      readonly initialEventsEnd?: true;
+    }
   | { readonly type: "ERROR"; readonly status: ApiStatus };
 
 /** The subset of a metav1.Status the mirror acts on. */
@@ -98,7 +106,15 @@ export interface ListOptions {
 }
 
 export interface WatchOptions {
+  /** Where events start; with sendInitialEvents, "" asks for the latest state. */
   readonly resourceVersion: string;
+  /**
+   * A streaming list (`sendInitialEvents=true`, `resourceVersionMatch=NotOlderThan`): the scope's
+   * state, not older than resourceVersion, comes first as ADDED events ended by an
+   * initialEventsEnd bookmark, then the events after it. A server without the WatchList feature
+   * refuses the watch: 422, or 400 from one older than it.
+   */
+  readonly sendInitialEvents?: boolean;
   /** Server-side timeout: the server ends the response after this long. */
   readonly timeoutSeconds: number;
   /** Aborting before the headers resolves `aborted`; after, it closes the stream. */

@@ -7,6 +7,7 @@ import type { ListWatch } from "./list-watch.ts";
 import type { ReflectorHandler } from "./reflector-handler.ts";
 import type { ReflectorStatus } from "./reflector-status.ts";
 import { DEFAULT_PACING, RestartPolicy } from "./restart-policy.ts";
+import { processStreamingLists, type StreamingLists } from "./streaming-lists.ts";
 
 export interface ReflectorOptions {
   /** For status and logs. */
@@ -31,6 +32,11 @@ export interface ReflectorOptions {
    */
   readonly requestTimeoutMs?: number;
   readonly onStatus?: (status: ReflectorStatus) => void;
+  /**
+   * Whether lists start as streaming lists, shared with every reflector that talks to the same
+   * API server; default: the process's own (streaming-lists.ts).
+   */
+  readonly streamingLists?: StreamingLists;
 }
 
 /** The options a reflector runs with, defaults filled in. */
@@ -51,6 +57,7 @@ export function reflectorSettings(options: ReflectorOptions): ReflectorSettings 
     inactivityGraceMs: options.inactivityGraceMs ?? Math.max(1_000, t * 100),
     requestTimeoutMs: options.requestTimeoutMs ?? 60_000,
     onStatus: options.onStatus ?? (() => {}),
+    streamingLists: options.streamingLists ?? processStreamingLists,
   };
 }
 

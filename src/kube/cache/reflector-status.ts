@@ -25,13 +25,32 @@ export type WatchRestartReason =
 /** Why a list was started again after the first one. */
 export type RelistReason = "expired" | "continue-expired" | "decode" | "internal";
 
+/**
+ * How a complete list arrived: `watch-list`, as the initial events of a streaming list (a watch
+ * with sendInitialEvents); `list`, as the pages of a list (the API server refused streaming lists).
+ */
+export type ListMode = "watch-list" | "list";
+
 export type ReflectorStatus =
   | {
       readonly kind: "listed";
+      readonly mode: "list";
       readonly resourceVersion: string;
       readonly items: number;
       readonly pages: number;
     }
+  | {
+      readonly kind: "listed";
+      readonly mode: "watch-list";
+      readonly resourceVersion: string;
+      readonly items: number;
+    }
+  /**
+   * The API server refused a streaming list (422 with the WatchList feature gate off, 400 from an
+   * older server): every reflector of the process lists instead from now on. Reported once per
+   * process, by the reflector that learnt it.
+   */
+  | { readonly kind: "streaming-refused"; readonly error: ApiError }
   | {
       readonly kind: "watch-restart";
       readonly reason: WatchRestartReason;

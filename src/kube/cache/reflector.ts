@@ -1,19 +1,16 @@
-// client-go's Reflector for Secrets: list (paged), deliver, then watch from the list's
-// resourceVersion; resume after a watch ends; relist on 410 Gone. It keeps a key →
-// resourceVersion index, never object data, and hands a list on page by page, so 50,000
-// unrelated Secrets cost an index entry each and one page of objects at a time.
+// client-go's Reflector for Secrets: get the scope's state, deliver it, then watch on; resume
+// after a watch ends; start over on 410 Gone. The state comes as a streaming list (a watch whose
+// initial events are the list, as client-go's WatchListClient asks for it) or, from a server that
+// refuses those, as a paged list followed by a watch from its resourceVersion (ADR 57). It keeps a
+// key → resourceVersion index, never object data, and hands a list on item by item, so 50,000
+// unrelated Secrets cost an index entry each and one object (or page) at a time.
 
 import { sleep } from "../../clock.ts";
 import { err, ok, type Result } from "../../result.ts";
-import { startDeadline, withDeadline } from "./deadline.ts";
+import { withDeadline } from "./deadline.ts";
 import { KnownVersions } from "./known-versions.ts";
-import {
-  type ApiError,
-  type ListWatch,
-  type SecretObject,
-  secretKey,
-  type WatchStream,
-} from "./list-watch.ts";
+import { ListDelivery } from "./list-delivery.ts";
+import type { ApiError, ListWatch } from "./list-watch.ts";
 import { listAllPages } from "./pager.ts";
 import { type GuardedHandler, guardHandler } from "./reflector-handler.ts";
 import {
@@ -24,14 +21,10 @@ import {
   restartPolicyOf,
 } from "./reflector-options.ts";
 import type { ReflectorStatus } from "./reflector-status.ts";
-import {
-  isUnservableVersion,
-  NO_HEADERS,
-  type RestartPolicy,
-  statusError,
-  type WatchOutcome,
-  watchFailed,
-} from "./restart-policy.ts";
+import { isUnservableVersion, type RestartPolicy, type WatchOutcome } from "./restart-policy.ts";
+import { refusesStreamingList } from "./streaming-lists.ts";
+import { SyncPoint } from "./sync-point.ts";
+import { type DeliveredEvent, watchOnce } from "./watch-once.ts";
 
 export type { ReflectorOptions, ResumePoint } from "./reflector-options.ts";
 
@@ -46,9 +39,7 @@ export class Reflector {
   readonly #stop = new AbortController();
   #current: AbortController | undefined;
   #loop: Promise<void> | undefined;
-  #lastSyncResourceVersion = "";
-  /** A list at a resourceVersion failed as unservable: the next list is a consistent read. */
-  #lastSyncUnavailable = false;
+  readonly #at = new SyncPoint();
   #synced = false;
 
   constructor(options: ReflectorOptions) {
@@ -67,19 +58,22 @@ export class Reflector {
     if (this.#loop !== undefined || this.#stop.signal.aborted) return;
     if (resume !== undefined) {
       for (const [key, resourceVersion] of resume.known) this.#known.remember(key, resourceVersion);
-      this.#lastSyncResourceVersion = resume.resourceVersion;
+      this.#at.resourceVersion = resume.resourceVersion;
     }
     this.#loop = this.#run(resume === undefined);
   }
 
-  /** True once the first complete list was delivered, or a resumed run's watch delivered something. */
+  /**
+   * True once the first complete list was delivered (paged, or streamed up to its end bookmark),
+   * or a resumed run's watch delivered something.
+   */
   hasSynced(): boolean {
     return this.#synced;
   }
 
   /** The resourceVersion the next watch would start from ("" before the first list). */
   lastSyncResourceVersion(): string {
-    return this.#lastSyncResourceVersion;
+    return this.#at.resourceVersion;
   }
 
   /** Aborts the in-flight request and resolves once the loop has exited, with no timer left. */
@@ -105,21 +99,30 @@ export class Reflector {
     let relist = listFirst;
     while (!this.#stopped) {
       try {
-        if (relist) {
+        // A streaming list is the watch itself: its initial events are the list.
+        let streamed: ListDelivery | undefined;
+        if (relist && this.#o.streamingLists.available) {
+          streamed = new ListDelivery(this.#known, this.#handler);
+        } else if (relist) {
           const listed = await this.#list();
           if (this.#stopped) return;
           if (!listed.ok) {
             await this.#pause(this.#policy.afterListFailure(this.#o.clock.now(), listed.error));
             continue;
           }
-          relist = false;
         }
-        const outcome = await this.#watch();
+        const outcome = await this.#watch(streamed);
         if (outcome === undefined || this.#stopped) return;
+        if (streamed !== undefined && !streamed.complete) {
+          relist = true;
+          await this.#streamFailed(outcome);
+          continue;
+        }
+        relist = false;
         this.#report({
           kind: "watch-restart",
           reason: outcome.reason,
-          resourceVersion: this.#lastSyncResourceVersion,
+          resourceVersion: this.#at.resourceVersion,
           events: outcome.events,
         });
         if (outcome.error) this.#report({ kind: "error", phase: "watch", error: outcome.error });
@@ -164,27 +167,10 @@ export class Reflector {
     }
   }
 
-  /**
-   * The resourceVersion of the next list, as client-go's reflector chooses it (ADR 16): "0" for
-   * the first (any recent state, from the API server's watch cache), the last synced version for
-   * a relist (not older than what was delivered), and "" (the latest state, read consistently
-   * and paged) once a list at a version failed because the server could not serve it.
-   */
-  #listResourceVersion(): string {
-    if (this.#lastSyncUnavailable) return "";
-    return this.#lastSyncResourceVersion === "" ? "0" : this.#lastSyncResourceVersion;
-  }
-
   /** Lists every page and delivers the differences to the index; sets lastSyncResourceVersion. */
   async #list(): Promise<Result<void, ApiError>> {
-    const seen = new Set<string>();
-    const onItem = (item: SecretObject): void => {
-      const key = secretKey(item.metadata);
-      seen.add(key);
-      const type = this.#known.listed(item, key);
-      if (type !== undefined) this.#handler.onEvent({ type, object: item });
-    };
-    const asked = this.#listResourceVersion();
+    const delivery = new ListDelivery(this.#known, this.#handler);
+    const asked = this.#at.listFrom("list");
     const listed = await listAllPages(
       (options, onPageItem) =>
         this.#request((signal, onActivity) =>
@@ -192,31 +178,69 @@ export class Reflector {
         ),
       asked,
       this.#o.pageSize,
-      onItem,
+      (item) => delivery.item(item),
       (status) => this.#report(status),
-      () => seen.clear(),
+      () => delivery.restart(),
     );
     if (this.#stopped) return err({ kind: "aborted" });
     if (!listed.ok) {
       this.#report({ kind: "error", phase: "list", error: listed.error });
-      if (asked !== "" && isUnservableVersion(listed.error)) {
-        // Not a failure of the server: this version cannot be served (410, or a watch cache
-        // behind it). Read the latest state consistently instead, at once, as client-go does.
-        this.#lastSyncUnavailable = true;
-        return this.#list();
-      }
+      // Not a failure of the server: this version cannot be served (410, or a watch cache
+      // behind it). Read the latest state consistently instead, at once, as client-go does.
+      if (isUnservableVersion(listed.error) && this.#at.unservable(asked)) return this.#list();
       return listed;
     }
     const { resourceVersion, pages } = listed.value;
-    for (const gone of this.#known.removeAllBut(seen))
-      this.#handler.onEvent({ type: "DELETED", object: gone });
-    this.#handler.onListed(seen, resourceVersion);
-    this.#lastSyncResourceVersion = resourceVersion;
-    this.#lastSyncUnavailable = false;
-    this.#policy.healthy(this.#o.clock.now());
-    this.#report({ kind: "listed", resourceVersion, items: seen.size, pages });
+    const items = this.#listed(delivery, resourceVersion);
+    this.#report({ kind: "listed", mode: "list", resourceVersion, items, pages });
     if (!this.#synced) this.#markSynced();
     return ok(undefined);
+  }
+
+  /** Ends a complete list at resourceVersion, from which the watch goes on; returns its size. */
+  #listed(delivery: ListDelivery, resourceVersion: string): number {
+    const items = delivery.finish(resourceVersion);
+    this.#at.listed(resourceVersion);
+    this.#policy.healthy(this.#o.clock.now());
+    return items;
+  }
+
+  /** One event before a streaming list's end bookmark: part of the list, or its end. */
+  #initialEvent(streamed: ListDelivery, event: DeliveredEvent): void {
+    if (event.type === "BOOKMARK") {
+      // Only the annotated bookmark ends them; the server sends no other before it.
+      if (event.initialEventsEnd !== true) return;
+      const { resourceVersion } = event;
+      const items = this.#listed(streamed, resourceVersion);
+      this.#report({ kind: "listed", mode: "watch-list", resourceVersion, items });
+      if (!this.#synced) this.#markSynced();
+    } else if (event.type === "DELETED") streamed.removed(event.object);
+    else streamed.item(event.object);
+  }
+
+  /**
+   * A streaming list that ended before its end bookmark. Refused: this process lists from now on,
+   * at once. Otherwise it failed as a list fails and starts over, from the latest state at once
+   * when its version could not be served, after the list backoff when anything else went wrong.
+   */
+  async #streamFailed(outcome: WatchOutcome): Promise<void> {
+    const { error } = outcome;
+    if (error?.kind === "http" && refusesStreamingList(error)) {
+      if (this.#o.streamingLists.refuse(error)) this.#report({ kind: "streaming-refused", error });
+      return;
+    }
+    const asked = this.#at.listFrom("watch-list");
+    const { reason, events } = outcome;
+    this.#report({ kind: "watch-restart", reason, resourceVersion: asked, events });
+    const failure = error ?? {
+      kind: "network",
+      message: `watch ended (${reason}) before its initial events did`,
+    };
+    this.#report({ kind: "error", phase: "list", error: failure });
+    const unservable =
+      reason === "expired" || (error?.kind === "http" && isUnservableVersion(error));
+    if (unservable && this.#at.unservable(asked)) return;
+    await this.#pause(this.#policy.afterListFailure(this.#o.clock.now(), failure));
   }
 
   #markSynced(): void {
@@ -224,71 +248,45 @@ export class Reflector {
     this.#handler.onSynced();
   }
 
-  /** One watch, from open to end; undefined when stopped. */
-  async #watch(): Promise<WatchOutcome | undefined> {
-    const timeoutSeconds = Math.floor(this.#o.watchTimeoutSeconds * (1 + this.#o.random()));
-    // A healthy watch is never silent longer than its own timeoutSeconds: the server ends it
-    // then. Past that plus a grace, the connection is presumed half-open.
-    const deadlineMs = timeoutSeconds * 1000 + this.#o.inactivityGraceMs;
+  /**
+   * One watch, from open to end; undefined when stopped. With `streamed`, a streaming list whose
+   * initial events go to it until their end bookmark; the watch goes on from there.
+   */
+  async #watch(streamed?: ListDelivery): Promise<WatchOutcome | undefined> {
     const controller = this.#attempt();
-    let stream: WatchStream | undefined;
-    let inactive = false;
-    const deadline = startDeadline(this.#o.clock, deadlineMs, () => {
-      inactive = true;
-      controller.abort();
-      stream?.close();
-    });
-    const started = this.#o.clock.now();
-    let events = 0;
-    const end = (rest: Omit<WatchOutcome, "events" | "elapsedMs">): WatchOutcome => ({
-      ...rest,
-      events,
-      elapsedMs: this.#o.clock.now() - started,
-    });
     try {
-      const opened = await this.#lw.watch({
-        resourceVersion: this.#lastSyncResourceVersion,
-        timeoutSeconds,
-        signal: controller.signal,
-        onActivity: deadline.touch,
-      });
-      if (this.#stopped) return undefined;
-      if (!opened.ok) return end(inactive ? NO_HEADERS : watchFailed(opened.error));
-      stream = opened.value;
-      deadline.touch();
-      this.#policy.healthy(this.#o.clock.now());
-      for await (const item of stream) {
-        deadline.touch();
-        if (!item.ok)
-          return end({
-            reason: item.error.kind === "decode" ? "decode" : "dropped",
-            error: item.error,
-          });
-        const event = item.value;
-        if (event.type === "ERROR") return end(watchFailed(statusError(event.status)));
-        events += 1;
-        // A resumed run is current once its watch delivered something: the server held the
-        // version it resumed from (a 410 would have come as an ERROR, and a relist instead).
-        if (!this.#synced) this.#markSynced();
-        if (event.type === "BOOKMARK") {
-          this.#lastSyncResourceVersion = event.resourceVersion;
-          this.#handler.onBookmark(event.resourceVersion);
-          continue;
-        }
-        this.#known.watched(event.type, event.object);
-        this.#lastSyncResourceVersion = event.object.metadata.resourceVersion;
-        this.#handler.onEvent({ type: event.type, object: event.object });
-      }
-      if (this.#stopped) return undefined;
-      if (inactive) return end({ reason: "inactive" });
-      // The server's end at its timeoutSeconds is the normal case; earlier is a plain close.
-      return end({
-        reason: this.#o.clock.now() - started >= timeoutSeconds * 900 ? "timeout" : "closed",
+      return await watchOnce({
+        ...this.#o,
+        listWatch: this.#lw,
+        from:
+          streamed === undefined
+            ? { resourceVersion: this.#at.resourceVersion }
+            : { resourceVersion: this.#at.listFrom("watch-list"), sendInitialEvents: true },
+        controller,
+        stopped: this.#stop.signal,
+        onOpened: () => this.#policy.healthy(this.#o.clock.now()),
+        onEvent: (event) =>
+          streamed === undefined || streamed.complete
+            ? this.#watched(event)
+            : this.#initialEvent(streamed, event),
       });
     } finally {
-      deadline.cancel();
-      stream?.close();
       if (this.#current === controller) this.#current = undefined;
     }
+  }
+
+  /** One event of a watch past any initial events. */
+  #watched(event: DeliveredEvent): void {
+    // A resumed run is current once its watch delivered something: the server held the
+    // version it resumed from (a 410 would have come as an ERROR, and a relist instead).
+    if (!this.#synced) this.#markSynced();
+    if (event.type === "BOOKMARK") {
+      this.#at.resourceVersion = event.resourceVersion;
+      this.#handler.onBookmark(event.resourceVersion);
+      return;
+    }
+    this.#known.watched(event.type, event.object);
+    this.#at.resourceVersion = event.object.metadata.resourceVersion;
+    this.#handler.onEvent({ type: event.type, object: event.object });
   }
 }

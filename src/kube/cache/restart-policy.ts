@@ -115,8 +115,8 @@ export class RestartPolicy {
     this.#backoff.markHealthy(now);
   }
 
-  /** The delay before retrying a failed list. */
-  afterListFailure(now: number, error: ApiError): number {
+  /** The delay before retrying a failed list, paged or streamed. */
+  afterListFailure(now: number, error: ApiError | WatchStreamError): number {
     const asked = retryAfterMs(error);
     return asked > 0 ? asked : this.#backoff.next(now);
   }

@@ -39,7 +39,15 @@ const eventSchema = z.object({
   object: z.unknown(),
 });
 
-const bookmarkSchema = z.object({ metadata: z.object({ resourceVersion: z.string() }) });
+const bookmarkSchema = z.object({
+  metadata: z.object({
+    resourceVersion: z.string(),
+    annotations: z.record(z.string(), z.string()).nullish(),
+  }),
+});
+
+/** The annotation that ends a streaming list's initial events. */
+const INITIAL_EVENTS_END = "k8s.io/initial-events-end";
 
 /** A decode failure: where it failed, never the offending value. */
 interface DecodeFailure {
@@ -115,7 +123,12 @@ export function decodeWatchLine(text: string): Result<WatchEvent, DecodeFailure>
     case "BOOKMARK": {
       const bookmark = bookmarkSchema.safeParse(object);
       if (!bookmark.success) return err(describeIssues("BOOKMARK object", bookmark.error));
-      return ok({ type, resourceVersion: bookmark.data.metadata.resourceVersion });
+      const { resourceVersion, annotations } = bookmark.data.metadata;
+      return ok(
+        annotations?.[INITIAL_EVENTS_END] === "true"
+          ? { type, resourceVersion, initialEventsEnd: true }
+          : { type, resourceVersion },
+      );
     }
     case "ERROR": {
       const status = decodeStatus(object);

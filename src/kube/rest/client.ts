@@ -42,11 +42,18 @@ export function createListWatch(transport: KubeTransport, scope: ListWatchScope)
       if (!opened.ok) return opened;
       return readList(opened.value, signal, onItem, onActivity);
     },
-    async watch({ resourceVersion, timeoutSeconds, signal, onActivity }) {
+    async watch({ resourceVersion, sendInitialEvents, timeoutSeconds, signal, onActivity }) {
       const query = selectorQuery(scope);
       query.set("watch", "1");
       query.set("allowWatchBookmarks", "true");
-      query.set("resourceVersion", resourceVersion);
+      if (sendInitialEvents === true) {
+        query.set("sendInitialEvents", "true");
+        query.set("resourceVersionMatch", "NotOlderThan");
+        // Absent, not empty: the latest state, read consistently, as client-go sends it.
+        if (resourceVersion !== "") query.set("resourceVersion", resourceVersion);
+      } else {
+        query.set("resourceVersion", resourceVersion);
+      }
       query.set("timeoutSeconds", String(timeoutSeconds));
       const opened = await transport.openStream(path, query, signal);
       if (!opened.ok) return opened;
