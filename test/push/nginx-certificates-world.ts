@@ -69,7 +69,7 @@ export async function startCertificateWorld(binary: string): Promise<Certificate
   const relay: SocketRelay = await startSocketRelay(join(dir, "relay.sock"), proxy.socket);
   const target = nginxTarget({ socket: join(dir, "relay.sock") });
   const certs = new Map<string, TestCertificate>();
-  const defaultPem = readFileSync(join(dir, "default-certificate/tls.crt"), "latin1");
+  const defaultPem = readFileSync(join(dir, "default-certificate/default.pem"), "latin1");
   const names = new Map([[fingerprint(defaultPem), "default"]]);
   const errors: string[] = [];
   const tlsOf = new Map<string, { cert: string; version: number }>();

@@ -6,6 +6,7 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { runDefaultCertificate } from "../../src/cli/default-certificate.ts";
 
 /** A certificate and its key as a `kubernetes.io/tls` Secret holds them. */
 export interface TestCertificate {
@@ -77,6 +78,20 @@ export function makeCertificate(options: CertificateOptions): TestCertificate {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Writes a proxy's default certificate at `path` the way the shipped init step does: the image's
+ * `replica-mirror default-certificate --out PATH` (certificate and key in one PEM file).
+ */
+export async function writeDefaultCertificate(path: string): Promise<void> {
+  const failed: string[] = [];
+  const code = await runDefaultCertificate(
+    ["--out", path, "--days", "30"],
+    () => {},
+    (l) => failed.push(l),
+  );
+  if (code !== 0) throw new Error(failed.join("\n"));
 }
 
 /** A Secret's data for a `kubernetes.io/tls` Secret holding `cert`. */

@@ -2,11 +2,11 @@
 // default certificate made there as the shipped init step makes it, and, for a comparison with
 // pushed certificates, a view's certificates as files listed after it.
 
-import { execFileSync } from "node:child_process";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { crtListLines } from "../../src/push/haproxy-certificates.ts";
 import type { PushView } from "../../src/snapshot/types.ts";
+import { writeDefaultCertificate } from "./certificates.ts";
 
 const SHIPPED = "manifests/data-planes/haproxy/zero-hop/replica-mirror.crt-list";
 
@@ -21,21 +21,8 @@ export async function crtListFiles(
   view: PushView | undefined,
 ): Promise<string> {
   const pem = join(dir, "default.pem");
-  // The shipped init step's command (examples/zero-hop), 30 days here.
-  execFileSync(
-    "openssl",
-    ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"].concat([
-      "-days",
-      "30",
-      "-subj",
-      "/CN=replica-mirror-default",
-      "-keyout",
-      `${pem}.key`,
-      "-out",
-      pem,
-    ]),
-    { stdio: "pipe" },
-  );
+  // The shipped init step (examples/zero-hop): the image's `default-certificate`.
+  await writeDefaultCertificate(pem);
   const shipped = (await readFile(SHIPPED, "utf8")).replace(
     "/usr/local/etc/haproxy/default.pem",
     pem,

@@ -4,7 +4,6 @@
 // tests (startZeroHop) and for a measurement that spawns it itself; and what each proxy's own
 // HTTP parser refuses before its configuration runs.
 
-import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { chmod, copyFile, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -13,6 +12,7 @@ import { haproxyTarget } from "../../src/push/haproxy-target.ts";
 import { nginxTarget } from "../../src/push/nginx-target.ts";
 import type { PushTarget } from "../../src/push/target.ts";
 import type { PushView } from "../../src/snapshot/types.ts";
+import { writeDefaultCertificate } from "./certificates.ts";
 import { type DataPlaneProcess, freePort, startDataPlane } from "./data-plane.ts";
 import { crtListFiles } from "./haproxy-crt-list.ts";
 import { refused, type ZeroHopAnswer } from "./zero-hop.ts";
@@ -102,7 +102,7 @@ export interface HaproxyLaunchOptions {
 
 /**
  * HAProxy with the shipped zero-hop haproxy.cfg: its socket, maps, crt-list and ports in `dir`,
- * and a default certificate made there with openssl, as the shipped init step makes it.
+ * and a default certificate made there as the shipped init step makes it.
  */
 export async function haproxyLaunch(
   binary: string,
@@ -229,7 +229,7 @@ export async function nginxLaunch(
   // What the shipped pod's init container does: a default certificate made at the start.
   const defaults = join(dir, "default-certificate");
   await mkdir(defaults, { recursive: true });
-  makeDefaultCertificate(defaults);
+  await writeDefaultCertificate(join(defaults, "default.pem"));
   // The shipped configuration with this test's ports and paths: no cluster DNS resolver here,
   // and the upstreams are IP addresses.
   let conf = (await readFile(join(NGINX_DIR, "nginx.conf"), "utf8"))
@@ -268,31 +268,6 @@ export async function nginxLaunch(
       }
     },
   };
-}
-
-/** `tls.crt` and `tls.key` in `dir`: self-signed EC P-256, as the shipped init container makes. */
-function makeDefaultCertificate(dir: string): void {
-  execFileSync(
-    "openssl",
-    [
-      "req",
-      "-x509",
-      "-newkey",
-      "ec",
-      "-pkeyopt",
-      "ec_paramgen_curve:P-256",
-      "-nodes",
-      "-days",
-      "30",
-      "-subj",
-      "/CN=replica-mirror-default",
-      "-keyout",
-      join(dir, "tls.key"),
-      "-out",
-      join(dir, "tls.crt"),
-    ],
-    { stdio: "pipe" },
-  );
 }
 
 /**
