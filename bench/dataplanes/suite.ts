@@ -27,7 +27,7 @@ import { PROXIES, planeVersion } from "./proxies.ts";
 import { dataplaneRows } from "./report.ts";
 import { benchRotations } from "./rotation-phase.ts";
 import { startSeenUpstream } from "./seen-upstream.ts";
-import { benchCertificates, writeTlsSecrets } from "./tls-certificates.ts";
+import { benchCertificates, benchView, writeTlsSecrets } from "./tls-certificates.ts";
 import type { TlsData } from "./tls-data.ts";
 import { benchTls } from "./tls-phase.ts";
 import { startUpstream } from "./upstream.ts";
@@ -265,6 +265,7 @@ async function tlsStage(stage: TlsStage, o: PhaseOptions): Promise<TlsData> {
     return await benchTls({
       cluster,
       certificates,
+      view: benchView(stage.apps, certificates, o.upstream.url),
       binaries: o.binaries,
       dir: o.dir,
       env: o.ctx.env,

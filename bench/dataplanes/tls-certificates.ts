@@ -4,11 +4,16 @@
 // proxy does by SNI), made by `openssl` a few at a time.
 
 import { execFile } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type { Envtest } from "@replica-mirror/envtest";
+import { parseRegistryDocument } from "../../src/registry/parse.ts";
+import { build } from "../../src/snapshot/build.ts";
+import { SecretIndex } from "../../src/snapshot/secret-index.ts";
+import type { PushView, SecretData } from "../../src/snapshot/types.ts";
+import { registryDocument } from "../fixtures.ts";
 
 const run = promisify(execFile);
 
@@ -91,16 +96,38 @@ export async function writeTlsSecrets(
   }
 }
 
-/** Writes each certificate as one PEM file (chain, then key) in `dir`; returns the paths in order. */
-export async function writeCertificateFiles(
-  dir: string,
+/**
+ * The view a sidecar with `--serve-certificates true` pushes for the bench Registry of `apps`
+ * Apps whose first ones carry `certificates`, built in this process for the files side.
+ */
+export function benchView(
+  apps: number,
   certificates: readonly BenchCertificate[],
-): Promise<string[]> {
-  return Promise.all(
-    certificates.map(async (c) => {
-      const file = join(dir, `app-${c.app}.pem`);
-      await writeFile(file, `${c.crt}${c.key}`, { mode: 0o600 });
-      return file;
-    }),
+  upstream: string,
+): PushView {
+  const parsed = parseRegistryDocument(
+    registryDocument(apps, { upstream, tlsApps: certificates.length }),
+    { defaultNamespace: "platform", allowLocalUpstreams: true },
   );
+  if (!parsed.ok) throw new Error(parsed.error.message);
+  const secrets = new SecretIndex<SecretData>();
+  for (const c of certificates) {
+    const { namespace, name } = appTlsSecret(c.app);
+    secrets.set(namespace, name, {
+      data: { "tls.crt": c.crt, "tls.key": c.key },
+      resourceVersion: "1",
+    });
+  }
+  return build(parsed.value.registry, secrets, {
+    revision: 1,
+    builtAt: Date.now(),
+    registry: {
+      present: true,
+      resourceVersion: null,
+      error: null,
+      refusedApps: [],
+      contentHash: null,
+    },
+    serveCertificates: true,
+  });
 }

@@ -10,18 +10,14 @@
 import { spawn } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import type { PushView } from "../../src/snapshot/types.ts";
 import type { PlaneKind } from "../../test/support/data-plane.ts";
 import { identityOf, servedIdentity } from "../../test/support/tls-client.ts";
 import { waitUntil } from "../../test/support/wait.ts";
 import type { BenchCluster } from "../cluster.ts";
 import type { LoadGenerator } from "../load.ts";
 import type { HandshakeLoadResult } from "./handshake-load.ts";
-import {
-  appTlsSecret,
-  type BenchCertificate,
-  benchCertificates,
-  writeCertificateFiles,
-} from "./tls-certificates.ts";
+import { appTlsSecret, type BenchCertificate, benchCertificates } from "./tls-certificates.ts";
 import type { TlsData, TlsRotations, TlsRound } from "./tls-data.ts";
 import { TLS_LAUNCHES } from "./tls-launches.ts";
 import { startZeroHopPair, type ZeroHopPair } from "./zero-hop.ts";
@@ -36,6 +32,8 @@ const POLL_MS = 2;
 export interface TlsPhaseOptions {
   readonly cluster: BenchCluster;
   readonly certificates: readonly BenchCertificate[];
+  /** What the sidecar pushes, built here: the files side loads its certificates. */
+  readonly view: PushView;
   readonly binaries: Record<PlaneKind, string>;
   readonly dir: string;
   readonly env: Readonly<Record<string, string>>;
@@ -61,7 +59,6 @@ export async function benchTls(o: TlsPhaseOptions): Promise<TlsData> {
     const dir = join(o.dir, `tls-${kind}`);
     await mkdir(join(dir, "pushed"), { recursive: true });
     await mkdir(join(dir, "files"), { recursive: true });
-    const files = await writeCertificateFiles(dir, o.certificates);
     let pushed: ZeroHopPair | null = null;
     let fromFiles: ZeroHopPair | null = null;
     try {
@@ -69,11 +66,7 @@ export async function benchTls(o: TlsPhaseOptions): Promise<TlsData> {
         const launch =
           side === "pushed"
             ? await launches.pushed(o.binaries[kind], join(dir, side))
-            : await launches.files(
-                o.binaries[kind],
-                join(dir, side),
-                o.certificates.map((c, i) => ({ names: c.names, pem: files[i]! })),
-              );
+            : await launches.files(o.binaries[kind], join(dir, side), o.view);
         return startZeroHopPair(kind, {
           cluster: o.cluster,
           binary: o.binaries[kind],

@@ -139,7 +139,7 @@ export const FLAG_DOCS: Readonly<
   },
   "push-haproxy-crt-list": {
     value: "PATH",
-    help: "the crt-list file as the zero-hop haproxy.cfg binds it; the certificates added at run time are named beside it",
+    help: "with --serve-certificates: the crt-list file as the zero-hop haproxy.cfg binds it, the certificates added at run time named beside it; without, HAProxy's certificates are left alone",
     shownDefault: DEFAULT_HAPROXY_CRT_LIST,
   },
   "push-caddy": {

@@ -58,7 +58,11 @@ export type PushTargetConfig =
       readonly socket: string;
       readonly map: string;
       readonly credentialsMap: string;
-      readonly crtList: string;
+      /**
+       * The crt-list the sidecar adds each App's certificate to; null without
+       * `--serve-certificates`, when it leaves HAProxy's certificates alone (ADR 56).
+       */
+      readonly crtList: string | null;
     }
   | { readonly kind: "caddy"; readonly socket: string }
   | { readonly kind: "nginx"; readonly socket: string };

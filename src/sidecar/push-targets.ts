@@ -26,7 +26,7 @@ export function targetOf(config: PushTargetConfig): PushTarget {
         socket: config.socket,
         map: config.map,
         credentialsMap: config.credentialsMap,
-        crtList: config.crtList,
+        ...(config.crtList === null ? {} : { crtList: config.crtList }),
       });
     case "caddy":
       return caddyTarget({ socket: config.socket });
