@@ -39,7 +39,12 @@ import {
   startEchoUpstreams,
   type ZeroHopAnswer,
 } from "../support/zero-hop.ts";
-import { startZeroHopCaddy, type ZeroHopProxy } from "../support/zero-hop-proxies.ts";
+import {
+  caddyLaunch,
+  startZeroHop,
+  startZeroHopCaddy,
+  type ZeroHopProxy,
+} from "../support/zero-hop-proxies.ts";
 
 const caddy = findTool("caddy", ["/usr/bin/caddy", "/usr/local/bin/caddy"], ["version"]);
 
@@ -234,14 +239,20 @@ describe.skipIf(caddy.path === undefined)("Caddy admin API: certificates by SNI"
     });
   });
 
-  it("writes no configuration to disk and no key to its log or to a refusal", async () => {
+  it("writes no App's key to disk (no autosave.json), to its log or to a refusal", async () => {
     await push(snapshot(apps(), { shop, blog }));
-    const files = await readdir(dir, { recursive: true });
-    const keys = [shop, blog, ...rotations].map((c) => c.key.trim());
+    // Caddy's HOME and XDG directories are `dir` (caddyLaunch).
+    const files = (await readdir(dir, { recursive: true, withFileTypes: true })).filter((f) =>
+      f.isFile(),
+    );
+    // By name: a failing comparison must not print a key.
+    const keys: [string, string][] = [
+      ["shop", shop.key.trim()],
+      ["blog", blog.key.trim()],
+      ...rotations.map((c, i): [string, string] => [`rotation ${i}`, c.key.trim()]),
+    ];
     const texts = [proxy.log()];
-    for (const f of files.filter((f) => f.endsWith(".json"))) {
-      texts.push(await readFile(join(dir, f), "latin1"));
-    }
+    for (const f of files) texts.push(await readFile(join(f.parentPath, f.name), "latin1"));
     // Caddy refuses a pair whose key is another certificate's; its answer is not repeated whole.
     const forged = JSON.stringify({ certificate: shop.crt, key: blog.key, tags: ["forged"] });
     const refusal = await adminCall(proxy.socket, 5_000, {
@@ -254,8 +265,10 @@ describe.skipIf(caddy.path === undefined)("Caddy admin API: certificates by SNI"
     const message = refusal.ok ? certificateRefused("PATCH", refusal.value) : refusal;
     texts.push(JSON.stringify(message));
     expect({
-      autosave: files.filter((f) => f.includes("autosave")),
-      leaked: keys.filter((k) => texts.some((t) => t.includes(k) || t.includes(k.split("\n")[1]!))),
+      autosave: files.filter((f) => f.name.includes("autosave")).map((f) => f.name),
+      leaked: keys
+        .filter(([, k]) => texts.some((t) => t.includes(k) || t.includes(k.split("\n")[1]!)))
+        .map(([name]) => name),
       refused: !message.ok,
     }).toEqual({ autosave: [], leaked: [], refused: true });
   });
@@ -313,6 +326,34 @@ describe.skipIf(caddy.path === undefined)("Caddy admin API: certificates by SNI"
       );
       expect(tampered.ok && tampered.value.status).toBe(200);
     });
+  });
+
+  it("starts with the same certificates from files when launched with certificatesFrom", async () => {
+    const view = snapshot(apps(), { shop, blog, zeta });
+    const fromDir = await mkdtemp(join(tmpdir(), "replica-mirror-caddy-files-"));
+    const fromFiles = await startZeroHop(
+      await caddyLaunch(caddy.path!, fromDir, {
+        certificatesFrom: { dir: join(fromDir, "certificates"), entries: certificateEntries(view) },
+      }),
+    );
+    try {
+      const names = [
+        "shop.example.com",
+        "a.shop.example.com",
+        "z.shop.example.com",
+        "nope.example",
+      ];
+      const port = fromFiles.tlsPort!;
+      const servedFor = await Promise.all(names.map((n) => served(port, n)));
+      expect(servedFor).toEqual([
+        fingerprintOf(shop.crt),
+        fingerprintOf(shop.crt),
+        fingerprintOf(zeta.crt),
+        fingerprintOf(readFileSync(join(fromDir, "default-tls", "tls.crt"), "latin1")),
+      ]);
+    } finally {
+      await release(fromFiles, fromDir);
+    }
   });
 
   // Caddy 2.6 opens its listeners anew (SO_REUSEPORT) for every configuration it loads and closes
