@@ -140,8 +140,10 @@ export interface CaddyLaunchOptions {
   /**
    * For a measurement against pushed certificates: Caddy loads these certificates from files in
    * `dir` at its start (`load_files`, tagged as the pushed `load_pem` entries are) with the
-   * connection policies a push of them would set, and nothing else changes. Push no view with
-   * certificates to such a Caddy: its pushes would replace the policies.
+   * connection policies a push of them would set, and nothing else changes. Route it by pushing
+   * views without certificates (`serveCertificates` false) through `target.push` directly: a view
+   * with certificates would load them again through the admin API, and a pusher's verification
+   * would find policies it did not push and clear them.
    */
   readonly certificatesFrom?: {
     readonly dir: string;
