@@ -123,6 +123,15 @@ export function caddyTarget(options: CaddyTargetOptions): PushTarget {
     return json(what, answer.value);
   }
 
+  /** Whether Caddy holds no served certificate: the file's policies and an empty `load_pem`. */
+  async function heldNone(): Promise<Result<boolean, PushFailure>> {
+    const policies = await getJson(POLICIES_PATH, "GET policies");
+    if (!policies.ok) return policies;
+    const loadPem = await getJson(LOAD_PEM_PATH, "GET certificates");
+    if (!loadPem.ok) return loadPem;
+    return ok(holdsNoCertificates(policies.value, loadPem.value));
+  }
+
   /** The revision of the routes Caddy holds; null when it holds its file's. */
   async function readRevision(): Promise<Result<number | null, PushFailure>> {
     const answer = await call("GET", `/id/${REVISION_ID}`, checkTimeoutMs);
@@ -142,7 +151,8 @@ export function caddyTarget(options: CaddyTargetOptions): PushTarget {
   /**
    * Makes Caddy hold `view`'s certificates with the fewest requests: from what it was last seen
    * to take; from its file's (none) when it restarted since; everything when that is unknown or
-   * `whole`. A view without certificates, while none were pushed, sends nothing.
+   * `whole` (but nothing when Caddy is found to hold none and `view` has none). A view without
+   * certificates, while none were pushed, sends nothing.
    */
   async function pushCertificates(
     view: PushView,
@@ -150,7 +160,16 @@ export function caddyTarget(options: CaddyTargetOptions): PushTarget {
   ): Promise<Result<void, PushFailure>> {
     const next = certificatesOf(view);
     let from: CaddyCertificates | null = null;
-    if (!whole) {
+    if (whole && next.loaded.length === 0) {
+      // Two GETs rather than two reloads when Caddy holds no certificate, as it does unless
+      // another writer gave it some.
+      const held = await heldNone();
+      if (!held.ok) return held;
+      if (held.value) {
+        heldCertificates = next;
+        return ok(undefined);
+      }
+    } else if (!whole) {
       if (next.loaded.length === 0 && (heldCertificates?.loaded.length ?? 0) === 0) {
         return ok(undefined);
       }

@@ -22,6 +22,7 @@ import {
   NO_CERTIFICATES,
   POLICIES_PATH,
 } from "../../src/push/caddy-certificates.ts";
+import { caddyTarget } from "../../src/push/caddy-target.ts";
 import { certificateEntries } from "../../src/push/certificates.ts";
 import { silentPushObserver } from "../../src/push/observer.ts";
 import { type Pusher, startPusher } from "../../src/push/pusher.ts";
@@ -325,6 +326,25 @@ describe.skipIf(caddy.path === undefined)("Caddy admin API: certificates by SNI"
         { timeoutMs: 5_000, intervalMs: 20, what: "blog's certificate again" },
       );
       expect(tampered.ok && tampered.value.status).toBe(200);
+    });
+
+    it("clears certificates another writer loaded into a Caddy that should serve none", async () => {
+      const view = snapshot(apps(), {});
+      pusher.publish(view);
+      await waitUntil(() => pusher.held() === view.revision, { what: "Caddy to hold the view" });
+      const other = await caddyTarget({ socket: proxy.socket }).push(
+        snapshot(apps(), { shop, blog }),
+      );
+      const loaded = await served(tlsPort, "blog.example.com");
+      await waitUntil(
+        async () => (await served(tlsPort, "blog.example.com")) === defaultCertificate,
+        {
+          timeoutMs: 5_000,
+          intervalMs: 20,
+          what: "the default certificate for blog again",
+        },
+      );
+      expect({ other, loaded }).toEqual({ other: ok(undefined), loaded: fingerprintOf(blog.crt) });
     });
   });
 
