@@ -209,6 +209,18 @@ describe.skipIf(caddy.path === undefined)("Caddy admin API: certificates by SNI"
     });
   });
 
+  it("reads back the digest of what it pushed, certificates included", async () => {
+    const withCertificates = snapshot(apps(), { shop, blog });
+    await push(withCertificates);
+    const held = await proxy.target.heldDigest();
+    const without = snapshot(apps(), {});
+    await push(without);
+    expect({ held, after: await proxy.target.heldDigest() }).toEqual({
+      held: ok(proxy.target.digestOf(withCertificates)),
+      after: ok(proxy.target.digestOf(without)),
+    });
+  });
+
   it("answers a request over TLS as over plain HTTP", async () => {
     await push(snapshot(apps(), { shop, blog }));
     const hosts = ["shop.example.com", "a.shop.example.com", "plain.example.com", "nope.example"];
