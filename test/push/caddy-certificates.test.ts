@@ -3,25 +3,14 @@
 // rotations, removals, a restart and a change behind the pusher's back, and requests over TLS
 // answered as over plain HTTP.
 
-import { X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { mkdtemp, readdir, readFile } from "node:fs/promises";
-import https from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import tls from "node:tls";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/clock.ts";
 import { adminCall } from "../../src/push/admin-http.ts";
-import {
-  caddyCertificates,
-  certificateRefused,
-  certificateRequests,
-  DEFAULT_POLICY,
-  LOAD_PEM_PATH,
-  NO_CERTIFICATES,
-  POLICIES_PATH,
-} from "../../src/push/caddy-certificates.ts";
+import { certificateRefused, LOAD_PEM_PATH } from "../../src/push/caddy-certificates.ts";
 import { caddyTarget } from "../../src/push/caddy-target.ts";
 import { certificateEntries } from "../../src/push/certificates.ts";
 import { silentPushObserver } from "../../src/push/observer.ts";
@@ -34,81 +23,20 @@ import { release } from "../support/release.ts";
 import { findTool } from "../support/tools.ts";
 import { waitUntil } from "../support/wait.ts";
 import { type AppInput, meta, registryOf, secretData, secretsOf } from "../support/world.ts";
-import {
-  ask,
-  type EchoUpstreams,
-  startEchoUpstreams,
-  type ZeroHopAnswer,
-} from "../support/zero-hop.ts";
+import { ask, type EchoUpstreams, startEchoUpstreams } from "../support/zero-hop.ts";
 import {
   caddyLaunch,
   startZeroHop,
   startZeroHopCaddy,
   type ZeroHopProxy,
 } from "../support/zero-hop-proxies.ts";
+import { askTls, fingerprintOf, served } from "./caddy-tls-client.ts";
 
 const caddy = findTool("caddy", ["/usr/bin/caddy", "/usr/local/bin/caddy"], ["version"]);
 
 const ROTATIONS = 50;
 /** How a connection reset before its handshake shows in node:tls. */
 const RESET = /ECONNRESET|socket disconnected before secure TLS connection was established/;
-
-/** The SHA-256 fingerprint of the certificate Caddy serves for `servername` (none: no SNI). */
-function served(port: number, servername?: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = tls.connect({
-      host: "127.0.0.1",
-      port,
-      rejectUnauthorized: false,
-      ...(servername === undefined ? {} : { servername }),
-    });
-    socket.setTimeout(5_000, () => socket.destroy(new Error("handshake timed out")));
-    socket.once("secureConnect", () => {
-      const fingerprint = socket.getPeerX509Certificate()?.fingerprint256 ?? "none";
-      socket.destroy();
-      resolve(fingerprint);
-    });
-    socket.once("error", reject);
-  });
-}
-
-const fingerprintOf = (pem: string) => new X509Certificate(pem).fingerprint256;
-
-/** The request `ask` sends, over TLS with SNI `host`: the same view of the answer. */
-function askTls(port: number, host: string): Promise<ZeroHopAnswer> {
-  return new Promise((resolve, reject) => {
-    const req = https.request(
-      {
-        host: "127.0.0.1",
-        port,
-        servername: host,
-        path: "/orders/42",
-        headers: { host, connection: "close" },
-        rejectUnauthorized: false,
-        agent: false,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () => {
-          const text = Buffer.concat(chunks).toString("utf8");
-          const json = res.headers["content-type"] === "application/json";
-          const one = (name: string) => (res.headers[name] as string | undefined) ?? null;
-          resolve({
-            status: res.statusCode ?? 0,
-            reason: one("x-mirror-reason"),
-            retryAfter: one("retry-after"),
-            app: one("x-mirror-app"),
-            echoed: json ? JSON.parse(text) : null,
-            body: json ? "" : text,
-          });
-        });
-      },
-    );
-    req.on("error", reject);
-    req.end();
-  });
-}
 
 describe.skipIf(caddy.path === undefined)("Caddy admin API: certificates by SNI", () => {
   let dir: string;
@@ -427,90 +355,4 @@ describe.skipIf(caddy.path === undefined)("Caddy admin API: certificates by SNI"
       last: await served(tlsPort, "shop.example.com"),
     }).toEqual({ failures: [], wrong: 0, reset: 0, last: fingerprintOf(rotations.at(-1)!.crt) });
   }, 30_000);
-});
-
-describe("Caddy's certificate requests", () => {
-  const hosts = (name: string) => [`${name}.example.com`, `*.${name}.example.com`];
-  const input = ["a", "b"].map((name) => ({ name, hostnames: hosts(name), tls: `${name}-tls` }));
-  const viewOf = (certs: Readonly<Record<string, TestCertificate>>, version: string) =>
-    caddyCertificates(
-      certificateEntries(
-        build(
-          registryOf(input),
-          secretsOf(
-            Object.entries(certs).map(([app, c]) => [
-              `apps/${app}-tls`,
-              secretData(tlsSecretData(c), `${app}${version}`),
-            ]),
-          ),
-          { ...meta(1, Date.now()), serveCertificates: true },
-        ),
-      ),
-    );
-  let certs: Record<string, TestCertificate>;
-  beforeAll(() => {
-    certs = Object.fromEntries(
-      ["a", "b", "b2"].map((k) => [k, makeCertificate({ names: hosts(k.slice(0, 1)) })]),
-    );
-  });
-  const paths = (requests: readonly { path: string }[]) => requests.map((r) => r.path);
-  const select = (app: string) => ({ any_tag: [`replica-mirror-app:${app}`] });
-
-  it("gives each App a policy for its exact names, then one for its wildcards, the default last", () => {
-    expect(viewOf({ a: certs.a!, b: certs.b! }, "1").policies).toEqual([
-      { match: { sni: ["a.example.com"] }, certificate_selection: select("a") },
-      { match: { sni: ["b.example.com"] }, certificate_selection: select("b") },
-      { match: { sni: ["*.a.example.com"] }, certificate_selection: select("a") },
-      { match: { sni: ["*.b.example.com"] }, certificate_selection: select("b") },
-      DEFAULT_POLICY,
-    ]);
-  });
-
-  it("sends a rotated certificate's entry only, and nothing for no change", () => {
-    const before = viewOf({ a: certs.a!, b: certs.b! }, "1");
-    const after = viewOf({ a: certs.a!, b: certs.b2! }, "2");
-    const [rotation] = certificateRequests(before, after);
-    const body = JSON.parse(rotation!.body());
-    expect({
-      paths: paths(certificateRequests(before, after)),
-      certificate: body.certificate,
-      tags: body.tags,
-      // Compared, not shown: a failing comparison would print the key.
-      keyIsB2: body.key.trim() === certs.b2!.key.trim(),
-      unchanged: paths(certificateRequests(after, after)),
-      none: paths(certificateRequests(NO_CERTIFICATES, NO_CERTIFICATES)),
-    }).toEqual({
-      paths: [`${LOAD_PEM_PATH}/1`],
-      certificate: after.sources[1]!.certificate.chain,
-      tags: ["replica-mirror-app:b"],
-      keyIsB2: true,
-      unchanged: [],
-      none: [],
-    });
-  });
-
-  it("sends the whole list and the policies when an App comes or goes, or nothing is known", () => {
-    const one = viewOf({ a: certs.a! }, "1");
-    const two = viewOf({ a: certs.a!, b: certs.b! }, "1");
-    expect({
-      added: paths(certificateRequests(one, two)),
-      removed: paths(certificateRequests(two, one)),
-      unknown: paths(certificateRequests(null, two)),
-      cleared: paths(certificateRequests(two, NO_CERTIFICATES)),
-    }).toEqual({
-      added: [LOAD_PEM_PATH, POLICIES_PATH],
-      removed: [LOAD_PEM_PATH, POLICIES_PATH],
-      unknown: [LOAD_PEM_PATH, POLICIES_PATH],
-      cleared: [LOAD_PEM_PATH, POLICIES_PATH],
-    });
-  });
-
-  it("names no key in a refusal that quotes one", () => {
-    const text = `loading certificate: ${certs.a!.key} and ${certs.a!.crt}`;
-    const refused = certificateRefused("PATCH", { status: 400, text });
-    expect(refused).toEqual({
-      ok: false,
-      error: { reason: "rejected", message: "PATCH: 400 loading certificate: [pem]\n and [pem]\n" },
-    });
-  });
 });
