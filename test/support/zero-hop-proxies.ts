@@ -4,10 +4,13 @@
 // tests (startZeroHop) and for a measurement that spawns it itself; and what each proxy's own
 // HTTP parser refuses before its configuration runs.
 
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { chmod, copyFile, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { caddyCertificates } from "../../src/push/caddy-certificates.ts";
 import { caddyTarget } from "../../src/push/caddy-target.ts";
+import type { CertificateEntry } from "../../src/push/certificates.ts";
 import { haproxyTarget } from "../../src/push/haproxy-target.ts";
 import { nginxTarget } from "../../src/push/nginx-target.ts";
 import type { PushTarget } from "../../src/push/target.ts";
@@ -164,30 +167,93 @@ export async function startZeroHopHaproxy(
 }
 
 const CADDY_CONFIG = "manifests/data-planes/caddy/zero-hop/caddy.json";
+const CADDY_DEFAULT_TLS = "/var/run/replica-mirror/default-tls/";
 
-/** Caddy with the shipped zero-hop caddy.json: its listener on a free port, its admin socket in `dir`. */
-export async function caddyLaunch(binary: string, dir: string): Promise<ProxyLaunch> {
+export interface CaddyLaunchOptions {
+  /**
+   * For a measurement against pushed certificates: Caddy loads these certificates from files in
+   * `dir` at its start (`load_files`, tagged as the pushed `load_pem` entries are) with the
+   * connection policies a push of them would set, and nothing else changes. Route it by pushing
+   * views without certificates (`serveCertificates` false) through `target.push` directly: a view
+   * with certificates would load them again through the admin API, and a pusher's verification
+   * would find policies it did not push and clear them.
+   */
+  readonly certificatesFrom?: {
+    readonly dir: string;
+    readonly entries: readonly CertificateEntry[];
+  };
+}
+
+/**
+ * Caddy with the shipped zero-hop caddy.json: its listeners (plain and TLS) on free ports, its
+ * admin socket in `dir`, and the default certificate made in `dir` as the shipped init step does.
+ */
+export async function caddyLaunch(
+  binary: string,
+  dir: string,
+  options: CaddyLaunchOptions = {},
+): Promise<ProxyLaunch> {
   const port = await freePort();
+  const tlsPort = await freePort();
   const push = await pushDir(dir);
   const socket = join(push, "caddy.sock");
-  const conf = (await readFile(CADDY_CONFIG, "utf8"))
-    .replace('":8000"', `"127.0.0.1:${port}"`)
-    .replace(`"unix/${SHIPPED_PUSH_DIR}caddy.sock"`, `"unix/${socket}"`);
+  const defaultTls = join(dir, "default-tls");
+  await mkdir(defaultTls, { recursive: true });
+  makeDefaultCertificate(defaultTls);
+  const conf = JSON.parse(
+    (await readFile(CADDY_CONFIG, "utf8"))
+      .replace('":8000"', `"127.0.0.1:${port}"`)
+      .replace('":8443"', `"127.0.0.1:${tlsPort}"`)
+      .replace('"http_port": 8000', `"http_port": ${port}`)
+      .replaceAll(CADDY_DEFAULT_TLS, `${defaultTls}/`)
+      .replace(`"unix/${SHIPPED_PUSH_DIR}caddy.sock"`, `"unix/${socket}"`),
+  );
+  if (options.certificatesFrom !== undefined) {
+    const { dir: from, entries } = options.certificatesFrom;
+    const certificates = caddyCertificates(entries);
+    await mkdir(from, { recursive: true });
+    const files = await Promise.all(
+      certificates.sources.map(async ({ certificate }, i) => {
+        const [crt, key] = [
+          join(from, `${certificate.id}.crt`),
+          join(from, `${certificate.id}.key`),
+        ];
+        await writeFile(crt, certificate.chain);
+        await writeFile(key, certificate.key, { mode: 0o600 });
+        return { certificate: crt, key, tags: certificates.loaded[i]!.tags };
+      }),
+    );
+    conf.apps.tls.certificates.load_files.push(...files);
+    conf.apps.http.servers.edge.tls_connection_policies = certificates.policies;
+  }
   const path = join(dir, "caddy.json");
-  await writeFile(path, conf);
+  await writeFile(path, JSON.stringify(conf));
   return {
     command: binary,
     args: ["run", "--config", path],
     // Caddy keeps state under $HOME and the XDG directories: the scratch directory, not root's.
     env: { HOME: dir, XDG_DATA_HOME: dir, XDG_CONFIG_HOME: dir },
     port,
-    tlsPort: null,
+    tlsPort,
     socket,
     target: caddyTarget({ socket }),
     sidecarFlags: ["--push-caddy", `unix:${socket}`],
     prepare: async () => {},
     log: () => "",
   };
+}
+
+/** The shipped init step's default certificate: `tls.crt` and `tls.key` in `dir`. */
+export function makeDefaultCertificate(dir: string): void {
+  execFileSync(
+    "openssl",
+    [
+      ...["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"],
+      ...["-days", "365", "-subj", "/CN=replica-mirror-default"],
+      ...["-keyout", join(dir, "tls.key"), "-out", join(dir, "tls.crt")],
+    ],
+    { stdio: "pipe" },
+  );
 }
 
 /** Caddy with the shipped zero-hop caddy.json, started. */
