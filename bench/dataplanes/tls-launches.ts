@@ -30,6 +30,11 @@ export const TLS_LAUNCHES: Partial<Record<PlaneKind, TlsLaunches>> = {
     files: (binary, dir, view) =>
       nginxLaunch(binary, dir, { certificatesFrom: { certificates: certificateEntries(view) } }),
   },
+  caddy: {
+    pushed: (binary, dir) => caddyLaunch(binary, dir),
+    files: (binary, dir, view) =>
+      caddyLaunch(binary, dir, {
+        certificatesFrom: { dir: `${dir}/certificates`, entries: certificateEntries(view) },
+      }),
+  },
 };
-// Caddy: wired once its launch takes certificates from files.
-void caddyLaunch;

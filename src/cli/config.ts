@@ -234,7 +234,7 @@ function pushTargets(f: z.infer<typeof serveFlags>): SidecarConfig["push"] {
       socket: haproxy,
       map: f["push-haproxy-map"],
       credentialsMap: f["push-haproxy-credentials-map"],
-      crtList: f["serve-certificates"] ? f["push-haproxy-crt-list"] : null,
+      crtList: f["push-haproxy-crt-list"],
     });
   }
   if (f["push-caddy"] !== undefined) targets.push({ kind: "caddy", socket: f["push-caddy"] });

@@ -47,6 +47,11 @@ export interface CaddyTargetOptions {
   readonly checkTimeoutMs?: number;
   /** Most table keys in one lookup group (caddy-key-routes.ts): default about 3 √keys. */
   readonly groupSize?: number;
+  /**
+   * Whether it keeps Caddy's certificates (`--serve-certificates`); default true. False: pushes
+   * and verifications leave the TLS app and the connection policies as Caddy holds them.
+   */
+  readonly certificates?: boolean;
 }
 
 /** A PushTarget for Caddy 2.6+ over its admin API, with the zero-hop caddy.json. */
@@ -58,6 +63,7 @@ export function caddyTarget(options: CaddyTargetOptions): PushTarget {
   const routesOf = (view: RouteView) => caddyRoutes(tableOf(view), routesOptions);
   const certificatesOf = cachedPer((view: PushView) => caddyCertificates(certificateEntries(view)));
   const routesDigestOf = cachedPer((view: PushView) => sha256(canonicalJson(routesOf(view))));
+  const keepsCertificates = options.certificates ?? true;
   // The certificates Caddy was last seen to take; null: unknown (a request failed, or Caddy
   // restarted and holds its file's, which a push then assumes).
   let heldCertificates: CaddyCertificates | null = null;
@@ -81,8 +87,10 @@ export function caddyTarget(options: CaddyTargetOptions): PushTarget {
   return {
     name: options.name ?? "caddy",
     async push(view: PushView, options?: PushOptions): Promise<Result<void, PushFailure>> {
-      const certificates = await pushCertificates(view, options?.whole === true);
-      if (!certificates.ok) return certificates;
+      if (keepsCertificates) {
+        const certificates = await pushCertificates(view, options?.whole === true);
+        if (!certificates.ok) return certificates;
+      }
       const body = JSON.stringify(routesOf(view));
       const answer = await call("PATCH", ROUTES_PATH, pushTimeoutMs, body);
       if (!answer.ok) return answer;
@@ -101,6 +109,7 @@ export function caddyTarget(options: CaddyTargetOptions): PushTarget {
       // The configuration file's not-synced routes: nothing pushed.
       if (!holdsRevision(parsed.value)) return ok(null);
       const routes = sha256(canonicalJson(parsed.value));
+      if (!keepsCertificates) return ok(routes);
       const policies = await getJson(POLICIES_PATH, "GET policies");
       if (!policies.ok) return policies;
       const loadPem = await getJson(LOAD_PEM_PATH, "GET certificates");
@@ -110,7 +119,7 @@ export function caddyTarget(options: CaddyTargetOptions): PushTarget {
     },
     digestOf: cachedPer((view: PushView) => {
       const certificates = certificatesOf(view);
-      if (certificates.loaded.length === 0) return routesDigestOf(view);
+      if (!keepsCertificates || certificates.loaded.length === 0) return routesDigestOf(view);
       return sha256(`${routesDigestOf(view)}\n${digestOfCertificates(certificates)}`);
     }),
   };

@@ -58,11 +58,8 @@ export type PushTargetConfig =
       readonly socket: string;
       readonly map: string;
       readonly credentialsMap: string;
-      /**
-       * The crt-list the sidecar adds each App's certificate to; null without
-       * `--serve-certificates`, when it leaves HAProxy's certificates alone (ADR 56).
-       */
-      readonly crtList: string | null;
+      /** The crt-list the sidecar adds each App's certificate to (`--serve-certificates`). */
+      readonly crtList: string;
     }
   | { readonly kind: "caddy"; readonly socket: string }
   | { readonly kind: "nginx"; readonly socket: string };

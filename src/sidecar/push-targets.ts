@@ -18,18 +18,21 @@ export interface Pushers {
   close(): Promise<void>;
 }
 
-/** The PushTarget of one configured proxy. */
-export function targetOf(config: PushTargetConfig): PushTarget {
+/**
+ * The PushTarget of one configured proxy. Without `serveCertificates` it leaves the proxy's
+ * certificates alone (ADR 56): an operator's own certificates stay where a view has none.
+ */
+export function targetOf(config: PushTargetConfig, serveCertificates: boolean): PushTarget {
   switch (config.kind) {
     case "haproxy":
       return haproxyTarget({
         socket: config.socket,
         map: config.map,
         credentialsMap: config.credentialsMap,
-        ...(config.crtList === null ? {} : { crtList: config.crtList }),
+        ...(serveCertificates ? { crtList: config.crtList } : {}),
       });
     case "caddy":
-      return caddyTarget({ socket: config.socket });
+      return caddyTarget({ socket: config.socket, certificates: serveCertificates });
     case "nginx":
       return nginxTarget({ socket: config.socket });
   }

@@ -119,7 +119,8 @@ export async function startSidecar(
     ...(options.dataWorker === undefined ? {} : { worker: options.dataWorker }),
   });
   metrics.dataThreadHeap(() => thread.heap());
-  const pushers = startPushers(config.push.map(targetOf), {
+  const targets = config.push.map((p) => targetOf(p, config.serveCertificates));
+  const pushers = startPushers(targets, {
     clock: options.clock ?? systemClock,
     metrics: createPushMetrics(metrics.registry),
     log,

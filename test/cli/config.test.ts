@@ -49,7 +49,7 @@ describe("parseServeConfig", () => {
         `--push-caddy=unix:${dir}/caddy.sock`,
         `--push-nginx=unix:${dir}/nginx.sock`,
       ),
-      push(`--push-haproxy=${dir}/haproxy.sock`, "--serve-certificates=true"),
+      push(`--push-haproxy=${dir}/haproxy.sock`),
       push("--push-nginx=http://127.0.0.1:8001"),
       push("--push-caddy=127.0.0.1:2019"),
       push("--push-haproxy=127.0.0.1:9999"),
@@ -62,8 +62,7 @@ describe("parseServeConfig", () => {
           socket: `${dir}/haproxy.sock`,
           map: "/usr/local/etc/haproxy/replica-mirror.map",
           credentialsMap: "/usr/local/etc/haproxy/replica-mirror-credentials.map",
-          // Without --serve-certificates the sidecar leaves HAProxy's certificates alone.
-          crtList: null,
+          crtList: "/usr/local/etc/haproxy/replica-mirror.crt-list",
         },
         { kind: "caddy", socket: `${dir}/caddy.sock` },
         { kind: "nginx", socket: `${dir}/nginx.sock` },

@@ -99,7 +99,9 @@ describe.skipIf(caddy.path === undefined)("Caddy admin API: certificates by SNI"
     upstreams = await startEchoUpstreams(1);
     proxy = await startZeroHopCaddy(caddy.path!, dir);
     tlsPort = proxy.tlsPort!;
-    defaultCertificate = fingerprintOf(readFileSync(join(dir, "default-tls", "tls.crt"), "latin1"));
+    defaultCertificate = fingerprintOf(
+      readFileSync(join(dir, "default-tls", "default.pem"), "latin1"),
+    );
     shop = makeCertificate({ names: ["shop.example.com", "*.shop.example.com"] });
     blog = makeCertificate({ names: ["blog.example.com"] });
     zeta = makeCertificate({ names: ["z.shop.example.com"] });
@@ -309,7 +311,7 @@ describe.skipIf(caddy.path === undefined)("Caddy admin API: certificates by SNI"
         fingerprintOf(shop.crt),
         fingerprintOf(shop.crt),
         fingerprintOf(zeta.crt),
-        fingerprintOf(readFileSync(join(fromDir, "default-tls", "tls.crt"), "latin1")),
+        fingerprintOf(readFileSync(join(fromDir, "default-tls", "default.pem"), "latin1")),
       ]);
     } finally {
       await release(fromFiles, fromDir);

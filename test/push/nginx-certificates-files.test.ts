@@ -39,7 +39,10 @@ describe.skipIf(nginx.path === undefined)("nginx's certificates loaded from file
     });
     const names = new Map([
       [fingerprint(cert.crt), "f"],
-      [fingerprint(readFileSync(join(dir, "default-certificate/default.pem"), "latin1")), "default"],
+      [
+        fingerprint(readFileSync(join(dir, "default-certificate/default.pem"), "latin1")),
+        "default",
+      ],
     ]);
     expect(
       await Promise.all(

@@ -4,7 +4,6 @@
 // tests (startZeroHop) and for a measurement that spawns it itself; and what each proxy's own
 // HTTP parser refuses before its configuration runs.
 
-import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { chmod, copyFile, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -173,10 +172,8 @@ export interface CaddyLaunchOptions {
   /**
    * For a measurement against pushed certificates: Caddy loads these certificates from files in
    * `dir` at its start (`load_files`, tagged as the pushed `load_pem` entries are) with the
-   * connection policies a push of them would set, and nothing else changes. Route it by pushing
-   * views without certificates (`serveCertificates` false) through `target.push` directly: a view
-   * with certificates would load them again through the admin API, and a pusher's verification
-   * would find policies it did not push and clear them.
+   * connection policies a push of them would set, and nothing else changes. Its sidecar runs
+   * without `--serve-certificates`, and so leaves them alone; so does the launch's `target`.
    */
   readonly certificatesFrom?: {
     readonly dir: string;
@@ -199,7 +196,7 @@ export async function caddyLaunch(
   const socket = join(push, "caddy.sock");
   const defaultTls = join(dir, "default-tls");
   await mkdir(defaultTls, { recursive: true });
-  makeDefaultCertificate(defaultTls);
+  await writeDefaultCertificate(join(defaultTls, "default.pem"));
   const conf = JSON.parse(
     (await readFile(CADDY_CONFIG, "utf8"))
       .replace('":8000"', `"127.0.0.1:${port}"`)
@@ -236,24 +233,11 @@ export async function caddyLaunch(
     port,
     tlsPort,
     socket,
-    target: caddyTarget({ socket }),
+    target: caddyTarget({ socket, certificates: options.certificatesFrom === undefined }),
     sidecarFlags: ["--push-caddy", `unix:${socket}`],
     prepare: async () => {},
     log: () => "",
   };
-}
-
-/** The shipped init step's default certificate: `tls.crt` and `tls.key` in `dir`. */
-export function makeDefaultCertificate(dir: string): void {
-  execFileSync(
-    "openssl",
-    [
-      ...["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"],
-      ...["-days", "365", "-subj", "/CN=replica-mirror-default"],
-      ...["-keyout", join(dir, "tls.key"), "-out", join(dir, "tls.crt")],
-    ],
-    { stdio: "pipe" },
-  );
 }
 
 /** Caddy with the shipped zero-hop caddy.json, started. */
