@@ -13,6 +13,7 @@ import { parseRegistryDocument } from "../../src/registry/parse.ts";
 import { build } from "../../src/snapshot/build.ts";
 import { SecretIndex } from "../../src/snapshot/secret-index.ts";
 import type { PushView, SecretData } from "../../src/snapshot/types.ts";
+import { meta } from "../../test/support/world.ts";
 import { registryDocument } from "../fixtures.ts";
 
 const run = promisify(execFile);
@@ -118,16 +119,5 @@ export function benchView(
       resourceVersion: "1",
     });
   }
-  return build(parsed.value.registry, secrets, {
-    revision: 1,
-    builtAt: Date.now(),
-    registry: {
-      present: true,
-      resourceVersion: null,
-      error: null,
-      refusedApps: [],
-      contentHash: null,
-    },
-    serveCertificates: true,
-  });
+  return build(parsed.value.registry, secrets, { ...meta(1, Date.now()), serveCertificates: true });
 }

@@ -20,6 +20,7 @@ import { build } from "../../src/snapshot/build.ts";
 import type { Snapshot } from "../../src/snapshot/types.ts";
 import { makeCertificate, type TestCertificate, tlsSecretData } from "../support/certificates.ts";
 import { release } from "../support/release.ts";
+import { askOverTls, fingerprintOf, servedFingerprint } from "../support/tls-client.ts";
 import { findTool } from "../support/tools.ts";
 import { waitUntil } from "../support/wait.ts";
 import { type AppInput, meta, registryOf, secretData, secretsOf } from "../support/world.ts";
@@ -30,7 +31,6 @@ import {
   startZeroHopCaddy,
   type ZeroHopProxy,
 } from "../support/zero-hop-proxies.ts";
-import { askTls, fingerprintOf, served } from "./caddy-tls-client.ts";
 
 const caddy = findTool("caddy", ["/usr/bin/caddy", "/usr/local/bin/caddy"], ["version"]);
 
@@ -124,9 +124,9 @@ describe.skipIf(caddy.path === undefined)("Caddy admin API: certificates by SNI"
       "unknown.example.org",
     ];
     const servedFor = Object.fromEntries(
-      await Promise.all(names.map(async (n) => [n, await served(tlsPort, n)])),
+      await Promise.all(names.map(async (n) => [n, await servedFingerprint(tlsPort, n)])),
     );
-    expect({ ...servedFor, none: await served(tlsPort) }).toEqual({
+    expect({ ...servedFor, none: await servedFingerprint(tlsPort, null) }).toEqual({
       "shop.example.com": fingerprintOf(shop.crt),
       "a.shop.example.com": fingerprintOf(shop.crt),
       "z.shop.example.com": fingerprintOf(zeta.crt),
@@ -155,7 +155,7 @@ describe.skipIf(caddy.path === undefined)("Caddy admin API: certificates by SNI"
     await push(snapshot(apps(), { shop, blog }));
     const hosts = ["shop.example.com", "a.shop.example.com", "plain.example.com", "nope.example"];
     const plain = await Promise.all(hosts.map((host) => ask(proxy.port, { host })));
-    const overTls = await Promise.all(hosts.map((host) => askTls(tlsPort, host)));
+    const overTls = await Promise.all(hosts.map((host) => askOverTls(tlsPort, host, host)));
     expect(overTls).toEqual(plain);
     expect(plain[0]!.echoed?.mirror["x-mirror-app"]).toBe("shop");
   });
@@ -164,7 +164,7 @@ describe.skipIf(caddy.path === undefined)("Caddy admin API: certificates by SNI"
     await push(snapshot(apps(), { shop, blog }));
     const renewed = rotations[0]!;
     await push(snapshot(apps(), { shop: renewed, blog }));
-    const afterRotation = await served(tlsPort, "shop.example.com");
+    const afterRotation = await servedFingerprint(tlsPort, "shop.example.com");
     await push(
       snapshot(
         apps().filter((a) => a.name !== "blog"),
@@ -173,8 +173,8 @@ describe.skipIf(caddy.path === undefined)("Caddy admin API: certificates by SNI"
     );
     expect({
       afterRotation,
-      blogRemoved: await served(tlsPort, "blog.example.com"),
-      shop: await served(tlsPort, "a.shop.example.com"),
+      blogRemoved: await servedFingerprint(tlsPort, "blog.example.com"),
+      shop: await servedFingerprint(tlsPort, "a.shop.example.com"),
     }).toEqual({
       afterRotation: fingerprintOf(renewed.crt),
       blogRemoved: defaultCertificate,
@@ -236,7 +236,8 @@ describe.skipIf(caddy.path === undefined)("Caddy admin API: certificates by SNI"
       await proxy.restart();
       const restarted = performance.now();
       await waitUntil(
-        async () => (await served(tlsPort, "blog.example.com")) === fingerprintOf(blog.crt),
+        async () =>
+          (await servedFingerprint(tlsPort, "blog.example.com")) === fingerprintOf(blog.crt),
         { timeoutMs: 3_000, intervalMs: 20, what: "blog's certificate after the restart" },
       );
       expect(performance.now() - restarted).toBeLessThan(1_000);
@@ -264,7 +265,8 @@ describe.skipIf(caddy.path === undefined)("Caddy admin API: certificates by SNI"
         what: "the verification to notice the change",
       });
       await waitUntil(
-        async () => (await served(tlsPort, "blog.example.com")) === fingerprintOf(blog.crt),
+        async () =>
+          (await servedFingerprint(tlsPort, "blog.example.com")) === fingerprintOf(blog.crt),
         { timeoutMs: 5_000, intervalMs: 20, what: "blog's certificate again" },
       );
       expect(tampered.ok && tampered.value.status).toBe(200);
@@ -277,9 +279,9 @@ describe.skipIf(caddy.path === undefined)("Caddy admin API: certificates by SNI"
       const other = await caddyTarget({ socket: proxy.socket }).push(
         snapshot(apps(), { shop, blog }),
       );
-      const loaded = await served(tlsPort, "blog.example.com");
+      const loaded = await servedFingerprint(tlsPort, "blog.example.com");
       await waitUntil(
-        async () => (await served(tlsPort, "blog.example.com")) === defaultCertificate,
+        async () => (await servedFingerprint(tlsPort, "blog.example.com")) === defaultCertificate,
         {
           timeoutMs: 5_000,
           intervalMs: 20,
@@ -306,7 +308,7 @@ describe.skipIf(caddy.path === undefined)("Caddy admin API: certificates by SNI"
         "nope.example",
       ];
       const port = fromFiles.tlsPort!;
-      const servedFor = await Promise.all(names.map((n) => served(port, n)));
+      const servedFor = await Promise.all(names.map((n) => servedFingerprint(port, n)));
       expect(servedFor).toEqual([
         fingerprintOf(shop.crt),
         fingerprintOf(shop.crt),
@@ -333,7 +335,7 @@ describe.skipIf(caddy.path === undefined)("Caddy admin API: certificates by SNI"
       while (!done) {
         counts.handshakes++;
         try {
-          if (!known.has(await served(tlsPort, "a.shop.example.com"))) counts.wrong++;
+          if (!known.has(await servedFingerprint(tlsPort, "a.shop.example.com"))) counts.wrong++;
         } catch (e) {
           const message = (e as Error).message;
           if (RESET.test(message)) counts.reset++;
@@ -354,7 +356,7 @@ describe.skipIf(caddy.path === undefined)("Caddy admin API: certificates by SNI"
       failures,
       wrong: counts.wrong,
       reset: migrates ? counts.reset : 0,
-      last: await served(tlsPort, "shop.example.com"),
+      last: await servedFingerprint(tlsPort, "shop.example.com"),
     }).toEqual({ failures: [], wrong: 0, reset: 0, last: fingerprintOf(rotations.at(-1)!.crt) });
   }, 30_000);
 });

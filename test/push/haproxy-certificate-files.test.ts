@@ -8,9 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Snapshot } from "../../src/snapshot/types.ts";
 import { makeCertificate, type TestCertificate } from "../support/certificates.ts";
 import { release } from "../support/release.ts";
+import { fingerprintOf, servedFingerprint } from "../support/tls-client.ts";
 import { findTool } from "../support/tools.ts";
 import { startZeroHopHaproxy, type ZeroHopProxy } from "../support/zero-hop-proxies.ts";
-import { fingerprint, servedFor, servedSnapshot, tlsApp } from "./haproxy-certificates-world.ts";
+import { servedSnapshot, tlsApp } from "./haproxy-certificates-world.ts";
 
 const haproxy = findTool("haproxy", ["/usr/sbin/haproxy", "/usr/local/sbin/haproxy"], ["-v"]);
 
@@ -37,16 +38,16 @@ describe.skipIf(haproxy.path === undefined)("HAProxy certificates from files", (
     const pushed = await Promise.all(proxies.map((p) => p.target.push(view)));
     const names = ["a.example.com", "x.a.example.com", "nope.example.com"];
     const served = await Promise.all(
-      proxies.map((p) => Promise.all(names.map((n) => servedFor(p.tlsPort!, n)))),
+      proxies.map((p) => Promise.all(names.map((n) => servedFingerprint(p.tlsPort!, n)))),
     );
     expect({ pushed, files: served[0]!.slice(0, 2), same: served[0]!.slice(0, 2) }).toEqual({
       pushed: [
         { ok: true, value: undefined },
         { ok: true, value: undefined },
       ],
-      files: [fingerprint(a.crt), fingerprint(a.crt)],
+      files: [fingerprintOf(a.crt), fingerprintOf(a.crt)],
       same: served[1]!.slice(0, 2),
     });
-    expect(served[0]![2]).not.toBe(fingerprint(a.crt));
+    expect(served[0]![2]).not.toBe(fingerprintOf(a.crt));
   });
 });

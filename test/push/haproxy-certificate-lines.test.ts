@@ -13,7 +13,8 @@ import {
 } from "../../src/push/haproxy-certificates.ts";
 import { findApp } from "../../src/snapshot/lookup.ts";
 import { makeCertificate, type TestCertificate } from "../support/certificates.ts";
-import { fingerprint, servedSnapshot, tlsApp } from "./haproxy-certificates-world.ts";
+import { fingerprintOf } from "../support/tls-client.ts";
+import { servedSnapshot, tlsApp } from "./haproxy-certificates-world.ts";
 
 const LIST = "/etc/h/list.crt-list";
 let a: TestCertificate;
@@ -103,7 +104,7 @@ describe("reading HAProxy's answers", () => {
   });
 
   it("digests lines and fingerprints whatever their order; none is the empty digest", () => {
-    const x = { line: "/x a.example.com", fingerprint: fingerprint(a.crt) };
+    const x = { line: "/x a.example.com", fingerprint: fingerprintOf(a.crt) };
     const y = { line: "/y b.example.com", fingerprint: "00" };
     expect([
       certificatesDigest([x, y]) === certificatesDigest([y, x]),

@@ -2,74 +2,12 @@
 // read as the plain-HTTP client reads one, Snapshots whose Apps serve certificates, and a relay
 // in front of the stats socket that records each command's first line (never a payload).
 
-import { X509Certificate } from "node:crypto";
-import https from "node:https";
 import { createConnection, createServer, type Server } from "node:net";
-import tls from "node:tls";
 import { build, rebuildForSecrets } from "../../src/snapshot/build.ts";
 import type { Snapshot } from "../../src/snapshot/types.ts";
 import type { TestCertificate } from "../support/certificates.ts";
 import { tlsSecretData } from "../support/certificates.ts";
 import { type AppInput, meta, registryOf, secretData, secretsOf } from "../support/world.ts";
-import type { ZeroHopAnswer, ZeroHopEchoed } from "../support/zero-hop.ts";
-
-/** The SHA-256 fingerprint of a PEM certificate (the first of a chain), as node:tls shows it. */
-export const fingerprint = (pem: string): string => new X509Certificate(pem).fingerprint256;
-
-/** The fingerprint of the certificate HAProxy serves on `port` for `servername` (null: no SNI). */
-export function servedFor(port: number, servername: string | null): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = tls.connect({
-      host: "127.0.0.1",
-      port,
-      ...(servername === null ? {} : { servername }),
-      rejectUnauthorized: false,
-    });
-    socket.setTimeout(5_000, () => socket.destroy(new Error("handshake timed out")));
-    socket.once("secureConnect", () => {
-      const served = socket.getPeerX509Certificate()?.fingerprint256 ?? "none";
-      socket.destroy();
-      resolve(served);
-    });
-    socket.once("error", reject);
-  });
-}
-
-/** One request over TLS with SNI `servername`, read as `ask` (test/support/zero-hop.ts) reads one. */
-export function askTls(port: number, servername: string, host: string): Promise<ZeroHopAnswer> {
-  return new Promise((resolve, reject) => {
-    const request = https.request(
-      {
-        host: "127.0.0.1",
-        port,
-        servername,
-        path: "/orders/42",
-        headers: { host, connection: "close" },
-        rejectUnauthorized: false,
-        agent: false,
-      },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on("data", (c: Buffer) => chunks.push(c));
-        response.on("end", () => {
-          const text = Buffer.concat(chunks).toString("utf8");
-          const json = response.headers["content-type"] === "application/json";
-          const one = (name: string) => (response.headers[name] as string | undefined) ?? null;
-          resolve({
-            status: response.statusCode ?? 0,
-            reason: one("x-mirror-reason"),
-            retryAfter: one("retry-after"),
-            app: one("x-mirror-app"),
-            echoed: json ? (JSON.parse(text) as ZeroHopEchoed) : null,
-            body: json ? "" : text,
-          });
-        });
-      },
-    );
-    request.on("error", reject);
-    request.end();
-  });
-}
 
 /** An App with a TLS Secret `<name>-tls` and its credentials Secret. */
 export const tlsApp = (name: string, hostnames: string[], upstream: string): AppInput => ({

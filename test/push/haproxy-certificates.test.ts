@@ -14,17 +14,15 @@ import { type Pusher, startPusher } from "../../src/push/pusher.ts";
 import type { Snapshot } from "../../src/snapshot/types.ts";
 import { makeCertificate, type TestCertificate } from "../support/certificates.ts";
 import { release } from "../support/release.ts";
+import { askOverTls, fingerprintOf, servedFingerprint } from "../support/tls-client.ts";
 import { findTool } from "../support/tools.ts";
 import { waitUntil } from "../support/wait.ts";
 import type { AppInput } from "../support/world.ts";
 import { ask, type EchoUpstreams, startEchoUpstreams } from "../support/zero-hop.ts";
 import { startZeroHopHaproxy, type ZeroHopProxy } from "../support/zero-hop-proxies.ts";
 import {
-  askTls,
   type Certificates,
-  fingerprint,
   rotated,
-  servedFor,
   servedSnapshot,
   startRuntimeRelay,
   tlsApp,
@@ -71,7 +69,7 @@ describe.skipIf(haproxy.path === undefined)("HAProxy certificates by SNI", () =>
       { name: "c", hostnames: ["c.example.com"], upstream: url },
     ];
     proxy = await startZeroHopHaproxy(haproxy.path!, dir);
-    defaultCertificate = await servedFor(tlsPort(), null);
+    defaultCertificate = await servedFingerprint(tlsPort(), null);
   }, 60_000);
 
   afterAll(() => release(proxy, upstreams, dir));
@@ -87,17 +85,17 @@ describe.skipIf(haproxy.path === undefined)("HAProxy certificates by SNI", () =>
       "c.example.com",
       "nope.example.com",
     ];
-    const served = await Promise.all(names.map((n) => servedFor(tlsPort(), n)));
+    const served = await Promise.all(names.map((n) => servedFingerprint(tlsPort(), n)));
     expect(Object.fromEntries(names.map((n, i) => [n, served[i]]))).toEqual({
-      "a.example.com": fingerprint(a.crt),
-      "x.a.example.com": fingerprint(a.crt),
+      "a.example.com": fingerprintOf(a.crt),
+      "x.a.example.com": fingerprintOf(a.crt),
       // HAProxy's `*.suffix` filter covers one label, as the certificate's wildcard does.
       "y.x.a.example.com": defaultCertificate,
-      "b.example.com": fingerprint(b.crt),
+      "b.example.com": fingerprintOf(b.crt),
       "c.example.com": defaultCertificate,
       "nope.example.com": defaultCertificate,
     });
-    expect(defaultCertificate).not.toBe(fingerprint(a.crt));
+    expect(defaultCertificate).not.toBe(fingerprintOf(a.crt));
     expect(await proxy.target.heldDigest()).toEqual({
       ok: true,
       value: proxy.target.digestOf(view),
@@ -109,7 +107,7 @@ describe.skipIf(haproxy.path === undefined)("HAProxy certificates by SNI", () =>
     await push(view);
     const hosts = ["a.example.com", "x.a.example.com", "c.example.com", "nope.example.com"];
     const plain = await Promise.all(hosts.map((host) => ask(proxy.port, { host })));
-    const overTls = await Promise.all(hosts.map((host) => askTls(tlsPort(), host, host)));
+    const overTls = await Promise.all(hosts.map((host) => askOverTls(tlsPort(), host, host)));
     expect(overTls).toEqual(plain);
     expect(plain.map((p) => p.echoed?.mirror["x-mirror-app"] ?? p.reason)).toEqual([
       "a",
@@ -144,12 +142,14 @@ describe.skipIf(haproxy.path === undefined)("HAProxy certificates by SNI", () =>
         `del ssl crt-list ${crtList} ${oldName}`,
         `del ssl cert ${oldName}`,
       ]);
-      expect(await servedFor(tlsPort(), "b.example.com")).toBe(fingerprint(renewed[0]!.crt));
+      expect(await servedFingerprint(tlsPort(), "b.example.com")).toBe(
+        fingerprintOf(renewed[0]!.crt),
+      );
       const without = servedSnapshot(apps.slice(0, 1), { a: { cert: a, version: "1" } }, 5);
       expect(await target.push(without)).toEqual({ ok: true, value: undefined });
       const store = await runtimeCommand(proxy.socket, "show ssl cert", 2_000);
       expect({
-        served: await servedFor(tlsPort(), "b.example.com"),
+        served: await servedFingerprint(tlsPort(), "b.example.com"),
         held:
           store.ok && store.value.split("\n").filter((l) => l.includes("/replica-mirror/")).length,
       }).toEqual({ served: defaultCertificate, held: 1 });
@@ -177,7 +177,9 @@ describe.skipIf(haproxy.path === undefined)("HAProxy certificates by SNI", () =>
       },
     });
     expect(await push(next)).toEqual({ ok: true, value: undefined });
-    expect(await servedFor(tlsPort(), "b.example.com")).toBe(fingerprint(renewed[1]!.crt));
+    expect(await servedFingerprint(tlsPort(), "b.example.com")).toBe(
+      fingerprintOf(renewed[1]!.crt),
+    );
   });
 
   describe("through the pusher", () => {
@@ -205,8 +207,8 @@ describe.skipIf(haproxy.path === undefined)("HAProxy certificates by SNI", () =>
       // Certificates are added one after another: wait for every one of them.
       await waitUntil(
         async () =>
-          (await servedFor(tlsPort(), "x.a.example.com")) === fingerprint(a.crt) &&
-          (await servedFor(tlsPort(), "b.example.com")) === fingerprint(renewed[2]!.crt),
+          (await servedFingerprint(tlsPort(), "x.a.example.com")) === fingerprintOf(a.crt) &&
+          (await servedFingerprint(tlsPort(), "b.example.com")) === fingerprintOf(renewed[2]!.crt),
         {
           timeoutMs: 5_000,
           intervalMs: 10,
@@ -224,9 +226,10 @@ describe.skipIf(haproxy.path === undefined)("HAProxy certificates by SNI", () =>
       ]) {
         drifts.length = 0;
         for (const command of tamper) await runtimeCommand(proxy.socket, command, 2_000);
-        expect(await servedFor(tlsPort(), "a.example.com")).not.toBe(fingerprint(a.crt));
+        expect(await servedFingerprint(tlsPort(), "a.example.com")).not.toBe(fingerprintOf(a.crt));
         await waitUntil(
-          async () => (await servedFor(tlsPort(), "a.example.com")) === fingerprint(a.crt),
+          async () =>
+            (await servedFingerprint(tlsPort(), "a.example.com")) === fingerprintOf(a.crt),
           {
             timeoutMs: 5_000,
             intervalMs: 20,
@@ -241,13 +244,13 @@ describe.skipIf(haproxy.path === undefined)("HAProxy certificates by SNI", () =>
   it(`fails no handshake during ${ROTATIONS} rotations under a loop of handshakes`, async () => {
     let view = servedSnapshot(apps, certificates(renewed[0]!, "10"), 20);
     await push(view);
-    const served = new Set(renewed.map((r) => fingerprint(r.crt)));
+    const served = new Set(renewed.map((r) => fingerprintOf(r.crt)));
     const seen = { handshakes: 0, failed: 0, other: 0 };
     let rotating = true;
     const loop = async () => {
       while (rotating) {
         try {
-          const got = await servedFor(tlsPort(), "b.example.com");
+          const got = await servedFingerprint(tlsPort(), "b.example.com");
           seen.handshakes++;
           if (!served.has(got)) seen.other++;
         } catch {
@@ -268,8 +271,8 @@ describe.skipIf(haproxy.path === undefined)("HAProxy certificates by SNI", () =>
       other: 0,
       some: true,
     });
-    expect(await servedFor(tlsPort(), "b.example.com")).toBe(
-      fingerprint(renewed[ROTATIONS - 1]!.crt),
+    expect(await servedFingerprint(tlsPort(), "b.example.com")).toBe(
+      fingerprintOf(renewed[ROTATIONS - 1]!.crt),
     );
   });
 

@@ -11,10 +11,11 @@ import { certificateEntries } from "../../src/push/certificates.ts";
 import { build } from "../../src/snapshot/build.ts";
 import { makeCertificate, tlsSecretData } from "../support/certificates.ts";
 import { release } from "../support/release.ts";
+import { fingerprintOf as fingerprint } from "../support/tls-client.ts";
 import { findTool } from "../support/tools.ts";
 import { meta, registryOf, secretData, secretsOf } from "../support/world.ts";
 import { startZeroHopNginx, type ZeroHopProxy } from "../support/zero-hop-proxies.ts";
-import { fingerprint, handshake } from "./nginx-certificates-tls.ts";
+import { handshake } from "./nginx-certificates-tls.ts";
 
 const nginx = findTool("nginx", ["/usr/sbin/nginx", "/usr/bin/nginx"], ["-v"]);
 

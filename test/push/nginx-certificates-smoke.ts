@@ -14,10 +14,11 @@ import { nginxBase, nginxChangesBody } from "../../src/push/nginx-table.ts";
 import { build, rebuildForSecrets } from "../../src/snapshot/build.ts";
 import type { Snapshot } from "../../src/snapshot/types.ts";
 import { makeCertificate, type TestCertificate, tlsSecretData } from "../support/certificates.ts";
+import { fingerprintOf as fingerprint } from "../support/tls-client.ts";
 import { findTool } from "../support/tools.ts";
 import { meta, registryOf, secretData, secretsOf } from "../support/world.ts";
 import { startZeroHopNginx, type ZeroHopProxy } from "../support/zero-hop-proxies.ts";
-import { fingerprint, handshake } from "./nginx-certificates-tls.ts";
+import { handshake } from "./nginx-certificates-tls.ts";
 
 const COUNT = Number(process.argv[2] ?? 1_000);
 const ROTATIONS = 30;

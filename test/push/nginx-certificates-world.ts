@@ -17,11 +17,12 @@ import { build, rebuildForSecrets } from "../../src/snapshot/build.ts";
 import type { Snapshot } from "../../src/snapshot/types.ts";
 import { makeCertificate, type TestCertificate, tlsSecretData } from "../support/certificates.ts";
 import { release } from "../support/release.ts";
+import { fingerprintOf as fingerprint } from "../support/tls-client.ts";
 import { meta, registryOf, secretData, secretsOf } from "../support/world.ts";
 import { type EchoUpstreams, startEchoUpstreams } from "../support/zero-hop.ts";
 import { startZeroHopNginx, type ZeroHopProxy } from "../support/zero-hop-proxies.ts";
 import { type SocketRelay, startSocketRelay } from "../support/zero-hop-relay.ts";
-import { fingerprint, handshake } from "./nginx-certificates-tls.ts";
+import { handshake } from "./nginx-certificates-tls.ts";
 
 /** App a's hostnames, which its certificates cover. */
 export const A_NAMES = ["a.example.com", "*.a.example.com"];

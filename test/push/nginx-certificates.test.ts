@@ -6,9 +6,10 @@
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Snapshot } from "../../src/snapshot/types.ts";
+import { askOverTls } from "../support/tls-client.ts";
 import { findTool } from "../support/tools.ts";
 import { ask } from "../support/zero-hop.ts";
-import { askOverTls, handshake } from "./nginx-certificates-tls.ts";
+import { handshake } from "./nginx-certificates-tls.ts";
 import {
   A_NAMES,
   type CertificateWorld,

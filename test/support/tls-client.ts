@@ -1,9 +1,11 @@
-// A TLS client for the certificate tests and the bench: which certificate a proxy serves for an
-// SNI name, and a request over TLS. Certificates are self-signed: nothing is verified but what
-// the test compares (the serial, the fingerprint).
+// The TLS client of the certificate tests and the bench: which certificate a proxy serves for an
+// SNI name, and a request over TLS read as `ask` reads a plain one (zero-hop.ts). Certificates are
+// self-signed: nothing is verified but what a test compares (a fingerprint, a serial).
 
 import { X509Certificate } from "node:crypto";
+import https from "node:https";
 import tls from "node:tls";
+import type { ZeroHopAnswer, ZeroHopEchoed } from "./zero-hop.ts";
 
 /** What identifies a served certificate. */
 export interface ServedIdentity {
@@ -12,15 +14,18 @@ export interface ServedIdentity {
   readonly fingerprint256: string;
 }
 
-/** The identity of a PEM certificate (the first of a chain), as `servedIdentity` reports it. */
+/** The identity of a PEM certificate (the first of a chain), as `servedIdentity` reports one. */
 export function identityOf(pem: string): ServedIdentity {
   const cert = new X509Certificate(pem);
   return { serial: cert.serialNumber.toUpperCase(), fingerprint256: cert.fingerprint256 };
 }
 
+/** The SHA-256 fingerprint of a PEM certificate (the first of a chain), as node:tls shows one. */
+export const fingerprintOf = (pem: string): string => new X509Certificate(pem).fingerprint256;
+
 /**
- * Completes one handshake with `servername` as SNI (null: none) and reports the certificate the
- * proxy served; rejects when the handshake fails or takes over `timeoutMs`.
+ * Completes one new handshake (no session resumed) with `servername` as SNI (null: none) and
+ * reports the certificate served; rejects when the handshake fails or takes over `timeoutMs`.
  */
 export function servedIdentity(
   port: number,
@@ -33,7 +38,6 @@ export function servedIdentity(
       port,
       ...(servername === null ? {} : { servername }),
       rejectUnauthorized: false,
-      // A new handshake each time: a resumed session would not ask the proxy for a certificate.
       session: undefined,
     });
     const timer = setTimeout(() => socket.destroy(new Error("handshake timed out")), timeoutMs);
@@ -52,32 +56,50 @@ export function servedIdentity(
   });
 }
 
-/** One request over TLS with `servername` as SNI and `host` as Host: its status and body. */
-export function requestOverTls(
+/** The fingerprint of the certificate served for `servername` (null: no SNI). */
+export const servedFingerprint = async (port: number, servername: string | null) =>
+  (await servedIdentity(port, servername)).fingerprint256;
+
+/** One GET over TLS with SNI `servername` and Host `host`, as `ask` reports a plain one. */
+export function askOverTls(
   port: number,
   servername: string,
   host: string,
-  path = "/",
-): Promise<{ readonly status: number; readonly body: string }> {
+  path = "/orders/42",
+): Promise<ZeroHopAnswer> {
   return new Promise((resolve, reject) => {
-    const socket = tls.connect({ host: "127.0.0.1", port, servername, rejectUnauthorized: false });
-    const chunks: Buffer[] = [];
-    const timer = setTimeout(() => socket.destroy(new Error("request timed out")), 10_000);
-    socket.once("secureConnect", () =>
-      socket.write(`GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`),
+    const request = https.request(
+      {
+        host: "127.0.0.1",
+        port,
+        servername,
+        path,
+        headers: { host, connection: "close" },
+        rejectUnauthorized: false,
+        agent: false,
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on("data", (c: Buffer) => chunks.push(c));
+        response.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          const json = response.headers["content-type"] === "application/json";
+          const one = (name: string) => {
+            const value = response.headers[name];
+            return typeof value === "string" ? value : null;
+          };
+          resolve({
+            status: response.statusCode ?? 0,
+            reason: one("x-mirror-reason"),
+            retryAfter: one("retry-after"),
+            app: one("x-mirror-app"),
+            echoed: json ? (JSON.parse(text) as ZeroHopEchoed) : null,
+            body: json ? "" : text,
+          });
+        });
+      },
     );
-    socket.on("data", (c: Buffer) => chunks.push(c));
-    socket.once("error", (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-    socket.once("close", () => {
-      clearTimeout(timer);
-      const text = Buffer.concat(chunks).toString("utf8");
-      const head = text.indexOf("\r\n\r\n");
-      const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(text)?.[1] ?? 0);
-      if (status === 0) reject(new Error(`no HTTP answer over TLS for ${host}`));
-      else resolve({ status, body: head < 0 ? "" : text.slice(head + 4) });
-    });
+    request.on("error", reject);
+    request.end();
   });
 }
