@@ -17,7 +17,13 @@ import { waitUntil } from "../../test/support/wait.ts";
 import type { BenchCluster } from "../cluster.ts";
 import type { LoadGenerator } from "../load.ts";
 import type { HandshakeLoadResult } from "./handshake-load.ts";
-import { appTlsSecret, type BenchCertificate, benchCertificates } from "./tls-certificates.ts";
+
+import {
+  appTlsSecret,
+  type BenchCertificate,
+  benchCertificates,
+  writeTlsSecrets,
+} from "./tls-certificates.ts";
 import type { TlsData, TlsRotations, TlsRound } from "./tls-data.ts";
 import { TLS_LAUNCHES } from "./tls-launches.ts";
 import { startZeroHopPair, type ZeroHopPair } from "./zero-hop.ts";
@@ -193,6 +199,12 @@ async function rotate(o: TlsPhaseOptions, port: number, namesFile: string): Prom
     await new Promise((r) => setTimeout(r, 100));
   }
   const background = await load;
+  // The next proxy starts from the same certificates, which the files side loads.
+  const originals = new Set(renewed.map((c) => c.app));
+  await writeTlsSecrets(
+    o.cluster.envtest,
+    o.certificates.filter((c) => originals.has(c.app)),
+  );
   return {
     samples,
     handshakes: background.handshakes,

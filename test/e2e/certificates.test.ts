@@ -96,6 +96,11 @@ for (const spec of SPECS) {
       certs.shopRenewed = makeCertificate({ names: SHOP });
       certs.edge = makeCertificate({ names: ["*.edge.example.com"] });
       certs.other = makeCertificate({ names: ["other.example.com"] });
+      certs.expired = makeCertificate({
+        names: SHOP,
+        notBefore: new Date(Date.now() - 60 * 86_400_000),
+        notAfter: new Date(Date.now() - 86_400_000),
+      });
       upstream = await startEchoUpstream();
       envtest = await envtestFor();
       proxy = await spec.start(binary, dir);
@@ -178,7 +183,7 @@ for (const spec of SPECS) {
       expect(body).not.toContain("PRIVATE KEY");
     });
 
-    it("serves a renewal on the next handshake, and keeps it through a refused pair", async () => {
+    it("serves a renewal on the next handshake, and keeps it through a mismatched and an expired pair", async () => {
       writeTls("shop-tls", tlsSecretData(certs.shopRenewed!));
       const tookMs = await untilServed("shop.example.com", identityOf(certs.shopRenewed!.crt));
       expect(tookMs).toBeLessThan(2_000);
@@ -191,6 +196,16 @@ for (const spec of SPECS) {
         { timeoutMs: 5_000, what: "the mismatched pair refused" },
       );
       expect(await served("a.shop.example.com")).toEqual(identityOf(certs.shopRenewed!.crt));
+      writeTls("shop-tls", tlsSecretData(certs.expired!));
+      await waitUntil(
+        async () => {
+          const r = await fetch(`http://127.0.0.1:${sidecar.ops.port}/v1/apps/shop`);
+          const { tls } = (await r.json()) as { tls: { rule: string | null } };
+          return tls.rule === "the certificate has expired";
+        },
+        { timeoutMs: 5_000, what: "the expired certificate refused" },
+      );
+      expect(await served("shop.example.com")).toEqual(identityOf(certs.shopRenewed!.crt));
       expect(sidecar.lines().join("\n")).not.toContain(certs.other!.key.split("\n")[1]!);
     });
 

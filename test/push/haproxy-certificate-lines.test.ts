@@ -22,7 +22,7 @@ let big: TestCertificate;
 
 beforeAll(() => {
   a = makeCertificate({ names: ["a.example.com", "*.a.example.com"] });
-  // A chain whose `set ssl cert` does not fit HAProxy's 16 kB buffer.
+  // A chain whose `set ssl cert` would not fit HAProxy's 16 kB buffer (refused as too-large).
   const many = Array.from({ length: 600 }, (_, i) => `n${i}-${"x".repeat(30)}.example.com`);
   big = makeCertificate({ names: ["big.example.com", ...many] });
 });
@@ -39,8 +39,8 @@ describe("crtListLines", () => {
     );
     const id = findApp(view, "a")!.certificate!.served!.id;
     const lines = crtListLines(LIST)(view);
-    // big's is served, but too large for one `set ssl cert`: HAProxy gets no line for it.
-    expect(findApp(view, "big")!.certificate!.state).toBe("served");
+    // big's is too large for one `set ssl cert`: the check refuses it, HAProxy gets no line.
+    expect(findApp(view, "big")!.certificate!.refusal).toEqual({ rule: "too-large" });
     expect(lines.map((l) => l.line)).toEqual([
       expect.stringMatching(
         new RegExp(

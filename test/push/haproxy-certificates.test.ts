@@ -145,6 +145,12 @@ describe.skipIf(haproxy.path === undefined)("HAProxy certificates by SNI", () =>
       expect(await servedFingerprint(tlsPort(), "b.example.com")).toBe(
         fingerprintOf(renewed[0]!.crt),
       );
+      // A whole push (after a failure, say) reads what HAProxy holds and sets nothing it holds.
+      relay.commands.length = 0;
+      expect(await target.push(next, { whole: true })).toEqual({ ok: true, value: undefined });
+      expect(
+        relay.commands.filter((c) => /ssl cert|ssl crt-list/.test(c) && !c.startsWith("show")),
+      ).toEqual([]);
       const without = servedSnapshot(apps.slice(0, 1), { a: { cert: a, version: "1" } }, 5);
       expect(await target.push(without)).toEqual({ ok: true, value: undefined });
       const store = await runtimeCommand(proxy.socket, "show ssl cert", 2_000);
