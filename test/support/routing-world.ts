@@ -49,7 +49,7 @@ export interface RoutingWorld {
   readonly sidecarPort: number;
   /** Creates the Secret of the `news` App. */
   createLaterSecret(): void;
-  /** Replaces the sidecar with one whose API server fails every list, so it never syncs. */
+  /** Replaces the sidecar with one whose API server fails every list and watch: it never syncs. */
   replaceWithUnsynced(): Promise<void>;
   /** Writes `vault`'s Secret with this value (and a trailing line break, which is not sent). */
   writeCredential(value: string): void;
@@ -136,7 +136,9 @@ export async function startRoutingWorld(
     createLaterSecret: () => writeSecret(envtest, APP_NS, "news-credentials", { token: "n" }),
     async replaceWithUnsynced() {
       await stopSidecar();
-      envtest.faults.failNext({ verb: "list", count: Number.MAX_SAFE_INTEGER, status: 500 });
+      // Streamed lists are watches (ADR 57): both fail, so it never syncs.
+      for (const verb of ["list", "watch"] as const)
+        envtest.faults.failNext({ verb, count: Number.MAX_SAFE_INTEGER, status: 500 });
       sidecar = await start();
       await waitForReadyz(sidecar, 503);
     },
