@@ -79,6 +79,22 @@ for (const spec of SPECS) {
     const served = (sni: string | null) => servedIdentity(tlsPort(), sni);
     const writeTls = (name: string, data: Record<string, string>) =>
       writeSecret(envtest, APP_NS, name, data);
+    /**
+     * Waits until the proxy answers from the sidecar's newest Snapshot: Caddy resets the
+     * connections it has queued while it loads a change, which a handshake must not race.
+     */
+    const settled = () =>
+      waitUntil(
+        async () => {
+          const r = await fetch(`http://127.0.0.1:${sidecar.ops.port}/v1/snapshot`);
+          const s = (await r.json()) as {
+            revision: number;
+            proxies: { revision: number | null }[];
+          };
+          return s.proxies.every((p) => p.revision === s.revision);
+        },
+        { timeoutMs: 5_000, intervalMs: 10, what: "the proxy to hold the newest Snapshot" },
+      );
     /** Waits until `sni` gets `want`; resolves with the milliseconds it took. */
     async function untilServed(sni: string, want: ServedIdentity): Promise<number> {
       const started = performance.now();
@@ -152,6 +168,7 @@ for (const spec of SPECS) {
     });
 
     it("selects each App's certificate by SNI, exact and wildcard, and the default for the rest", async () => {
+      await settled();
       const names = ["shop.example.com", "a.shop.example.com", "x.edge.example.com"];
       const got = await Promise.all(
         [...names, "unknown.example.org", "plain.example.com"].map(served),
@@ -168,6 +185,7 @@ for (const spec of SPECS) {
     });
 
     it("routes a request over TLS as over plain HTTP", async () => {
+      await settled();
       const answer = await askOverTls(tlsPort(), "shop.example.com", "shop.example.com", "/x");
       // The world's echo upstream names the App that reached it.
       expect(answer).toMatchObject({ status: 200, echoed: { app: "shop", path: "/x" } });
@@ -195,6 +213,7 @@ for (const spec of SPECS) {
         },
         { timeoutMs: 5_000, what: "the mismatched pair refused" },
       );
+      await settled();
       expect(await served("a.shop.example.com")).toEqual(identityOf(certs.shopRenewed!.crt));
       writeTls("shop-tls", tlsSecretData(certs.expired!));
       await waitUntil(
@@ -205,11 +224,13 @@ for (const spec of SPECS) {
         },
         { timeoutMs: 5_000, what: "the expired certificate refused" },
       );
+      await settled();
       expect(await served("shop.example.com")).toEqual(identityOf(certs.shopRenewed!.crt));
       expect(sidecar.lines().join("\n")).not.toContain(certs.other!.key.split("\n")[1]!);
     });
 
     it("drops a removed App's certificate", async () => {
+      await settled();
       const unknown = await served("unknown.example.org");
       writeRegistry(
         envtest,
