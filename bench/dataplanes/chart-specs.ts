@@ -170,6 +170,10 @@ export function rotationChart(
   values: { readonly series: string; readonly size: string; readonly ms: number }[],
   summaries: { readonly series: string; readonly size: string; readonly ms: number }[],
   lines: readonly ReferenceLine[],
+  titles: { readonly y: string; readonly color: string } = {
+    y: "ms from the write to the upstream getting the new value",
+    color: "every App's credential value",
+  },
 ): TopLevelSpec {
   const y = { field: "ms", type: "quantitative" } as const;
   const x = {
@@ -199,13 +203,13 @@ export function rotationChart(
           xOffset,
           y: {
             ...y,
-            title: "ms from the write to the upstream getting the new value",
+            title: titles.y,
             scale: { type: "log" },
           },
           color: {
             field: "size",
             type: "nominal",
-            title: "every App's credential value",
+            title: titles.color,
             sort: sizes,
             scale: { range: ["#54a24b", "#4c78a8"] },
             legend: { orient: "bottom", titleLimit: 0 },

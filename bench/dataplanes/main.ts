@@ -13,6 +13,7 @@ import { CREDENTIAL_BYTES } from "./credentials.ts";
 import type { DataplanesData } from "./data.ts";
 import { rotationLines } from "./report-rotation.ts";
 import { benchDataplanes, defaultParts, PARTS, type Part } from "./suite.ts";
+import { renderTlsChart } from "./tls-chart.ts";
 
 const argv = process.argv.slice(2);
 const quick = argv.includes("--quick");
@@ -87,4 +88,7 @@ const full = loadResult<DataplanesData>("dataplanes");
 const charted = suite !== "dataplanes" ? null : quick ? (full === null ? result : null) : result;
 if (charted !== null)
   console.log(`docs/charts/: ${(await renderDataplaneCharts(charted)).join(", ")}`);
+// The TLS chart from any run with a TLS part but a quick one (`--only=tls` included).
+const tlsChart = quick ? null : await renderTlsChart(result);
+if (tlsChart !== null) console.log(`docs/charts/: ${tlsChart}`);
 process.exit(0);
