@@ -1,0 +1,52 @@
+// The routing map's changes between two views of one Registry, as `set map` commands on the
+// map's current version (ADR 58): a Secret change changes the values of its Apps' keys and never
+// which keys there are, so each command swaps one entry's value in place and a request finds the
+// same key it would find in either view. A Registry change adds and removes keys, which changes
+// the key a request's label-by-label walk stops at: it goes as a new version, whole.
+
+import { argument, batched } from "./haproxy-commands.ts";
+
+/** A view's map lines per App chunk, as `mapLines` (haproxy-map.ts) gives them. */
+export type ChunkLines = readonly (readonly string[])[];
+
+/**
+ * The most entries a push changes by `set map`; past it the map goes whole. HAProxy 2.6 finds a
+ * `set map` key by walking the map's entries, so a key costs time in proportion to the map, as a
+ * whole version does: at 10k Apps 0.1 ms a key against 25 ms whole, at 100k about 3 ms a key
+ * against 250 ms whole (`test/push/smoke-delta.ts`). The bound is where they meet.
+ */
+export const MAX_SET_ENTRIES = 64;
+
+/**
+ * The lines of `now` whose key holds another value in `then`, where both are `mapLines` of views
+ * over one hostname index (the same keys, chunk by chunk, in the same order). Only chunks whose
+ * lists are different objects are compared: a Secret change leaves every other chunk's list the
+ * same object. Null when more than `bound` lines changed or the chunks do not line up.
+ */
+export function changedLines(now: ChunkLines, then: ChunkLines, bound: number): string[] | null {
+  if (now.length !== then.length) return null;
+  const changed: string[] = [];
+  for (let c = 0; c < now.length; c++) {
+    const [a, b] = [now[c]!, then[c]!];
+    if (a === b) continue;
+    if (a.length !== b.length) return null;
+    for (let i = 0; i < a.length; i++) {
+      if (a[i] === b[i]) continue;
+      if (changed.length === bound) return null;
+      changed.push(a[i]!);
+    }
+  }
+  return changed;
+}
+
+/**
+ * `set map` commands writing `lines` (`key value`) into the current version of `map`, joined by
+ * `;` on command lines of at most `bytes`: one connection for many keys.
+ */
+export function setCommands(map: string, lines: readonly string[], bytes: number): string[] {
+  const pairs = lines.map((line) => {
+    const space = line.indexOf(" ");
+    return `${argument(line.slice(0, space))} ${argument(line.slice(space + 1))}`;
+  });
+  return batched(`set map ${map}`, pairs, bytes);
+}
