@@ -12,8 +12,9 @@ export type ChunkLines = readonly (readonly string[])[];
 /**
  * The most entries a push changes by `set map`; past it the map goes whole. HAProxy 2.6 finds a
  * `set map` key by walking the map's entries, so a key costs time in proportion to the map, as a
- * whole version does: at 10k Apps 0.1 ms a key against 25 ms whole, at 100k about 3 ms a key
- * against 250 ms whole (`test/push/smoke-delta.ts`). The bound is where they meet.
+ * whole version does, and they meet at about the same count of keys: 64 entries took a p50 of
+ * 12.9 ms at 10k Apps (whole 22.9 ms; 256 entries 48 ms) and 175 ms at 100k (whole 281 ms)
+ * (`test/push/smoke-delta.ts`, ADR 58).
  */
 export const MAX_SET_ENTRIES = 64;
 
