@@ -12,8 +12,9 @@
 // - credentials new or changed are written before the routing entries that flag them (commit or
 //   `set map`: a new App, an App gaining one); a rotation is that write alone, then the REVISION;
 // - credentials of Apps the new table drops or no longer flags are deleted after the routing
-//   entries change, when no entry flags them (a request that read its entry before that commit and looks
-//   its credential up after the deletion, a connection later, is refused: closed, not open);
+//   entries change, when no entry flags them (a request that read its entry before that change
+//   and looks its credential up after the deletion, a connection later, is refused: closed, not
+//   open);
 // - a whole push (the first, after a failure, a restart, drift) commits the credentials map as
 //   one version first, holding besides the new table's the ones last pushed that it drops, which
 //   the old entries may flag, deleted after the routing commit; only what this process never
@@ -78,7 +79,7 @@ export interface HaproxyTargetOptions {
    * HAProxy's default tune.bufsize is 16384.
    */
   readonly payloadBytes?: number;
-  /** The most routing entries a push changes by `set map` (ADR 58); `MAX_SET_ENTRIES` by default. */
+  /** The most routing entries a push changes by `set map` (ADR 58); MAX_SET_ENTRIES by default. */
   readonly maxSetEntries?: number;
 }
 
