@@ -54,5 +54,7 @@ describe("the routing map's changes", () => {
       "set map /m.map a.example.com S|a;set map /m.map b.example.com S|b",
       "set map /m.map c.example.com odd\\ value\\;x\\\\",
     ]);
+    const many = Array.from({ length: 20 }, (_, i) => `h${i} S|a`);
+    expect(setCommands("/m", many, 12_000).map((line) => line.split(";").length)).toEqual([16, 4]);
   });
 });
