@@ -12,11 +12,11 @@ export type ChunkLines = readonly (readonly string[])[];
 /**
  * The most entries a push changes by `set map`; past it the map goes whole. HAProxy 2.6 finds a
  * `set map` key by walking the map's entries, so a key costs time in proportion to the map, as a
- * whole version does, and they meet at about the same count of keys: 64 entries took a p50 of
- * 12.9 ms at 10k Apps (whole 22.9 ms; 256 entries 48 ms) and 175 ms at 100k (whole 281 ms)
- * (`test/push/smoke-delta.ts`, ADR 58).
+ * whole version does, and they meet at about the same count of keys: in two runs of
+ * `test/push/smoke-delta.ts` (p50 of 5), 64 entries took 11–13 ms at 10k Apps (whole 23–25 ms)
+ * and 175–238 ms at 100k (whole 225–281 ms); 16 entries 3.6–4.6 and 73–94 ms (ADR 58).
  */
-export const MAX_SET_ENTRIES = 64;
+export const MAX_SET_ENTRIES = 32;
 
 /**
  * The lines of `now` whose key holds another value in `then`, where both are `mapLines` of views
