@@ -22,7 +22,6 @@ import { err, ok, type Result } from "../result.ts";
 import type { PushView } from "../snapshot/types.ts";
 import {
   addLineCommand,
-  batched,
   type CrtListLine,
   certificatePrefix,
   certificatesDigest,
@@ -35,6 +34,7 @@ import {
   setCertificateCommand,
   UNKNOWN_CRT_LIST,
 } from "./haproxy-certificates.ts";
+import { batched } from "./haproxy-commands.ts";
 import { runtimeCommand } from "./haproxy-runtime.ts";
 import type { PushFailure } from "./target.ts";
 

@@ -193,19 +193,3 @@ export function parseFingerprints(answer: string): Map<string, string> {
   }
   return out;
 }
-
-/** Commands of the form `<verb> <name>`, joined by `;` on lines of at most `bytes`. */
-export function batched(verb: string, names: readonly string[], bytes = 8_000): string[] {
-  const out: string[] = [];
-  let current = "";
-  for (const name of names) {
-    const command = `${verb} ${name}`;
-    if (current !== "" && current.length + command.length + 1 > bytes) {
-      out.push(current);
-      current = "";
-    }
-    current = current === "" ? command : `${current};${command}`;
-  }
-  if (current !== "") out.push(current);
-  return out;
-}

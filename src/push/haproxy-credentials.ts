@@ -17,6 +17,7 @@ import {
   type CredentialLines,
   credentialLines,
 } from "./credential-lines.ts";
+import { argument } from "./haproxy-commands.ts";
 import { sortedLinesDigest } from "./table-digest.ts";
 
 /** Where the zero-hop haproxy.cfg reads the credentials map: beside the routing map, shipped empty. */
@@ -44,7 +45,7 @@ export function* credentialPieces(lines: CredentialLines): Generator<string> {
  * never log it (haproxy-runtime.ts names only its first words).
  */
 export function credentialCommand(map: string, line: CredentialLine, held: boolean): string {
-  return `${held ? "set" : "add"} map ${map} ${line.app} ${line.value.replace(/[ \t\\;]/g, "\\$&")}`;
+  return `${held ? "set" : "add"} map ${map} ${line.app} ${argument(line.value)}`;
 }
 
 /**

@@ -1,17 +1,20 @@
-// The zero-hop table pushed into HAProxy's two maps: the routing map (haproxy-map.ts), one
-// version per push, filled in payloads that fit the runtime API's buffer, then committed, so
-// requests see the old entries or the new ones and never a mix; and the credentials map
-// (haproxy-credentials.ts), written key by key, for its keys are Apps, each one atomic on its own.
-// A push whose routing entries did not change (a rotation, any change of credentials alone) sets
-// the changed credentials and the REVISION key, and commits no version.
+// The zero-hop table pushed into HAProxy's two maps: the routing map (haproxy-map.ts) and the
+// credentials map (haproxy-credentials.ts), written key by key, for its keys are Apps, each one
+// atomic on its own. The routing map goes whole as a new version (filled in payloads that fit the
+// runtime API's buffer, then committed, so requests see the old entries or the new ones and never
+// a mix) after a Registry change, a failure, a restart, drift, or past MAX_SET_ENTRIES changed
+// entries; otherwise (Secret changes, ADR 58) the changed entries are set on its current version
+// (haproxy-map-delta.ts), then the REVISION key: a rotation, which changes no entry, sets the
+// credential and the REVISION alone.
 //
 // The orderings, so that no request for an App its routing entry flags finds no credential
 // (haproxy.cfg answers that 503 not-synced, never goes on without it):
-// - credentials new or changed are written before the routing commit that flags them (a new App,
-//   an App gaining one); a rotation is that write alone, then the REVISION;
+// - credentials new or changed are written before the routing entries that flag them (commit or
+//   `set map`: a new App, an App gaining one); a rotation is that write alone, then the REVISION;
 // - credentials of Apps the new table drops or no longer flags are deleted after the routing
-//   commit, when no entry flags them (a request that read its entry before that commit and looks
-//   its credential up after the deletion, a connection later, is refused: closed, not open);
+//   entries change, when no entry flags them (a request that read its entry before that change
+//   and looks its credential up after the deletion, a connection later, is refused: closed, not
+//   open);
 // - a whole push (the first, after a failure, a restart, drift) commits the credentials map as
 //   one version first, holding besides the new table's the ones last pushed that it drops, which
 //   the old entries may flag, deleted after the routing commit; only what this process never
@@ -23,7 +26,9 @@
 //   comes from the REVISION key, so a request racing a push may carry the revision just after the
 //   one its entry came from.
 // A failure before the routing commit leaves the old entries in place; an uncommitted version is
-// dropped by HAProxy at the next commit. A verification reads both maps back.
+// dropped by HAProxy at the next commit. A failure among the `set map`s leaves each key the old
+// view's entry or the new one's and the old REVISION; either way the target forgets what HAProxy
+// holds, so the next push is whole. A verification reads both maps back.
 // Certificates by SNI (ADR 56), when a crt-list is named, follow the maps on every push
 // (haproxy-certificate-sync.ts): whole after whatever makes the maps whole, and read back by a
 // verification beside them.
@@ -33,6 +38,7 @@ import { err, ok, type Result } from "../result.ts";
 import type { PushView, RouteView } from "../snapshot/types.ts";
 import { type CredentialLines, credentialChanges, credentialCount } from "./credential-lines.ts";
 import { haproxyCertificateSync } from "./haproxy-certificate-sync.ts";
+import { rejected, replaceVersioned, runtimeApi, silent } from "./haproxy-commands.ts";
 import {
   credentialCommand,
   credentialPieces,
@@ -40,7 +46,6 @@ import {
   haproxyCredentials,
 } from "./haproxy-credentials.ts";
 import {
-  entryCount,
   mapDigest,
   mapLines,
   mapPayloads,
@@ -48,7 +53,8 @@ import {
   payloads,
   REVISION_KEY,
 } from "./haproxy-map.ts";
-import { runtimeAnswer, runtimeCommand } from "./haproxy-runtime.ts";
+import { changedLines, MAX_SET_ENTRIES, setCommands } from "./haproxy-map-delta.ts";
+import { runtimeAnswer } from "./haproxy-runtime.ts";
 import { type ShownMapRules, shownMapDigest } from "./shown-map.ts";
 import { sha256 } from "./table-digest.ts";
 import type { PushFailure, PushTarget } from "./target.ts";
@@ -68,20 +74,17 @@ export interface HaproxyTargetOptions {
   readonly crtList?: string;
   /** Per command; a push of 10k Apps is about 45 commands, one connection each. */
   readonly timeoutMs?: number;
-  /** Bytes of payload per `add map` command; HAProxy's default tune.bufsize is 16384. */
+  /**
+   * Bytes of payload per `add map` command, and of `;`-joined `set map` commands per line;
+   * HAProxy's default tune.bufsize is 16384.
+   */
   readonly payloadBytes?: number;
+  /** The most routing entries a push changes by `set map` (ADR 58); MAX_SET_ENTRIES by default. */
+  readonly maxSetEntries?: number;
 }
 
 /** Where the zero-hop haproxy.cfg (manifests/data-planes/haproxy/zero-hop) reads its map. */
 export const DEFAULT_HAPROXY_MAP = "/usr/local/etc/haproxy/replica-mirror.map";
-
-const NEW_VERSION = /^New version created: (\d+)$/;
-
-/** `entry_cnt` of each map in `show map`: every version's entries. */
-interface Counts {
-  readonly routing: number;
-  readonly credentials: number;
-}
 
 /** What HAProxy was seen to hold after a push: the view's routing lines and credentials. */
 interface Held {
@@ -96,72 +99,23 @@ export function haproxyTarget(options: HaproxyTargetOptions): PushTarget {
   const { socket, map, credentialsMap } = options;
   const timeoutMs = options.timeoutMs ?? 2_000;
   const payloadBytes = options.payloadBytes ?? 12_000;
+  const maxSetEntries = options.maxSetEntries ?? MAX_SET_ENTRIES;
   const certificates =
     options.crtList === undefined
       ? null
       : haproxyCertificateSync({ socket, crtList: options.crtList, timeoutMs });
-  /** Runs `command`: what `read` makes of its answer, or a rejection naming `what`. */
-  async function run<T>(
-    command: string,
+  const api = runtimeApi(socket, timeoutMs);
+  const maps = { routing: map, credentials: credentialsMap };
+  /** Runs commands that answer nothing when they succeed, in turn; HAProxy's first refusal. */
+  async function runSilent(
+    commands: Iterable<string>,
     what: string,
-    read: (answer: string) => T | undefined,
-  ): Promise<Result<T, PushFailure>> {
-    const answer = await runtimeCommand(socket, command, timeoutMs);
-    if (!answer.ok) return answer;
-    const value = read(answer.value);
-    return value === undefined ? rejected(what, answer.value) : ok(value);
-  }
-  /** A command that succeeded says nothing. */
-  const silent = (answer: string) => (answer === "" ? answer : undefined);
-  /** The entries of both maps in all their versions, from `show map`. */
-  const entries = () =>
-    run("show map", "show map", (a): Counts | undefined => {
-      const [routing, credentials] = [entryCount(a, map), entryCount(a, credentialsMap)];
-      return routing === undefined || credentials === undefined
-        ? undefined
-        : { routing, credentials };
-    });
-
-  /**
-   * Replaces `name` whole with one version of `content` (`lines` entries); before the commit,
-   * the credentials map must hold `credentials` entries unless null (a restart since the
-   * credentials were written would show there).
-   */
-  async function versioned(
-    name: string,
-    content: Iterable<string>,
-    lines: number,
-    credentials: number | null,
   ): Promise<Result<void, PushFailure>> {
-    const prepare = `prepare map ${name}`;
-    const version = await run(prepare, prepare, (a) => NEW_VERSION.exec(a)?.[1]);
-    if (!version.ok) return version;
-    const before = await entries();
-    if (!before.ok) return before;
-    const add = `add map @${version.value} ${name}`;
-    // One after another: HAProxy takes a payload in one buffer (tune.bufsize), and runs the
-    // commands of one map in turn anyway.
-    for (const payload of content) {
-      const added = await run(`${add} <<\n${payload}\n`, add, silent);
-      if (!added.ok) return added;
+    for (const command of commands) {
+      const done = await api.run(command, what, silent);
+      if (!done.ok) return done;
     }
-    // A payload HAProxy could not take closes the connection with no answer, as a success
-    // does: the count of entries (every version's) tells them apart before the commit.
-    const after = await entries();
-    if (!after.ok) return after;
-    const of = (e: Counts) => (name === map ? e.routing : e.credentials);
-    const taken = of(after.value) - of(before.value);
-    if (taken !== lines) {
-      const message = `'${add}': ${taken} of ${lines} entries taken`;
-      return err({ reason: "rejected", message });
-    }
-    if (credentials !== null && after.value.credentials !== credentials) {
-      const message = `'${add}': the credentials map holds ${after.value.credentials} entries, not ${credentials}`;
-      return err({ reason: "rejected", message });
-    }
-    const commit = `commit map @${version.value} ${name}`;
-    const committed = await run(commit, commit, silent);
-    return committed.ok ? ok(undefined) : committed;
+    return ok(undefined);
   }
 
   // What HAProxy holds as last pushed; null when unknown: the next push is whole.
@@ -179,33 +133,36 @@ export function haproxyTarget(options: HaproxyTargetOptions): PushTarget {
       const dropped = new Set(changes.dropped);
       const kept = last.map((chunk) => chunk.filter((l) => dropped.has(l.app)));
       const content = payloads(credentialPieces([...credentials, ...kept]), payloadBytes);
-      const filled = await versioned(credentialsMap, content, count, null);
+      const filled = await replaceVersioned(api, maps, credentialsMap, content, count, null);
       if (!filled.ok) return filled;
     } else {
-      for (const line of changes.written) {
-        const command = credentialCommand(credentialsMap, line, !changes.added.has(line.app));
-        const written = await run(command, `set map ${credentialsMap}`, silent);
-        if (!written.ok) return written;
-      }
+      const commands = changes.written.map((line) =>
+        credentialCommand(credentialsMap, line, !changes.added.has(line.app)),
+      );
+      const written = await runSilent(commands, `set map ${credentialsMap}`);
+      if (!written.ok) return written;
     }
-    // 2. The routing entries: a new version when they changed, else the REVISION alone.
+    // 2. The routing entries: those changed on the current version then the REVISION, or a new
+    //    version whole.
     const lines = mapLines(view);
-    if (from !== null && from.routes === view.routes && sameLines(lines, from.lines)) {
-      const set = `set map ${map} ${REVISION_KEY} ${view.revision}`;
-      const revised = await run(set, set, silent);
+    const changed =
+      from !== null && from.routes === view.routes
+        ? changedLines(lines, from.lines, maxSetEntries)
+        : null;
+    if (changed !== null) {
+      const set = `set map ${map}`;
+      const entries = await runSilent(setCommands(map, changed, payloadBytes), set);
+      if (!entries.ok) return entries;
+      const revised = await runSilent([`${set} ${REVISION_KEY} ${view.revision}`], set);
       if (!revised.ok) return revised;
     } else {
       const content = mapPayloads(view, payloadBytes);
-      const pushed = await versioned(map, content.payloads, content.lines, count);
+      const pushed = await replaceVersioned(api, maps, map, content.payloads, content.lines, count);
       if (!pushed.ok) return pushed;
     }
     // 3. The credentials no entry flags any more.
-    for (const app of changes.dropped) {
-      const del = `del map ${credentialsMap} ${app}`;
-      const deleted = await run(del, del, silent);
-      if (!deleted.ok) return deleted;
-    }
-    return ok(undefined);
+    const deletions = changes.dropped.map((app) => `del map ${credentialsMap} ${app}`);
+    return runSilent(deletions, `del map ${credentialsMap}`);
   }
 
   return {
@@ -224,7 +181,7 @@ export function haproxyTarget(options: HaproxyTargetOptions): PushTarget {
     },
     async held(): Promise<Result<number | null, PushFailure>> {
       const get = `get map ${map} ${REVISION_KEY}`;
-      const revision = await run(get, `get map ${map}`, parseHeldRevision);
+      const revision = await api.run(get, `get map ${map}`, parseHeldRevision);
       // Not the revision last pushed: HAProxy restarted, or another writer; push whole next.
       if (revision.ok && revision.value !== held?.revision) held = null;
       return revision;
@@ -269,25 +226,3 @@ export function haproxyTarget(options: HaproxyTargetOptions): PushTarget {
 /** The maps' digest, with the certificates' when there are any (none: the maps' alone, as before). */
 const withCertificates = (maps: string, certificates: string) =>
   certificates === "" ? maps : sha256(`${maps}\n${certificates}`);
-
-/** Whether two tables' lines per App chunk are the same, comparing only the lists that differ. */
-function sameLines(
-  now: readonly (readonly string[])[],
-  then: readonly (readonly string[])[],
-): boolean {
-  if (now.length !== then.length) return false;
-  for (let c = 0; c < now.length; c++) {
-    const [a, b] = [now[c]!, then[c]!];
-    if (a !== b && (a.length !== b.length || a.some((line, i) => line !== b[i]))) return false;
-  }
-  return true;
-}
-
-/** HAProxy's refusal, its first line only (the runtime API answers errors in one line). */
-function rejected(command: string, answer: string): Result<never, PushFailure> {
-  const first = answer.trim().split("\n", 1)[0] ?? "";
-  return err({
-    reason: "rejected",
-    message: `'${command}': ${first.slice(0, 200) || "empty answer"}`,
-  });
-}

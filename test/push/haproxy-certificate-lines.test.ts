@@ -3,7 +3,6 @@
 
 import { beforeAll, describe, expect, it } from "vitest";
 import {
-  batched,
   certificatesDigest,
   crtListLines,
   filterGroups,
@@ -11,6 +10,7 @@ import {
   parseFingerprints,
   parseStore,
 } from "../../src/push/haproxy-certificates.ts";
+import { batched } from "../../src/push/haproxy-commands.ts";
 import { findApp } from "../../src/snapshot/lookup.ts";
 import { makeCertificate, type TestCertificate } from "../support/certificates.ts";
 import { fingerprintOf } from "../support/tls-client.ts";

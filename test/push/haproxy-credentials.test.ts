@@ -1,6 +1,6 @@
 // HAProxy's credentials map beside its routing map (src/push/haproxy-target.ts), through the
 // shipped zero-hop haproxy.cfg: what each push writes there and in which order around the routing
-// commit (a new App's credential before it, a dropped one after, a rotation one key and the
+// entries (a new App's credential before them, a dropped one after, a rotation one key and the
 // revision), what the map then holds, every byte a credential may hold kept both ways it is
 // written, a flagged App whose credential is missing refused rather than sent on without it, and
 // a changed credential seen as drift. Credentials are compared as digests.
@@ -115,7 +115,7 @@ describe.skipIf(haproxy.path === undefined)("HAProxy's credentials map", () => {
 
   afterAll(() => release(relay, proxy, upstreams, dir));
 
-  it("writes a credential before the routing commit that flags it and deletes it after the one that stops, a rotation one key and the revision", async () => {
+  it("writes a credential before the routing entries that flag it and deletes it after those that stop, a rotation one key and the revision", async () => {
     for (const [name, token] of [
       ["a", "a1"],
       ["b", "b1"],
@@ -172,9 +172,10 @@ describe.skipIf(haproxy.path === undefined)("HAProxy's credentials map", () => {
         sent: [[digest("a2")], "unknown-host", [digest("c1")], []],
       },
       {
+        // A Secret change: the App's entry set on the current version (ADR 58).
         commands: [
-          "prepare map routing",
-          ...whole.map((c) => c.replace("@v", "@v routing")),
+          "set map routing c.example.com",
+          "set map routing REVISION",
           "del map credentials c",
         ],
         held: { a: digest("a2") },

@@ -23,6 +23,8 @@ describeZeroHop({
   // The hop configuration's answers and headers (manifests/data-planes/haproxy/haproxy.cfg).
   answers: TEXT_ANSWERS,
   upstreamHeaders: ["x-mirror-app", "x-mirror-revision"],
+  // Secret changes go entry by entry onto the map HAProxy holds (ADR 58): several in a row.
+  changeSteps: 4,
 });
 
 describePushChannel({

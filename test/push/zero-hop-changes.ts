@@ -131,21 +131,23 @@ export function changeCases(c: ZeroHopContext): void {
       fc.asyncProperty(
         zeroHopWorld(choices),
         fc.array(request, { minLength: 1, maxLength: 15 }),
-        fc.array(rotation, { maxLength: 3 }),
+        fc.array(rotation, { maxLength: 3 * c.changeSteps }),
         async (world, requests, rotations) => {
-          let snapshot = snapshotOfWorld(world, c.nextRevision());
+          let now = { world, snapshot: snapshotOfWorld(world, c.nextRevision()) };
           for (let step = 0; ; step++) {
+            const { snapshot } = now;
             await c.pushed(snapshot);
             const got = await Promise.all(requests.map((r) => c.through(asked(r))));
             expect(requests.map((r, i) => ({ step, host: r.host, ...got[i]! }))).toEqual(
               requests.map((r) => ({ step, host: r.host, ...c.expected(snapshot, asked(r)) })),
             );
-            if (step === 1 || rotations.length === 0) break;
-            // Every rotation as one rebuild after another, pushed once: a Secret change each.
-            let now = { world, snapshot };
-            for (const change of rotations)
+            // Up to 3 rotations a step, one rebuild after another, pushed once: a Secret change
+            // each (with one step, every rotation at once).
+            const size = Math.ceil(rotations.length / c.changeSteps);
+            const changes = rotations.slice(step * size, (step + 1) * size);
+            if (changes.length === 0) break;
+            for (const change of changes)
               now = rotated(now.world, now.snapshot, change, c.nextRevision());
-            snapshot = now.snapshot;
           }
         },
       ),

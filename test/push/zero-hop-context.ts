@@ -13,6 +13,8 @@ export interface ZeroHopContext {
   readonly answers: RefusedAnswers;
   /** Property runs: each is one or two pushes and up to 15 requests. */
   readonly runs: number;
+  /** Per property run, the Snapshots of Secret changes pushed after the first. */
+  readonly changeSteps: number;
   /** The echo upstreams' URLs (once the suite started them). */
   urls(): readonly string[];
   /** The running proxy (once the suite started it). */

@@ -49,6 +49,12 @@ export interface ZeroHopSpec {
   readonly upstreamHeaders?: readonly string[];
   /** Property runs: each is one push and up to 15 requests. */
   readonly runs?: number;
+  /**
+   * Per property run, the Snapshots after the first, each up to 3 Secret changes rebuilt one
+   * after another and pushed once: 1 by default, more for a proxy that pushes such changes
+   * entry by entry onto what it holds (HAProxy, ADR 58).
+   */
+  readonly changeSteps?: number;
 }
 
 /** Runs the zero-hop contract through `spec`'s proxy; skipped, saying why, when it is not installed. */
@@ -111,6 +117,7 @@ export function describeZeroHop(spec: ZeroHopSpec): void {
       name: spec.name,
       answers: spec.answers,
       runs: spec.runs ?? 40,
+      changeSteps: spec.changeSteps ?? 1,
       urls: () => upstreams.urls,
       proxy: () => proxy,
       nextRevision: () => ++revision,
