@@ -1,14 +1,34 @@
 // Scenario 1: the whole fleet starting at once (a new install, a node pool replaced), and a rolling
 // restart 10% at a time (a Deployment rollout): each replica lists what it watches.
 
+import type { Collected } from "../api-server.ts";
 import { allReady, untilConverged } from "../converge.ts";
-import { convergeTimeout, type FleetContext, measurePhase, type PhaseName } from "../phase.ts";
-import type { PhaseResult } from "../results.ts";
+import {
+  convergeTimeout,
+  type FleetContext,
+  measurePhase,
+  type PhaseBase,
+  type PhaseName,
+} from "../phase.ts";
+import type { PhaseResult, Target } from "../results.ts";
 
 const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
 
-/** Every replica started at once; each converges when it serves every App ready. */
-export function coldStart(ctx: FleetContext, phase: PhaseName): Promise<PhaseResult> {
+/**
+ * Every replica started at once; each converges when it serves every App ready. `judged` adds
+ * facts and targets of the phase's own.
+ */
+export function coldStart(
+  ctx: FleetContext,
+  phase: PhaseName,
+  judged?: (
+    c: Collected,
+    base: PhaseBase,
+  ) => {
+    readonly facts: PhaseResult["facts"];
+    readonly targets: Target[];
+  },
+): Promise<PhaseResult> {
   return measurePhase(ctx, phase, async () => {
     const started = await ctx.fleet.start(range(0, ctx.fleet.size));
     const from = new Map(started.map((r) => [r.client, r.spawnedAt]));
@@ -18,12 +38,15 @@ export function coldStart(ctx: FleetContext, phase: PhaseName): Promise<PhaseRes
     return {
       converged,
       from,
-      judge: (_, base) => {
+      judge: (c, base) => {
         const last = Math.max(...[...converged.values()].map((t) => t ?? 0));
+        const own = judged?.(c, base);
         return {
           facts: {
+            ...own?.facts,
             "whole fleet converged after (ms)": last > 0 ? last - base.startedAt : null,
           },
+          ...(own === undefined ? {} : { targets: own.targets }),
         };
       },
     };

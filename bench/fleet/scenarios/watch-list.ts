@@ -3,15 +3,9 @@
 // watch per reflector and no list; the second a refused watch per replica, then paged lists.
 
 import type { Collected } from "../api-server.ts";
-import { allReady, untilConverged } from "../converge.ts";
-import {
-  convergeTimeout,
-  type FleetContext,
-  measurePhase,
-  type PhaseBase,
-  type PhaseName,
-} from "../phase.ts";
+import type { FleetContext, PhaseBase, PhaseName } from "../phase.ts";
 import type { PhaseResult, Target } from "../results.ts";
+import { coldStart } from "./start.ts";
 
 /** The two phases, gate on then off. */
 export interface WatchListPhases {
@@ -25,10 +19,10 @@ export async function coldStartsBothWays(
   phases: WatchListPhases,
 ): Promise<PhaseResult[]> {
   await ctx.api.call("featureGates", { WatchList: true });
-  const streaming = await coldStart(ctx, phases.streaming, streamingTargets);
+  const streaming = await coldStartJudged(ctx, phases.streaming, streamingTargets);
   await ctx.api.call("featureGates", { WatchList: false });
   try {
-    return [streaming, await coldStart(ctx, phases.gateOff, gateOffTargets)];
+    return [streaming, await coldStartJudged(ctx, phases.gateOff, gateOffTargets)];
   } finally {
     await ctx.api.call("featureGates", { WatchList: true });
   }
@@ -60,36 +54,18 @@ function gateOffTargets(_: Collected, base: PhaseBase): Target[] {
   ];
 }
 
-/** Every replica started at once; stopped again once measured. */
-async function coldStart(
+/** Every replica started at once, judged by `targets`; stopped again once measured. */
+async function coldStartJudged(
   ctx: FleetContext,
   phase: PhaseName,
   targets: (c: Collected, base: PhaseBase) => Target[],
 ): Promise<PhaseResult> {
-  const all = Array.from({ length: ctx.fleet.size }, (_, i) => i);
   try {
-    return await measurePhase(ctx, phase, async () => {
-      const started = await ctx.fleet.start(all);
-      const from = new Map(started.map((r) => [r.client, r.spawnedAt]));
-      const converged = await untilConverged(started, allReady(ctx.config.apps), {
-        timeoutMs: convergeTimeout(ctx.config),
-      });
-      return {
-        converged,
-        from,
-        judge: (c, base) => {
-          const last = Math.max(...[...converged.values()].map((t) => t ?? 0));
-          return {
-            facts: {
-              "LIST requests for Secrets, fleet": secretLists(c),
-              "whole fleet converged after (ms)": last > 0 ? last - base.startedAt : null,
-            },
-            targets: targets(c, base),
-          };
-        },
-      };
-    });
+    return await coldStart(ctx, phase, (c, base) => ({
+      facts: { "LIST requests for Secrets, fleet": secretLists(c) },
+      targets: targets(c, base),
+    }));
   } finally {
-    await ctx.fleet.stop(all);
+    await ctx.fleet.stop(Array.from({ length: ctx.fleet.size }, (_, i) => i));
   }
 }
