@@ -31,7 +31,7 @@ export const LOAD_PEM_PATH = "/config/apps/tls/certificates/load_pem";
 export const POLICIES_PATH = "/id/replica_mirror_server/tls_connection_policies";
 /** The tag of the default certificate, which the configuration file loads from files. */
 export const DEFAULT_TAG = "replica-mirror-default";
-/** The last policy: any name no App holds, and no SNI, gets the default certificate. */
+/** The last policy: a name no App holds, and no SNI, gets the default certificate. */
 export const DEFAULT_POLICY: Json = Object.freeze({
   certificate_selection: Object.freeze({ any_tag: Object.freeze([DEFAULT_TAG]) }),
 });
