@@ -20,7 +20,7 @@ import {
 } from "./chart-specs.ts";
 import { appsLabel, comparisons } from "./compare.ts";
 import { bytesLabel } from "./credentials.ts";
-import type { DataplanesData, RotationData } from "./data.ts";
+import { type DataplanesData, type RotationData, writesOf } from "./data.ts";
 import { labelOf, nameOf, PROXIES, variantName } from "./proxies.ts";
 import {
   ROTATION_ANCHORS,
@@ -103,7 +103,7 @@ export async function renderDataplaneCharts(
     }),
     `${out}${files[1]}`,
   );
-  const writes = data.writeToAnswer;
+  const writes = writesOf(data)[0];
   if (writes !== undefined) {
     const series: [string, string][] = [
       ...PROXIES.map((p): [string, string] => [p.zeroHopLabel, variantName(p.kind, "zero-hop")]),

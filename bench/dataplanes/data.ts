@@ -97,6 +97,9 @@ export interface DataplanesData {
   /** By number of Apps: the load runs. */
   readonly sizes: Record<string, SizeData>;
   /** Absent in results saved before it was measured. */
+  /** One per Registry size (10k, 100k Apps); absent in results saved before. */
+  readonly writes?: readonly WriteToAnswerData[];
+  /** The 10k one, in results saved before `writes`. */
   readonly writeToAnswer?: WriteToAnswerData;
   /** One per credential size; absent in results saved before rotation was measured. */
   readonly rotations?: readonly RotationData[];
@@ -105,3 +108,7 @@ export interface DataplanesData {
   /** Each stage's wall-clock time, s, in order ("load 1k Apps", ...); absent before. */
   readonly stageSeconds?: Record<string, number>;
 }
+
+/** The write-to-answer runs of `data`, by Registry size, whichever way it was saved. */
+export const writesOf = (data: DataplanesData): readonly WriteToAnswerData[] =>
+  data.writes ?? (data.writeToAnswer === undefined ? [] : [data.writeToAnswer]);

@@ -10,7 +10,7 @@ import { loadResult, saveResult } from "../results.ts";
 import { ensureBuilt, shippedCommand } from "../shipped.ts";
 import { renderDataplaneCharts } from "./charts.ts";
 import { CREDENTIAL_BYTES } from "./credentials.ts";
-import type { DataplanesData } from "./data.ts";
+import { type DataplanesData, writesOf } from "./data.ts";
 import { rotationLines } from "./report-rotation.ts";
 import { benchDataplanes, defaultParts, PARTS, type Part } from "./suite.ts";
 import { renderTlsChart } from "./tls-chart.ts";
@@ -75,10 +75,14 @@ for (const [apps, size] of Object.entries(data.sizes)) {
   for (const [name, why] of Object.entries(size.credentialsLeftOut ?? {}))
     console.log(`${apps} Apps: ${name} left out: ${why}`);
 }
-const warmUp = Object.entries(data.writeToAnswer?.warmUp ?? {})
-  .map(([name, ms]) => `${name} ${ms.map((m) => fmt(m, 1)).join(", ")}`)
-  .join("; ");
-if (warmUp !== "") console.log(`\nwrite → answer, the untimed writes before (ms): ${warmUp}`);
+for (const w of writesOf(data)) {
+  const warmUp = Object.entries(w.warmUp)
+    .map(([name, ms]) => `${name} ${ms.map((m) => fmt(m, 1)).join(", ")}`)
+    .join("; ");
+  const at = `${w.apps / 1000}k Apps`;
+  if (warmUp !== "")
+    console.log(`\nwrite → answer at ${at}, the untimed writes before (ms): ${warmUp}`);
+}
 for (const line of rotationLines(data.rotations ?? [])) console.log(line);
 const stages = Object.entries(data.stageSeconds ?? {}).map(([name, s]) => `${name} ${s} s`);
 console.log(

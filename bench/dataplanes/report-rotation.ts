@@ -8,7 +8,7 @@ import { fmt, type Row } from "../measure.ts";
 import { bytesLabel } from "./credentials.ts";
 import type { AfterNewCounts, RotationData } from "./data.ts";
 import { labelOf, PROXIES, type ShippedVariant, variantName, zeroHopLabelOf } from "./proxies.ts";
-import { summarizeWrites } from "./report-writes.ts";
+import { type ScaleVariant, scaleRows, summarizeWrites } from "./report-writes.ts";
 import { addCounts, NO_COUNTS } from "./rotation-observer.ts";
 
 /**
@@ -85,6 +85,18 @@ export function rotationRows(rotations: readonly RotationData[]): Row[] {
       ];
     }),
   );
+  // The same credential size at two Registry sizes: a rotation costs in proportion to itself.
+  const variants = ROTATION_VARIANTS.map(
+    ([kind, variant]): ScaleVariant => [
+      rotationLabel(kind, variant),
+      variantName(kind, variant),
+      variant === "hop" || kind !== "caddy",
+    ],
+  );
+  for (const bytes of new Set(rotations.map((r) => r.valueBytes))) {
+    const runs = rotations.filter((r) => r.valueBytes === bytes);
+    rows.push(...scaleRows(`rotation → upstream (${bytesLabel(bytes)})`, runs, variants));
+  }
   const total = afterNewTotal(rotations);
   const first = rotations[0];
   if (first !== undefined && total.checked > 0)

@@ -79,3 +79,62 @@ export function writeRows(w: WriteToAnswerData): Row[] {
     });
   return rows;
 }
+
+/** A change costs in proportion to itself (ADR 60): p99 at the larger Registry over the smaller. */
+export const SCALE_P99_RATIO_TARGET = 1.5;
+/** And under this many ms at both sizes. */
+export const SCALE_P99_TARGET_MS = 50;
+
+/** Times by variant at one Registry size: a write-to-answer or a rotation run. */
+export interface TimedAtSize {
+  readonly apps: number;
+  readonly samples: Record<string, number[]>;
+}
+
+/** A variant compared across sizes: its label, its `variantName`, whether the targets hold it. */
+export type ScaleVariant = readonly [label: string, name: string, targeted: boolean];
+
+/**
+ * Per variant timed at two Registry sizes: its p99 at the larger against the smaller, with the
+ * targets of ADR 60 where `targeted` (reported for Caddy in zero-hop mode, whose every push is a
+ * reload of its whole configuration).
+ */
+export function scaleRows(
+  what: string,
+  runs: readonly TimedAtSize[],
+  variants: readonly ScaleVariant[],
+): Row[] {
+  if (runs.length < 2) return [];
+  const [small, large] = [...runs].sort((a, b) => a.apps - b.apps) as [TimedAtSize, TimedAtSize];
+  return variants.flatMap(([label, name, targeted]): Row[] => {
+    const [a, b] = [small.samples[name], large.samples[name]];
+    if (a === undefined || b === undefined) return [];
+    const [s, l] = [summarizeWrites(name, a), summarizeWrites(name, b)];
+    const ratio = l.p99Ms / s.p99Ms;
+    const met = ratio <= SCALE_P99_RATIO_TARGET && Math.max(s.p99Ms, l.p99Ms) < SCALE_P99_TARGET_MS;
+    return [
+      {
+        bench: `${what} p99, ${label}, ${large.apps / 1000}k against ${small.apps / 1000}k Apps`,
+        figure: `${fmt(l.p99Ms, 1)} ms`,
+        baseline: `${fmt(s.p99Ms, 1)} ms`,
+        ratio: `${fmt(ratio, 2)}x`,
+        target: targeted
+          ? `≤ ${SCALE_P99_RATIO_TARGET}x, both < ${SCALE_P99_TARGET_MS} ms`
+          : "reported",
+        met: targeted ? (met ? "yes" : "no") : "-",
+      },
+    ];
+  });
+}
+
+/** The write-to-answer variants compared across sizes: each zero-hop proxy, then hop mode. */
+export const WRITE_SCALE_VARIANTS: readonly ScaleVariant[] = [
+  ...PROXIES.map(
+    ({ kind }): ScaleVariant => [
+      `${zeroHopLabelOf(kind)} (zero-hop)`,
+      variantName(kind, "zero-hop"),
+      kind !== "caddy",
+    ],
+  ),
+  [`${labelOf(HOP_WRITES)} (hop mode)`, variantName(HOP_WRITES, "hop"), true],
+];

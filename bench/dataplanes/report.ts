@@ -4,12 +4,12 @@
 import type { PlaneKind } from "../../test/support/data-plane.ts";
 import { fmt, type Row } from "../measure.ts";
 import { appsLabel, type Comparison, comparisons, k } from "./compare.ts";
-import type { DataplanesData } from "./data.ts";
+import { type DataplanesData, writesOf } from "./data.ts";
 import { baselineLabel, labelOf, PROXIES, type ShippedVariant, zeroHopLabelOf } from "./proxies.ts";
 import { credentialRows } from "./report-credentials.ts";
 import { rotationRows } from "./report-rotation.ts";
 import { tlsRows } from "./report-tls.ts";
-import { writeRows } from "./report-writes.ts";
+import { scaleRows, WRITE_SCALE_VARIANTS, writeRows } from "./report-writes.ts";
 
 /** The acceptance targets of req/s against alone, by mode and proxy (issue 30; zero-hop ADR 34). */
 export const TARGETS: Record<ShippedVariant, Partial<Record<PlaneKind, number>>> = {
@@ -38,7 +38,8 @@ export function dataplaneRows(data: DataplanesData): Row[] {
   return [
     ...under,
     ...credentialRows(data),
-    ...(data.writeToAnswer === undefined ? [] : writeRows(data.writeToAnswer)),
+    ...writesOf(data).flatMap(writeRows),
+    ...scaleRows("write → answer", writesOf(data), WRITE_SCALE_VARIANTS),
     ...rotationRows(data.rotations ?? []),
     ...(data.tls === undefined ? [] : tlsRows(data.tls)),
   ];

@@ -49,16 +49,18 @@ export function rejected(command: string, answer: string): Result<never, PushFai
 
 const NEW_VERSION = /^New version created: (\d+)$/;
 
-/** `entry_cnt` of each map in `show map`: every version's entries. */
-interface Counts {
-  readonly routing: number;
-  readonly credentials: number;
-}
-
-/** The two maps of the zero-hop haproxy.cfg, exactly as it names them. */
+/** The maps of the zero-hop haproxy.cfg, exactly as it names them, and their overlays (ADR 60). */
 export interface MapNames {
   readonly routing: string;
   readonly credentials: string;
+  readonly routingOverlay: string;
+  readonly credentialsOverlay: string;
+}
+
+/** `entry_cnt` in `show map` (every version's entries) of the map replaced and of the credentials. */
+interface Counts {
+  readonly replaced: number;
+  readonly credentials: number;
 }
 
 /**
@@ -78,11 +80,11 @@ export async function replaceVersioned(
 ): Promise<Result<void, PushFailure>> {
   const entries = () =>
     api.run("show map", "show map", (a): Counts | undefined => {
-      const routing = entryCount(a, maps.routing);
+      const replaced = entryCount(a, name);
       const held = entryCount(a, maps.credentials);
-      return routing === undefined || held === undefined
+      return replaced === undefined || held === undefined
         ? undefined
-        : { routing, credentials: held };
+        : { replaced, credentials: held };
     });
   const prepare = `prepare map ${name}`;
   const version = await api.run(prepare, prepare, (a) => NEW_VERSION.exec(a)?.[1]);
@@ -100,8 +102,7 @@ export async function replaceVersioned(
   // the count of entries (every version's) tells them apart before the commit.
   const after = await entries();
   if (!after.ok) return after;
-  const of = (e: Counts) => (name === maps.routing ? e.routing : e.credentials);
-  const taken = of(after.value) - of(before.value);
+  const taken = after.value.replaced - before.value.replaced;
   if (taken !== lines) {
     return err({ reason: "rejected", message: `'${add}': ${taken} of ${lines} entries taken` });
   }

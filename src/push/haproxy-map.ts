@@ -1,7 +1,8 @@
 // The zero-hop table as one HAProxy map (manifests/data-planes/haproxy/zero-hop/haproxy.cfg):
-// exact hostnames, wildcard suffixes and the revision under keys that cannot collide, so that
-// one versioned map (prepare, add, commit) replaces all of it at once. The credentials are a map
-// of their own (haproxy-credentials.ts).
+// exact hostnames and wildcard suffixes under keys that cannot collide, so that one versioned map
+// (prepare, add, commit) replaces all of it at once. The revision lives in the overlay beside it
+// (haproxy-overlay.ts), which every push writes; the credentials are a map of their own
+// (haproxy-credentials.ts).
 
 import type { RouteView } from "../snapshot/types.ts";
 import { sortedLinesDigest } from "./table-digest.ts";
@@ -13,10 +14,7 @@ export const REVISION_KEY = "REVISION";
 /** Appended to a wildcard's suffix to form its key; upper case for the same reason. */
 export const WILDCARD_MARK = "/W";
 
-/**
- * The map as `add map` payloads: every line `key value`, the REVISION key last (any order would
- * do: one commit shows all).
- */
+/** The map as `add map` payloads: every line `key value` (one commit shows all). */
 export interface MapPayloads {
   /**
    * Built one at a time as they are taken, so that a push holds one payload rather than all of
@@ -35,20 +33,19 @@ export interface MapPayloads {
  */
 export function mapPayloads(view: RouteView, maxBytes: number): MapPayloads {
   return {
-    payloads: payloads(pieces(mapLines(view), view.revision), maxBytes),
-    lines: lineCount(view) + 1,
+    payloads: payloads(pieces(mapLines(view)), maxBytes),
+    lines: lineCount(view),
   };
 }
 
 /** `view`'s map lines per App chunk, without the REVISION key; the same list for a shared chunk. */
 export const mapLines = (view: RouteView) => tableLines(view, mapLine);
 
-/** Each chunk's lines as one piece, then the revision (`payloads` cuts a long piece). */
-function* pieces(chunks: readonly (readonly string[])[], revision: number): Generator<string> {
+/** Each chunk's lines as one piece (`payloads` cuts a long piece). */
+function* pieces(chunks: readonly (readonly string[])[]): Generator<string> {
   for (const lines of chunks) {
     if (lines.length > 0) yield `${lines.join("\n")}\n`;
   }
-  yield `${REVISION_KEY} ${revision}\n`;
 }
 
 /** A line: the key, then the entry's fields (`entryFields`). */
@@ -83,8 +80,8 @@ export function* payloads(pieces: Iterable<string>, maxBytes: number): Generator
 const linesOf = (piece: string): string[] => piece.split(/(?<=\n)/);
 
 /**
- * The revision in the answer to `get map <map> REVISION`: a number, null when the key is not in
- * the map (HAProxy started with the empty file: nothing pushed yet), or undefined when the
+ * The revision in the answer to `get map <overlay> REVISION`: a number, null when the key is not
+ * in the map (HAProxy started with the empty file: nothing pushed yet), or undefined when the
  * answer is not one `get map` gives.
  */
 export function parseHeldRevision(answer: string): number | null | undefined {
@@ -103,8 +100,9 @@ export function entryCount(answer: string, map: string): number | undefined {
 }
 
 /**
- * The digest of the map HAProxy holds while it holds exactly `view`'s table: its `key value`
- * lines as a set (table-digest.ts), as `shownMapDigest` (shown-map.ts) reads them back.
+ * The digest of the table HAProxy holds while it holds exactly `view`'s: its `key value` lines
+ * and the REVISION as a set (table-digest.ts), as `shownMapDigest` (shown-map.ts) reads the map
+ * back under its overlay.
  */
 export function mapDigest(view: RouteView): string {
   const lines = [`${REVISION_KEY} ${view.revision}`];

@@ -15,8 +15,16 @@ const LINE_END = Buffer.from("\n");
 export interface ShownMapRules {
   /** Whether a value may hold spaces (a credential may; a routing entry may not). */
   readonly valueSpaces: boolean;
-  /** A key the map must hold, else the digest is null (the routing map's REVISION). */
+  /** A key the map must hold, else the digest is null. */
   readonly required?: string;
+}
+
+/** What an overlay map (ADR 60) makes of the entries of the map beneath it. */
+export interface ShownMapOverlay {
+  /** By key: an entry with one of these keys holds this value instead; a key no entry holds is an entry of its own. */
+  readonly byKey?: ReadonlyMap<string, string>;
+  /** By App: an entry whose value's second `|` field names one of these Apps holds this value instead. */
+  readonly byApp?: ReadonlyMap<string, string>;
 }
 
 interface Entry {
@@ -24,6 +32,8 @@ interface Entry {
   /** From the key to the end of the line: the `key value` line. */
   readonly start: number;
   readonly end: number;
+  /** The line instead, when an overlay replaced or added it. */
+  readonly line?: Buffer;
 }
 
 /**
@@ -33,7 +43,11 @@ interface Entry {
  * holds). Keys are sorted by their bytes, which gives the lines' order when no key is a prefix of
  * another followed by a byte below a space: true of every key a push writes.
  */
-export function shownMapDigest(answer: Buffer, rules: ShownMapRules): string | null | undefined {
+export function shownMapDigest(
+  answer: Buffer,
+  rules: ShownMapRules,
+  overlay: ShownMapOverlay = {},
+): string | null | undefined {
   let length = answer.length;
   while (length > 0 && answer[length - 1] === NL) length--;
   // A credential's bytes are not looked at one by one (10 MB): a CR anywhere fails the answer.
@@ -47,17 +61,61 @@ export function shownMapDigest(answer: Buffer, rules: ShownMapRules): string | n
     const entry = entryOf(answer, pos, end, rules.valueSpaces);
     if (entry === undefined) return undefined;
     if (!found && entry.key === rules.required) found = true;
-    entries.push(entry);
+    entries.push(overlaid(answer, entry, overlay));
     pos = end + 1;
   }
   if (!found) return null;
-  entries.sort((a, b) =>
-    a.key < b.key ? -1 : a.key > b.key ? 1 : answer.compare(answer, b.start, b.end, a.start, a.end),
-  );
+  if (overlay.byKey !== undefined && overlay.byKey.size > 0) {
+    const held = new Set(entries.map((e) => e.key));
+    for (const [key, value] of overlay.byKey)
+      if (!held.has(key)) entries.push({ key, start: 0, end: 0, line: lineOf(key, value) });
+  }
+  const bytes = (e: Entry) => e.line ?? answer.subarray(e.start, e.end);
+  entries.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : bytes(a).compare(bytes(b))));
   const hash = createHash("sha256");
-  for (const e of entries) hash.update(answer.subarray(e.start, e.end)).update(LINE_END);
+  for (const e of entries) hash.update(bytes(e)).update(LINE_END);
   return hash.digest("hex");
 }
+
+/**
+ * The `key value` lines of `answer` as key → value, for a map small enough to decode (an
+ * overlay); undefined as for `shownMapDigest`.
+ */
+export function shownEntries(
+  answer: Buffer,
+  rules: ShownMapRules,
+): Map<string, string> | undefined {
+  let length = answer.length;
+  while (length > 0 && answer[length - 1] === NL) length--;
+  const cr = answer.indexOf(CR);
+  if (rules.valueSpaces && cr >= 0 && cr < length) return undefined;
+  const out = new Map<string, string>();
+  for (let pos = 0; pos < length; ) {
+    let end = answer.indexOf(NL, pos);
+    if (end < 0 || end > length) end = length;
+    const entry = entryOf(answer, pos, end, rules.valueSpaces);
+    if (entry === undefined) return undefined;
+    const valueStart = entry.start + entry.key.length + 1;
+    out.set(entry.key, answer.toString("latin1", Math.min(valueStart, end), end));
+    pos = end + 1;
+  }
+  return out;
+}
+
+/** `entry` with the value an overlay gives it. */
+function overlaid(answer: Buffer, entry: Entry, overlay: ShownMapOverlay): Entry {
+  const byKey = overlay.byKey?.get(entry.key);
+  if (byKey !== undefined) return { ...entry, line: lineOf(entry.key, byKey) };
+  if (overlay.byApp === undefined || overlay.byApp.size === 0) return entry;
+  const value = answer.toString("latin1", entry.start + entry.key.length + 1, entry.end);
+  const start = value.indexOf("|") + 1;
+  const stop = value.indexOf("|", start);
+  const byApp =
+    start > 0 ? overlay.byApp.get(value.slice(start, stop < 0 ? undefined : stop)) : undefined;
+  return byApp === undefined ? entry : { ...entry, line: lineOf(entry.key, byApp) };
+}
+
+const lineOf = (key: string, value: string) => Buffer.from(`${key} ${value}`, "latin1");
 
 /** `0x<hex> <key> <value>` between `pos` and `end`, or undefined. */
 function entryOf(

@@ -262,12 +262,14 @@ describe("the data-plane bench with credentials", () => {
 });
 
 describe("the suite's stages", () => {
-  it("runs credentials on beside off at 10k in a full run, and rotations and TLS on clusters of their own", () => {
+  it("runs credentials on beside off at 10k in a full run, writes and rotations at 100k too, and rotations and TLS on clusters of their own", () => {
     expect(stagesOf(defaultParts(false), false)).toEqual([
       { apps: 1_000, load: true, credentialBytes: [], writes: 0 },
       { apps: 10_000, load: true, credentialBytes: [40, 1024], writes: 100 },
       { apps: 10_000, rotations: 100, valueBytes: 40 },
       { apps: 10_000, rotations: 100, valueBytes: 1024 },
+      { apps: 100_000, load: false, credentialBytes: [], writes: 100 },
+      { apps: 100_000, rotations: 100, valueBytes: 40 },
       { apps: 10_000, certificates: 1_000, tlsRotations: 100 },
     ]);
     expect(stagesOf(defaultParts(true), true)).toEqual([

@@ -136,7 +136,7 @@ describe.skipIf(haproxy.path === undefined)("HAProxy certificates by SNI", () =>
       );
       const crtList = join(dir, "replica-mirror.crt-list");
       expect(relay.commands).toEqual([
-        `set map ${join(dir, "replica-mirror.map")} REVISION 4`,
+        `set map ${join(dir, "replica-mirror-overlay.map")} REVISION 4`,
         `new ssl cert ${newName};set ssl cert ${newName}`,
         `commit ssl cert ${newName};add ssl crt-list ${crtList}`,
         `del ssl crt-list ${crtList} ${oldName}`,

@@ -9,6 +9,7 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { overlayOf } from "../../src/push/haproxy-overlay.ts";
 import { runtimeCommand } from "../../src/push/haproxy-runtime.ts";
 import { haproxyTarget } from "../../src/push/haproxy-target.ts";
 import type { PushTarget } from "../../src/push/target.ts";
@@ -78,17 +79,21 @@ describe.skipIf(haproxy.path === undefined)("HAProxy's credentials map", () => {
     else if (rest[0] !== undefined) out.push(names[rest[0]] ?? "?", ...(rest[1] ? [rest[1]] : []));
     return out.join(" ");
   }
-  /** The credentials map as HAProxy holds it: each App's value as a digest. */
+  /** The credentials as HAProxy holds them, its overlay's over its map's: each App's value as a digest. */
   async function credentialsHeld(): Promise<Record<string, string>> {
-    const map = join(dir, "replica-mirror-credentials.map");
-    const shown = await runtimeCommand(proxy.socket, `show map ${map}`, 2_000, true);
-    if (!shown.ok) throw new Error(shown.error.message);
-    const lines = shown.value === "" ? [] : shown.value.split("\n");
-    return Object.fromEntries(
-      lines
-        .map((l) => /^0x[0-9a-f]+ (\S+) (.*)$/.exec(l)!)
-        .map((m) => [m[1]!, credentialDigest(m[2]!)]),
-    );
+    const held: Record<string, string> = {};
+    for (const file of [
+      "replica-mirror-credentials.map",
+      "replica-mirror-credentials-overlay.map",
+    ]) {
+      const shown = await runtimeCommand(proxy.socket, `show map ${join(dir, file)}`, 2_000, true);
+      if (!shown.ok) throw new Error(shown.error.message);
+      for (const line of shown.value === "" ? [] : shown.value.split("\n")) {
+        const m = /^0x[0-9a-f]+ (\S+) (.*)$/.exec(line)!;
+        held[m[1]!] = credentialDigest(m[2]!);
+      }
+    }
+    return held;
   }
   /** Whether HAProxy holds exactly `view`'s maps, by the digest the pusher compares (ADR 51). */
   const holds = async (view: Snapshot) => {
@@ -109,7 +114,12 @@ describe.skipIf(haproxy.path === undefined)("HAProxy's credentials map", () => {
     const [map, credentialsMap] = ["replica-mirror.map", "replica-mirror-credentials.map"].map(
       (f) => join(dir, f),
     ) as [string, string];
-    names = { [map]: "routing", [credentialsMap]: "credentials" };
+    names = {
+      [map]: "routing",
+      [credentialsMap]: "credentials",
+      [overlayOf(map)]: "routing-overlay",
+      [overlayOf(credentialsMap)]: "credentials-overlay",
+    };
     target = haproxyTarget({ socket: join(dir, "relay.sock"), map, credentialsMap });
   }, 30_000);
 
@@ -145,38 +155,39 @@ describe.skipIf(haproxy.path === undefined)("HAProxy's credentials map", () => {
       });
     }
     const digest = (v: string) => credentialDigest(`Bearer ${v}`);
+    // An emptied map: no add, so its two `show map`s are one line here.
+    const replaced = (m: string, empty = false) =>
+      empty
+        ? [`prepare map ${m}`, "show map", `commit map @v ${m}`]
+        : [`prepare map ${m}`, ...whole.map((c) => c.replace("@v", `@v ${m}`))];
+    const routingWhole = [...replaced("routing"), ...replaced("routing-overlay")];
     expect(steps).toEqual([
       {
         commands: [
-          "prepare map credentials",
-          ...whole.map((c) => c.replace("@v", "@v credentials")),
-          "prepare map routing",
-          ...whole.map((c) => c.replace("@v", "@v routing")),
+          ...replaced("credentials"),
+          ...routingWhole,
+          ...replaced("credentials-overlay", true),
         ],
         held: { a: digest("a1"), b: digest("b1") },
         sent: [[digest("a1")], [digest("b1")], "unknown-host", []],
       },
       {
-        commands: [
-          "add map credentials c",
-          "prepare map routing",
-          ...whole.map((c) => c.replace("@v", "@v routing")),
-          "del map credentials b",
-        ],
+        // A Registry change: the routing map whole, the credentials into their overlay.
+        commands: ["add map credentials-overlay c", ...routingWhole, "del map credentials b"],
         held: { a: digest("a1"), c: digest("c1") },
         sent: [[digest("a1")], "unknown-host", [digest("c1")], []],
       },
       {
-        commands: ["set map credentials a", "set map routing REVISION"],
+        commands: ["add map credentials-overlay a", "set map routing-overlay REVISION"],
         held: { a: digest("a2"), c: digest("c1") },
         sent: [[digest("a2")], "unknown-host", [digest("c1")], []],
       },
       {
-        // A Secret change: the App's entry set on the current version (ADR 58).
+        // A Secret change: the App's entry into the routing overlay (ADR 60).
         commands: [
-          "set map routing c.example.com",
-          "set map routing REVISION",
-          "del map credentials c",
+          "add map routing-overlay c",
+          "set map routing-overlay REVISION",
+          "del map credentials-overlay c",
         ],
         held: { a: digest("a2") },
         sent: [[digest("a2")], "unknown-host", "secret-unavailable", []],
@@ -197,7 +208,7 @@ describe.skipIf(haproxy.path === undefined)("HAProxy's credentials map", () => {
     ] as const) {
       const commands = await pushed(view, whole);
       got.push({
-        rotatedByKey: commands[0] === "set map credentials x",
+        rotatedByKey: commands[0] === "add map credentials-overlay x",
         holds: await holds(view),
         sent: await sent("x"),
       });

@@ -37,14 +37,14 @@ describe("the HAProxy target's verification", () => {
         ok: false,
         error: {
           reason: "protocol",
-          message: "'show map /m.map': a line is not an entry of a map",
+          message: "'show map /m-overlay.map': a line is not an entry of a map",
         },
       },
       {
         ok: false,
         error: {
           reason: "rejected",
-          message: "'show map /m.map': Unknown map identifier. Please use #<id> or <file>.",
+          message: "'show map /m-overlay.map': Unknown map identifier. Please use #<id> or <file>.",
         },
       },
     ]);

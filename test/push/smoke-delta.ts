@@ -1,10 +1,10 @@
-// A bounded measurement of HAProxy's routing map changed entry by entry (ADR 58), not a test: at
-// each size (a wildcard on every tenth App, as bench/fixtures.ts builds them), CHANGES one-App
-// Secret changes that flip the App between ready and secret-unavailable, each timed from
+// A bounded measurement of HAProxy's routing map changed through its overlay (ADR 60), not a
+// test: at each size (a wildcard on every tenth App, as bench/fixtures.ts builds them), CHANGES
+// one-App Secret changes that flip the App between ready and secret-unavailable, each timed from
 // `target.push(view)` to the first answer from the new entry, by a target that sends every
-// change of entries whole (`maxSetEntries: 0`: the code path before ADR 58, a new version of the
-// routing map) and then by one that sends every change as entries; then K Apps changed at once,
-// each way, for the bound on entries (MAX_SET_ENTRIES).
+// change whole (`maxOverlayApps: 0`: a new version of the routing map) and then by one that sends
+// every change into the overlay; then K Apps changed at once, each way, for the bound on the
+// overlay (MAX_OVERLAY_APPS).
 // Run: node test/push/smoke-delta.ts (SMOKE_SIZES, SMOKE_CHANGES and SMOKE_BATCHES change the
 // defaults of 10000,100000, 30 and 16,64,256).
 
@@ -37,20 +37,20 @@ async function measure(size: number): Promise<void> {
   await writeFile(cfg, quiet(await readFile(cfg, "utf8")));
   const proxy = spawned("haproxy", launch.command, launch.args, { ...launch.env }, launch.port);
   await answering(launch.port);
-  // Every change whole, as before ADR 58; and every entry on `set map`, however many (the bound
-  // is what this measures).
+  // Every change whole; and every change into the overlay, however many Apps (the bound is what
+  // this measures).
   const targets = {
     whole: haproxyTarget({
       socket: launch.socket,
       map: join(dir, "replica-mirror.map"),
       credentialsMap: join(dir, "replica-mirror-credentials.map"),
-      maxSetEntries: 0,
+      maxOverlayApps: 0,
     }),
     entries: haproxyTarget({
       socket: launch.socket,
       map: join(dir, "replica-mirror.map"),
       credentialsMap: join(dir, "replica-mirror-credentials.map"),
-      maxSetEntries: Number.POSITIVE_INFINITY,
+      maxOverlayApps: Number.POSITIVE_INFINITY,
     }),
   };
   type Way = keyof typeof targets;

@@ -23,7 +23,9 @@ const shown = (lines: readonly string[]) =>
     `${lines.map((l, i) => `0x55d0c0a${i.toString(16).padStart(5, "0")} ${l}`).join("\n")}\n\n`,
   );
 
-const ROUTING = { valueSpaces: false, required: REVISION_KEY };
+const ROUTING = { valueSpaces: false };
+/** The routing overlay holding the REVISION of `revision` and nothing else. */
+const revisionOnly = (revision: number) => ({ byKey: new Map([[REVISION_KEY, String(revision)]]) });
 const CREDENTIALS = { valueSpaces: true };
 
 /** The `key value` lines a push of `view` adds to the map. */
@@ -47,16 +49,22 @@ describe("the digests the pusher compares", () => {
     ]).toEqual(['{"a":true,"b":[1,{"c":null,"d":"x"}]}', '[null,"é\\n"]']);
   });
 
-  it("agree between HAProxy's map read back in any order and the view pushed, and tell another table apart", () => {
+  it("agree between HAProxy's map read back in any order under its overlay and the view pushed, and tell another table apart", () => {
     const view = world("http://10.0.0.2:8080", 4);
+    const other = world("http://10.6.6.6:8080", 5);
     const lines = pushedLines(view);
     const tampered = lines.map((l) => l.replace("10.0.0.2|8080", "10.6.6.6|8080"));
+    const overlaid = {
+      byKey: revisionOnly(5).byKey,
+      byApp: new Map([["shop", "I|shop|10.6.6.6|8080|"]]),
+    };
     expect({
-      asPushed: shownMapDigest(shown(lines), ROUTING),
-      reversed: shownMapDigest(shown([...lines].reverse()), ROUTING),
-      tampered: shownMapDigest(shown(tampered), ROUTING) === mapDigest(view),
-      empty: shownMapDigest(Buffer.alloc(0), ROUTING),
-      noRevision: shownMapDigest(shown(lines.filter((l) => !l.startsWith("REVISION "))), ROUTING),
+      asPushed: shownMapDigest(shown(lines), ROUTING, revisionOnly(4)),
+      reversed: shownMapDigest(shown([...lines].reverse()), ROUTING, revisionOnly(4)),
+      tampered: shownMapDigest(shown(tampered), ROUTING, revisionOnly(4)) === mapDigest(view),
+      overlaid: shownMapDigest(shown(lines), ROUTING, overlaid),
+      empty: shownMapDigest(Buffer.alloc(0), ROUTING, revisionOnly(4)),
+      required: shownMapDigest(shown(lines), { ...ROUTING, required: REVISION_KEY }),
       notAMap: shownMapDigest(
         Buffer.from("Unknown map identifier. Please use #<id> or <file>.\n"),
         ROUTING,
@@ -65,8 +73,9 @@ describe("the digests the pusher compares", () => {
       asPushed: mapDigest(view),
       reversed: mapDigest(view),
       tampered: false,
-      empty: null,
-      noRevision: null,
+      overlaid: mapDigest(other),
+      empty: sortedLinesDigest([`${REVISION_KEY} 4`]),
+      required: null,
       notAMap: undefined,
     });
   });

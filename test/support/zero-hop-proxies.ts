@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { caddyCertificates } from "../../src/push/caddy-certificates.ts";
 import { caddyTarget } from "../../src/push/caddy-target.ts";
 import type { CertificateEntry } from "../../src/push/certificates.ts";
+import { overlayOf } from "../../src/push/haproxy-overlay.ts";
 import { haproxyTarget } from "../../src/push/haproxy-target.ts";
 import { nginxTarget } from "../../src/push/nginx-target.ts";
 import type { PushTarget } from "../../src/push/target.ts";
@@ -122,6 +123,11 @@ export async function haproxyLaunch(
     .replace(SHIPPED_PUSH_DIR, `${push}/`)
     .replaceAll("/usr/local/etc/haproxy/replica-mirror.map", map)
     .replaceAll("/usr/local/etc/haproxy/replica-mirror-credentials.map", credentialsMap)
+    .replaceAll("/usr/local/etc/haproxy/replica-mirror-overlay.map", overlayOf(map))
+    .replaceAll(
+      "/usr/local/etc/haproxy/replica-mirror-credentials-overlay.map",
+      overlayOf(credentialsMap),
+    )
     .replaceAll("/usr/local/etc/haproxy/replica-mirror.crt-list", crtList)
     .replace("bind :8000", `bind 127.0.0.1:${port}`)
     .replace("bind :8443", `bind 127.0.0.1:${tlsPort}`);
@@ -150,6 +156,9 @@ export async function haproxyLaunch(
     prepare: async () => {
       await copyFile(join(HAPROXY_DIR, "replica-mirror.map"), map);
       await copyFile(join(HAPROXY_DIR, "replica-mirror-credentials.map"), credentialsMap);
+      await copyFile(join(HAPROXY_DIR, "replica-mirror-overlay.map"), overlayOf(map));
+      const credentialsOverlay = "replica-mirror-credentials-overlay.map";
+      await copyFile(join(HAPROXY_DIR, credentialsOverlay), overlayOf(credentialsMap));
       await writeFile(crtList, listed);
     },
     log: () => "",
