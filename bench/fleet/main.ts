@@ -1,7 +1,7 @@
 // `npm run fleet -- [flags]` (see options.ts): builds the production artifact, runs the fleet
 // scenarios against one envtest, writes bench/fleet/results/<scenario>-<label>.json and prints
 // the tables. `--report` renders, from the results of `--label` (default: latest) instead, the
-// targets table of BENCHMARKS.md (printed), every phase's table (docs/fleet.md) and the charts.
+// targets table (printed) and every phase's table into bench/results/fleet.md, and the charts.
 
 import { execFileSync } from "node:child_process";
 import { writeFile } from "node:fs/promises";
@@ -23,13 +23,15 @@ if (config.reportOnly) {
   const labels = [config.label];
   const intro =
     "# Fleet: every phase\n\nThe tables of the latest `npm run fleet`, written by " +
-    '`npm run fleet -- --report` (BENCHMARKS.md, "Fleet", has the method and the targets).\n\n';
+    '`npm run fleet -- --report` (BENCHMARKS.md, "Fleet", has the method).\n\n';
+  const targets = await renderTargets(config.label);
+  const report = await renderReport(labels);
   await writeFile(
-    `${ROOT}docs/fleet.md`,
-    intro + (await renderReport(labels)).replaceAll("](docs/", "]("),
+    `${ROOT}bench/results/fleet.md`,
+    `${intro}## Targets\n\n${targets}\n## Phases\n${report}`.replaceAll("](docs/", "](../../docs/"),
   );
-  log("wrote docs/fleet.md");
-  process.stdout.write(await renderTargets(config.label));
+  log("wrote bench/results/fleet.md");
+  process.stdout.write(targets);
   for (const path of await renderCharts(labels)) log(`chart ${path}`);
   process.exit(0);
 }

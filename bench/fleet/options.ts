@@ -117,7 +117,7 @@ export function usage(): string {
   return [
     "npm run fleet -- [--quick] [--report] [flags]",
     "  --quick              12 replicas, 1k Apps, 5k Secrets, short windows (a few minutes)",
-    "  --report             only render docs/fleet.md, the targets and the charts from the results",
+    "  --report             only render bench/results/fleet.md, the targets and the charts from the results",
     "  --help               this text",
     ...lines,
   ].join("\n");

@@ -1,4 +1,4 @@
-// The fleet's tables (docs/fleet.md) and targets (BENCHMARKS.md): per scenario, one table per phase
+// The fleet's tables and targets (bench/results/fleet.md): per scenario, one table per phase
 // with a column per label asked for, so two runs read across a row. Built from the result files only.
 
 import { extrapolation } from "./extrapolate.ts";

@@ -10,6 +10,7 @@ import type { Envtest } from "@replica-mirror/envtest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeCertificate, type TestCertificate, tlsSecretData } from "../support/certificates.ts";
 import { startEchoUpstream } from "../support/echo-upstream.ts";
+import { PUSHED_WITHIN_MS } from "../support/margins.ts";
 import { startTestSidecar, type TestSidecar } from "../support/sidecar.ts";
 import {
   askOverTls,
@@ -204,7 +205,7 @@ for (const spec of SPECS) {
     it("serves a renewal on the next handshake, and keeps it through a mismatched and an expired pair", async () => {
       writeTls("shop-tls", tlsSecretData(certs.shopRenewed!));
       const tookMs = await untilServed("shop.example.com", identityOf(certs.shopRenewed!.crt));
-      expect(tookMs).toBeLessThan(2_000);
+      expect(tookMs).toBeLessThan(PUSHED_WITHIN_MS);
       writeTls("shop-tls", { "tls.crt": certs.shop!.crt, "tls.key": certs.other!.key });
       await waitUntil(
         async () => {
@@ -239,11 +240,11 @@ for (const spec of SPECS) {
       await untilServed("x.edge.example.com", unknown);
     });
 
-    it("gets its certificates back within a second of a restart", async () => {
+    it("gets its certificates back at the next revision check after a restart", async () => {
       await proxy.restart();
       const restarted = performance.now();
       await untilServed("shop.example.com", identityOf(certs.shopRenewed!.crt));
-      expect(performance.now() - restarted).toBeLessThan(1_000);
+      expect(performance.now() - restarted).toBeLessThan(PUSHED_WITHIN_MS);
     });
   });
 }

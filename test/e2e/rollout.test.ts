@@ -18,6 +18,8 @@ import { APP_NS } from "../support/world.ts";
 const GRACE_MS = 3_000;
 /** Requests begun this close to the end of the grace may meet the listeners closing. */
 const MARGIN_MS = 300;
+/** /readyz turns 503 within ms of SIGTERM quiet; a busy machine delays the signal and the probe. */
+const READYZ_DROPS_WITHIN_MS = 2_000;
 const CLIENTS = 8;
 const HOST = "shop.example.com";
 
@@ -111,7 +113,7 @@ describe.skipIf(nginx.binary.path === undefined)("SIGTERM to the sidecar behind 
     // The signal reaches the process a moment after kill() returns: a probe sent in between is
     // still answered 200. Readiness must drop soon after, and stay down.
     while ((await get(sidecar.opsPort, "/readyz")).status !== 503) {
-      if (performance.now() > signalledAt + 1_000) break;
+      if (performance.now() > signalledAt + READYZ_DROPS_WITHIN_MS) break;
     }
     const readyzDroppedAfterMs = performance.now() - signalledAt;
     // What the kubelet and the data plane see during the grace.
@@ -133,7 +135,7 @@ describe.skipIf(nginx.binary.path === undefined)("SIGTERM to the sidecar behind 
       probes: [...new Set(probes.map(([what, status]) => `${what} ${status}`))].sort(),
       exit,
       closedAfterGrace: exitedAfterMs >= GRACE_MS,
-      readyzDroppedSoon: readyzDroppedAfterMs < 1_000,
+      readyzDroppedSoon: readyzDroppedAfterMs < READYZ_DROPS_WITHIN_MS,
     }).toEqual({
       outcomes: ["200"],
       routedInGrace: true,

@@ -64,7 +64,9 @@ describe("the API server gone after the first sync", () => {
       what: "shop ready",
     });
     const before = await scrape(r);
-    expect(before.age).toBeLessThan(2.5);
+    // Bookmarks every 200 ms keep the age under a second on a quiet machine; 5 s leave a busy one
+    // room.
+    expect(before.age).toBeLessThan(5);
     expect(await route(r, "shop.example.com")).toEqual([200, "shop"]);
     expect(await route(r, "blog.example.com")).toEqual([503, "secret-unavailable"]);
 
@@ -117,7 +119,8 @@ describe("the API server gone after the first sync", () => {
     expect(await route(r, "blog.example.com")).toEqual([200, "blog"]);
     expect(await route(r, "shop.example.com")).toEqual([200, "shop"]);
     const after = await scrape(r);
-    expect(after.age).toBeLessThan(2);
+    // The 3 s asleep above put a gauge that missed the return at 3 s or more.
+    expect(after.age).toBeLessThan(3);
     expect(after.revision).toBeGreaterThan(before.revision);
     console.log(
       `API server gone: staleness ${down1.age.toFixed(1)} s then ${down2.age.toFixed(1)} s while down; converged ${convergedMs} ms after it came back; staleness then ${after.age.toFixed(1)} s`,
@@ -125,7 +128,8 @@ describe("the API server gone after the first sync", () => {
   }, 60_000);
 
   // Two healthy watches with a BOOKMARK every 200 ms and nothing changing: the API server is
-  // heard from five times a second, so the age must stay well under a second. With the default
+  // heard from five times a second, so the age stays well under a second (3 s allowed for a busy
+  // machine, against the 5 s a mirror deaf to bookmarks would show after the sleep). With the default
   // --watch-timeout 300 a watch ends on its own only every 5-10 minutes, so a mirror that does not
   // count bookmarks as contact reports a quiet, healthy cluster as minutes stale.
   it("keeps staleness low on a healthy, quiet cluster that sends only bookmarks", async () => {
@@ -134,7 +138,7 @@ describe("the API server gone after the first sync", () => {
       timeoutMs: 10_000,
       what: "two watches",
     });
-    await sleep(3_000);
-    expect((await scrape(r)).age).toBeLessThan(1.5);
+    await sleep(5_000);
+    expect((await scrape(r)).age).toBeLessThan(3);
   }, 20_000);
 });

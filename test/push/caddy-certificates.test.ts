@@ -19,6 +19,7 @@ import { ok } from "../../src/result.ts";
 import { build } from "../../src/snapshot/build.ts";
 import type { Snapshot } from "../../src/snapshot/types.ts";
 import { makeCertificate, type TestCertificate, tlsSecretData } from "../support/certificates.ts";
+import { PUSHED_WITHIN_MS } from "../support/margins.ts";
 import { release } from "../support/release.ts";
 import { askOverTls, fingerprintOf, servedFingerprint } from "../support/tls-client.ts";
 import { findTool } from "../support/tools.ts";
@@ -229,7 +230,7 @@ describe.skipIf(caddy.path === undefined)("Caddy admin API: certificates by SNI"
     });
     afterAll(() => pusher.close());
 
-    it("gives a restarted Caddy its certificates back within a second", async () => {
+    it("gives a restarted Caddy its certificates back at once", async () => {
       const view = snapshot(apps(), { shop, blog });
       pusher.publish(view);
       await waitUntil(() => pusher.held() === view.revision, { what: "Caddy to hold the view" });
@@ -238,9 +239,9 @@ describe.skipIf(caddy.path === undefined)("Caddy admin API: certificates by SNI"
       await waitUntil(
         async () =>
           (await servedFingerprint(tlsPort, "blog.example.com")) === fingerprintOf(blog.crt),
-        { timeoutMs: 3_000, intervalMs: 20, what: "blog's certificate after the restart" },
+        { timeoutMs: 5_000, intervalMs: 20, what: "blog's certificate after the restart" },
       );
-      expect(performance.now() - restarted).toBeLessThan(1_000);
+      expect(performance.now() - restarted).toBeLessThan(PUSHED_WITHIN_MS);
     });
 
     it("notices a certificate changed behind its back and serves the pushed one again", async () => {
