@@ -39,15 +39,15 @@
 
 import { cachedPer } from "../cached-per.ts";
 import { err, ok, type Result } from "../result.ts";
-import type { PushView, RouteView } from "../snapshot/types.ts";
-import { type CredentialLines, credentialChanges } from "./credential-lines.ts";
+import type { PushView } from "../snapshot/types.ts";
+import type { CredentialLines } from "./credential-lines.ts";
 import { haproxyCertificateSync } from "./haproxy-certificate-sync.ts";
-import { type MapNames, rejected, runtimeApi, silent } from "./haproxy-commands.ts";
+import { type MapNames, rejected, runtimeApi } from "./haproxy-commands.ts";
 import { credentialsDigest, haproxyCredentials } from "./haproxy-credentials.ts";
-import { mapDigest, mapLines, parseHeldRevision, REVISION_KEY } from "./haproxy-map.ts";
-import { changedApps, MAX_OVERLAY_APPS, overlayCommands, overlayOf } from "./haproxy-overlay.ts";
+import { mapDigest, parseHeldRevision, REVISION_KEY } from "./haproxy-map.ts";
+import { MAX_OVERLAY_APPS, overlayOf } from "./haproxy-overlay.ts";
+import { type Held, pushOverlay, pushWhole } from "./haproxy-pushes.ts";
 import { runtimeAnswer } from "./haproxy-runtime.ts";
-import { type Held, pushWhole } from "./haproxy-whole.ts";
 import {
   type ShownMapOverlay,
   type ShownMapRules,
@@ -104,81 +104,11 @@ export function haproxyTarget(options: HaproxyTargetOptions): PushTarget {
     routingOverlay: overlayOf(options.map),
     credentialsOverlay: overlayOf(options.credentialsMap),
   };
-  /** Runs commands that answer nothing when they succeed, in turn; HAProxy's first refusal. */
-  async function runSilent(
-    commands: Iterable<string>,
-    what: string,
-  ): Promise<Result<void, PushFailure>> {
-    for (const command of commands) {
-      const done = await api.run(command, what, silent);
-      if (!done.ok) return done;
-    }
-    return ok(undefined);
-  }
-
   // What HAProxy holds as last pushed; null when unknown: the next push is whole.
   let held: Held | null = null;
   // The credentials of the last push that succeeded, kept when `held` is lost: a whole push
   // keeps those it drops until its routing commit.
   let last: CredentialLines = [];
-
-  /** A Secret change into the overlays; null when it must go whole. */
-  async function pushOverlay(
-    view: RouteView,
-    from: Held,
-    credentials: CredentialLines,
-  ): Promise<Result<Held, PushFailure> | null> {
-    if (from.routes !== view.routes) return null;
-    const lines = mapLines(view);
-    const entries = changedApps(lines, from.lines, maxOverlayApps);
-    if (entries === null) return null;
-    const changes = credentialChanges(credentials, from.credentials);
-    const routingOverlay = new Map([...from.routingOverlay, ...entries]);
-    const credentialsOverlay = new Set(from.credentialsOverlay);
-    for (const line of changes.written) credentialsOverlay.add(line.app);
-    if (routingOverlay.size > maxOverlayApps || credentialsOverlay.size > maxOverlayApps)
-      return null;
-    // 1. The credentials the new entries flag, before them. Holds Secret bytes: a refusal names
-    //    the command's first words only.
-    const written = new Map(changes.written.map((l) => [l.app, l.value]));
-    const held1 = (app: string) => from.credentialsOverlay.has(app);
-    const set = `set map ${maps.credentialsOverlay}`;
-    const credentialCommands = overlayCommands(
-      maps.credentialsOverlay,
-      written,
-      held1,
-      payloadBytes,
-    );
-    const wrote = await runSilent(credentialCommands, set);
-    if (!wrote.ok) return wrote;
-    // 2. The changed Apps' entries, then the REVISION once they all were taken (commands joined
-    //    by `;` run on past a refusal).
-    const held2 = (key: string) => from.routingOverlay.has(key);
-    const routing = overlayCommands(maps.routingOverlay, entries, held2, payloadBytes);
-    const revision = `set map ${maps.routingOverlay} ${REVISION_KEY} ${view.revision}`;
-    const routed = await runSilent([...routing, revision], `set map ${maps.routingOverlay}`);
-    if (!routed.ok) return routed;
-    // 3. The credentials no entry flags any more.
-    const deletions: string[] = [];
-    for (const app of changes.dropped) {
-      if (credentialsOverlay.delete(app))
-        deletions.push(`del map ${maps.credentialsOverlay} ${app}`);
-      if (from.credentialsBase.has(app)) deletions.push(`del map ${maps.credentials} ${app}`);
-    }
-    const deleted = await runSilent(deletions, "del map");
-    if (!deleted.ok) return deleted;
-    const credentialsBase = new Set(from.credentialsBase);
-    for (const app of changes.dropped) credentialsBase.delete(app);
-    return ok({
-      revision: view.revision,
-      routes: view.routes,
-      lines,
-      credentials,
-      routingOverlay,
-      credentialsOverlay,
-      credentialsBase,
-    });
-  }
 
   return {
     name: options.name ?? "haproxy",
@@ -186,16 +116,9 @@ export function haproxyTarget(options: HaproxyTargetOptions): PushTarget {
       const from = pushOptions?.whole === true ? null : held;
       held = null;
       const credentials = haproxyCredentials(view);
-      const partial = from === null ? null : await pushOverlay(view, from, credentials);
-      const pushed =
-        partial ??
-        (await pushWhole(
-          { api, maps, payloadBytes, maxOverlayApps },
-          view,
-          credentials,
-          from,
-          last,
-        ));
+      const ctx = { api, maps, payloadBytes, maxOverlayApps };
+      const partial = from === null ? null : await pushOverlay(ctx, view, credentials, from);
+      const pushed = partial ?? (await pushWhole(ctx, view, credentials, from, last));
       if (!pushed.ok) return pushed;
       const served = (await certificates?.push(view, from === null)) ?? ok(undefined);
       if (!served.ok) return served;
