@@ -24,14 +24,17 @@ export interface MirrorInputs {
   readonly registry: RegistryInput;
   /** The referenced App Secrets present; one absent here was absent. */
   readonly secrets: readonly SecretInput[];
-  readonly watches: {
-    readonly registry: string;
-    /** One per App Secret scope: a namespace, or null for the cluster-wide one. */
-    readonly secrets: readonly {
-      readonly namespace: string | null;
-      readonly resourceVersion: string;
-    }[];
-  };
+  readonly watches: WatchPositions;
+}
+
+/** How far each watch had got: the resourceVersion a resumed watch starts from. */
+export interface WatchPositions {
+  readonly registry: string;
+  /** One per App Secret scope: a namespace, or null for the cluster-wide one. */
+  readonly secrets: readonly {
+    readonly namespace: string | null;
+    readonly resourceVersion: string;
+  }[];
 }
 
 /** A warm start: the inputs a previous run saved, and when they were known current. */

@@ -8,6 +8,7 @@ import type { SecretScope } from "./fetch-secrets.ts";
 import type { WarmStart } from "./inputs.ts";
 import type { ReflectorSettings } from "./observed-reflector.ts";
 import type { MirrorObserver } from "./observer.ts";
+import type { SnapshotSink } from "./sink.ts";
 
 export interface RegistrySource {
   /** Scoped to the one Registry Secret (a `metadata.name` field selector). */
@@ -29,7 +30,10 @@ export interface MirrorOptions {
   readonly secrets: { readonly scopes: readonly SecretScope[]; readonly labelSelector?: string };
   readonly holder: SnapshotHolder;
   readonly watchTimeoutSeconds: number;
+  /** Telemetry: metrics and logs. */
   readonly observer?: MirrorObserver;
+  /** Every consumer of published Snapshots, told in this order (sink.ts). */
+  readonly sinks?: readonly SnapshotSink[];
   readonly clock?: Clock;
   /** Milliseconds since the epoch, for `builtAt`. */
   readonly wallClock?: () => number;

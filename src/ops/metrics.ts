@@ -181,7 +181,6 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     synced() {
       synced.set(1);
     },
-    registryAdopted() {},
     published(publication: Publication) {
       const { snapshot, kind } = publication;
       rebuilds.labels(kind).inc();

@@ -8,6 +8,7 @@
 // it runs beside pushes, never ahead of one: a rotation does not wait for it.
 
 import type { Clock } from "../clock.ts";
+import type { SnapshotSink } from "../mirror/sink.ts";
 import type { PushView } from "../snapshot/types.ts";
 import type { PushObserver, PushOperation } from "./observer.ts";
 import type { PushFailure, PushTarget } from "./target.ts";
@@ -25,8 +26,9 @@ export interface PusherOptions {
   readonly verifyIntervalMs?: number;
 }
 
-export interface Pusher {
-  /** The newest Snapshot (or data-thread view): pushed as soon as no push is running. */
+/** One proxy's pusher, and the mirror's sink for it, named after its target. */
+export interface Pusher extends SnapshotSink {
+  /** The newest Snapshot (or any view of one): pushed as soon as no push is running. */
   publish(view: PushView): void;
   /** The revision the proxy answers from as last seen; null before the first push lands. */
   held(): number | null;
@@ -202,6 +204,7 @@ export function startPusher(options: PusherOptions): Pusher {
   }
 
   return {
+    name: target.name,
     publish(view) {
       if (closed) return;
       latest = view;

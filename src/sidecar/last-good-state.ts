@@ -6,6 +6,8 @@ import type { Logger } from "pino";
 import type { Clock } from "../clock.ts";
 import type { MirrorInputs, RegistryInput, WarmStart } from "../mirror/inputs.ts";
 import type { MirrorObserver } from "../mirror/observer.ts";
+import type { SnapshotSink } from "../mirror/sink.ts";
+import type { Snapshot } from "../snapshot/types.ts";
 import { continueFrom, standing } from "../state/generation.ts";
 import { readKeyFile, type StateKey } from "../state/key.ts";
 import { type Mark, markPathOf, readMarkFile } from "../state/mark.ts";
@@ -176,31 +178,25 @@ export interface StateKeeperReports {
   failed(message: string): void;
 }
 
-/** Keeps the state file current; the owner says when something changed. */
-export interface StateKeeper {
-  /** A Snapshot was published: the inputs changed. */
-  published(): void;
-  /** The API server was heard from: the inputs are still current. */
-  contact(): void;
+/** Keeps the state file current: the mirror's sink for it. */
+export interface StateKeeper extends SnapshotSink {
   /** Writes the current inputs if they are whole (on shutdown), then stops. */
   close(): Promise<void>;
 }
 
-/** How often the keeper looks for something to write. */
-const CHECK_MS = 1_000;
 /** A quiet, healthy replica rewrites its state this often, so its age stays short. */
 const REFRESH_MS = 5 * 60_000;
 
 /**
- * Writes the mirror's inputs after each change, at most once per the writer's interval, and
- * again every REFRESH_MS while the API server keeps being heard from; only whole inputs
- * (`capture` is null while a change is under way, and the next check tries again). Each state
- * it hands the writer has one more write in its generation than the one before.
+ * Writes the inputs of each newly published Snapshot, at most once per the writer's interval,
+ * and again, with the watches' newer positions, when the API server is heard from REFRESH_MS
+ * after the last write; only whole inputs (a Snapshot whose inputs are not one whole is written
+ * once they settle). Each state it hands the writer has one more write in its generation than
+ * the one before.
  */
 export function startStateKeeper(options: {
   readonly path: string;
   readonly opened: OpenedState;
-  readonly capture: () => MirrorInputs | null;
   readonly clock: Clock;
   /** Milliseconds since the epoch, for `savedAt` and the generation's `heardAt`. */
   readonly wallClock: () => number;
@@ -215,39 +211,41 @@ export function startStateKeeper(options: {
     onError: (e) => reports.failed(e.message),
     onWritten: (w) => reports.written(w.durationMs, w.bytes),
   });
+  // What the newest Snapshot reflects, when its inputs are whole.
+  let current: MirrorInputs | null = null;
+  let published: Snapshot | null = null;
+  // A Snapshot was published whose inputs were not written yet.
   let changed = false;
-  let heardAt = Number.NEGATIVE_INFINITY;
-  let savedAt = Number.NEGATIVE_INFINITY;
-  const save = (): boolean => {
-    const inputs = options.capture();
-    if (inputs === null) return false;
+  let savedAt = clock.now();
+  const save = (): void => {
+    if (current === null) return;
     savedAt = clock.now();
     writes += 1;
+    changed = false;
     writer.schedule({
-      ...inputs,
+      ...current,
       savedAt: options.wallClock(),
       generation: { series, writes, heardAt: lastHeard },
       config: opened.config,
     });
-    return true;
   };
-  let cancel = (): void => {};
-  const check = (): void => {
-    const stale = heardAt > savedAt && clock.now() - savedAt >= REFRESH_MS;
-    if ((changed || stale) && save()) changed = false;
-    cancel = clock.setTimer(CHECK_MS, check);
-  };
-  cancel = clock.setTimer(CHECK_MS, check);
   return {
-    published() {
-      changed = true;
+    name: "state-file",
+    publish(snapshot, reflected) {
+      if (snapshot !== published) changed = true;
+      published = snapshot;
+      current = reflected?.inputs() ?? null;
+      if (changed) save();
     },
-    contact() {
-      heardAt = clock.now();
+    heard(reflected) {
       lastHeard = options.wallClock();
+      if (reflected === null) current = null;
+      else
+        current =
+          current === null ? reflected.inputs() : { ...current, watches: reflected.positions };
+      if (changed || clock.now() - savedAt >= REFRESH_MS) save();
     },
     async close() {
-      cancel();
       save();
       await writer.flush();
       await writer.close();

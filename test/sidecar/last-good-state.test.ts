@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseServeConfig } from "../../src/cli/config.ts";
 import type { MirrorInputs } from "../../src/mirror/inputs.ts";
+import type { Reflected } from "../../src/mirror/sink.ts";
 import {
   type OpenedState,
   openLastGoodState,
@@ -83,12 +84,11 @@ function pod() {
     const keeper = startStateKeeper({
       path,
       opened,
-      capture: () => inputs,
       clock: new FakeClock(),
       wallClock: () => wallNow,
       reports: { written: () => {}, failed: (m) => failures.push(m) },
     });
-    keeper.contact();
+    keeper.heard?.(reflecting(inputs));
     await keeper.close();
     expect(failures).toEqual([]);
   };
@@ -106,6 +106,12 @@ const inputs = (registryRv: string): MirrorInputs => ({
 });
 
 const iso = (ms: number) => new Date(ms).toISOString();
+
+/** What a published Snapshot built from `inputs` reflects. */
+const reflecting = (inputs: MirrorInputs): Reflected => ({
+  positions: inputs.watches,
+  inputs: () => inputs,
+});
 
 describe("the state file's generation across the containers of one pod", () => {
   it("grows with every write, and a restarted container's writes go on from it", async () => {
@@ -132,19 +138,16 @@ describe("the state file's generation across the containers of one pod", () => {
     const clock = new FakeClock();
     const landed: (() => void)[] = [];
     const nextWrite = () => new Promise<void>((resolve) => landed.push(resolve));
-    let registryRv = "20";
     const keeper = startStateKeeper({
       path: p.path,
       opened,
-      capture: () => inputs(registryRv),
       clock,
       wallClock: () => T0 + clock.now(),
       reports: { written: () => landed.shift()?.(), failed: (m) => expect.fail(m) },
     });
     const writes: number[] = [];
-    for (const rv of ["21", "22"]) {
-      registryRv = rv;
-      keeper.published();
+    for (const [i, rv] of ["21", "22"].entries()) {
+      keeper.publish(snapshotOf([], {}, i + 1), reflecting(inputs(rv)));
       const written = nextWrite();
       await clock.advance(5_000);
       await written;
