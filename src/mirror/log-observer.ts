@@ -79,6 +79,9 @@ export function logObserver(log: Logger): MirrorObserver {
     rebuildFailed(error) {
       log.error({ err: error }, "rebuild failed (bug): the previous Snapshot is still served");
     },
+    adoptionFailed(error) {
+      log.error({ err: error }, "Registry adoption failed (bug): the served Registry stays");
+    },
     reflector(name, status) {
       logReflector(log, name, status);
     },

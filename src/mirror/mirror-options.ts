@@ -6,7 +6,7 @@ import type { Schedule } from "../snapshot/coalescer.ts";
 import type { SnapshotHolder } from "../snapshot/holder.ts";
 import type { SecretScope } from "./fetch-secrets.ts";
 import type { WarmStart } from "./inputs.ts";
-import type { ReflectorSettings } from "./observed-reflector.ts";
+import type { SharedReflectorSettings } from "./observed-reflector.ts";
 import type { MirrorObserver } from "./observer.ts";
 import type { SnapshotSink } from "./sink.ts";
 
@@ -26,8 +26,8 @@ export interface RegistrySource {
 
 export interface MirrorOptions {
   readonly registry: RegistrySource;
-  /** One cluster-wide scope, or one per namespace. */
-  readonly secrets: { readonly scopes: readonly SecretScope[]; readonly labelSelector?: string };
+  /** One cluster-wide scope, or one per namespace (each with its selector). */
+  readonly secrets: { readonly scopes: readonly SecretScope[] };
   readonly holder: SnapshotHolder;
   readonly watchTimeoutSeconds: number;
   /** Telemetry: metrics and logs. */
@@ -40,7 +40,7 @@ export interface MirrorOptions {
   readonly random?: () => number;
   readonly schedule?: Schedule;
   /** Passed to every reflector (backoff and deadlines for tests). */
-  readonly reflector?: ReflectorSettings["tuning"];
+  readonly reflector?: SharedReflectorSettings["tuning"];
   /** Serve these inputs at once, and resume the watches from where they were saved. */
   readonly warm?: WarmStart;
   /**

@@ -7,12 +7,12 @@ import { FROM_API_SERVER, type SnapshotSource } from "../snapshot/types.ts";
 import type { WarmStart } from "./inputs.ts";
 import type { MirrorOptions } from "./mirror-options.ts";
 import { nextSnapshot } from "./next-snapshot.ts";
-import { observedReflector, type ReflectorSettings } from "./observed-reflector.ts";
+import { observedReflector, type SharedReflectorSettings } from "./observed-reflector.ts";
 import { type MirrorObserver, observeAll } from "./observer.ts";
 import { PendingChanges } from "./pending-changes.ts";
 import { Publication } from "./publication.ts";
 import { ReferencedSecrets } from "./referenced-secrets.ts";
-import { RegistryTracker } from "./registry-state.ts";
+import { RegistryTracker } from "./registry-tracker.ts";
 import type { Reflected } from "./sink.ts";
 import { captureInputs, seedFromInputs, watchPositions } from "./warm-start.ts";
 
@@ -71,17 +71,17 @@ export class Mirror {
       serveCertificates: options.serveCertificates ?? false,
       onRetryDue: () => this.#adoptions.signal(),
     });
-    const stage = (run: () => void | Promise<void>) =>
+    const stage = (run: () => void | Promise<void>, onError: (e: unknown) => void) =>
       new Coalescer({
         run,
-        onError: (e) => this.#observer.rebuildFailed(e),
+        onError,
         onCoalesced: (count) => this.#observer.coalesced(count),
         ...(options.schedule === undefined ? {} : { schedule: options.schedule }),
       });
-    this.#adoptions = stage(() => this.#adoptRegistry());
-    this.#rebuilds = stage(() => this.#rebuild());
+    this.#adoptions = stage(() => this.#adoptRegistry(), this.#observer.adoptionFailed);
+    this.#rebuilds = stage(() => this.#rebuild(), this.#observer.rebuildFailed);
     this.#listsToGo = 1 + options.secrets.scopes.length;
-    const settings: ReflectorSettings = {
+    const settings: SharedReflectorSettings = {
       watchTimeoutSeconds: options.watchTimeoutSeconds,
       clock: this.#clock,
       observer: this.#observer,
@@ -272,9 +272,9 @@ export class Mirror {
       serveCredentials,
       serveCertificates,
     };
-    const { view } = this.#referenced.store;
+    const { lookup } = this.#referenced.store;
     const routesFor = this.#publication.routesFor;
-    const next = nextSnapshot(this.#options.holder.current(), changes, view, meta, routesFor);
+    const next = nextSnapshot(this.#options.holder.current(), changes, lookup, meta, routesFor);
     const reflected = this.#reflected(false);
     if (next !== null) this.#publication.publish(next, started, changes.since, reflected);
     else if (reflected !== null) this.#publication.settled(reflected);

@@ -6,7 +6,7 @@ import {
   FROM_API_SERVER,
   type RegistryStatus,
   type RouteTable,
-  type SecretsView,
+  type SecretLookup,
   type Snapshot,
 } from "../snapshot/types.ts";
 import type { Changes } from "./pending-changes.ts";
@@ -35,7 +35,7 @@ export type NextMeta = Pick<
 export function nextSnapshot(
   previous: Snapshot | null,
   changes: Changes,
-  secrets: SecretsView,
+  secrets: SecretLookup,
   at: NextMeta,
   routesFor: (registry: Registry | null) => RouteTable = routeTableFor,
 ): NextSnapshot | null {

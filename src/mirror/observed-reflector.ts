@@ -5,7 +5,7 @@ import type { ReflectorHandler } from "../kube/cache/reflector-handler.ts";
 import type { MirrorObserver } from "./observer.ts";
 
 /** What the reflectors of one mirror share. */
-export interface ReflectorSettings {
+export interface SharedReflectorSettings {
   readonly watchTimeoutSeconds: number;
   readonly clock: Clock;
   readonly random?: () => number;
@@ -36,7 +36,7 @@ export function observedReflector(
   name: string,
   listWatch: ListWatch,
   handler: Omit<ReflectorHandler, "onBookmark">,
-  settings: ReflectorSettings,
+  settings: SharedReflectorSettings,
 ): Reflector {
   const { observer, contact } = settings;
   return new Reflector({

@@ -20,8 +20,10 @@ export interface MirrorObserver {
   /** Both watches listed and the first Snapshot is about to be published. */
   synced?(): void;
   published?(publication: Publication): void;
-  /** A rebuild or a Registry adoption threw: a bug, reported and survived. */
+  /** A rebuild threw: a bug, reported and survived; the previous Snapshot stays. */
   rebuildFailed?(error: unknown): void;
+  /** A Registry adoption threw: a bug, reported and survived; the Registry served stays. */
+  adoptionFailed?(error: unknown): void;
   /** Signals absorbed by a run (a rebuild or a Registry adoption) that another signal started. */
   coalesced?(count: number): void;
   /** An event for a Secret no App references: dropped, no rebuild. */
@@ -49,6 +51,7 @@ export function observeAll(...observers: readonly MirrorObserver[]): Required<Mi
     synced: each("synced"),
     published: each("published"),
     rebuildFailed: each("rebuildFailed"),
+    adoptionFailed: each("adoptionFailed"),
     coalesced: each("coalesced"),
     ignored: each("ignored"),
     contact: each("contact"),

@@ -4,7 +4,7 @@
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import type { Clock } from "../clock.ts";
-import type { MirrorInputs, RegistryInput, WarmStart } from "../mirror/inputs.ts";
+import type { MirrorInputs, RegistrySecret, WarmStart } from "../mirror/inputs.ts";
 import type { MirrorObserver } from "../mirror/observer.ts";
 import type { SnapshotSink } from "../mirror/sink.ts";
 import type { Snapshot } from "../snapshot/types.ts";
@@ -40,7 +40,7 @@ export interface RolledBack {
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();
-const versionOf = (r: RegistryInput): string | null => (r.present ? r.resourceVersion : null);
+const versionOf = (r: RegistrySecret): string | null => (r.present ? r.resourceVersion : null);
 const randomSeries = (): string => randomBytes(8).toString("hex");
 
 /**

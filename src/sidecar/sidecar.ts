@@ -157,10 +157,7 @@ export async function startSidecar(
       key: config.registryKey,
       allowLocalUpstreams: config.allowLocalUpstreams,
     },
-    secrets: {
-      scopes: secretScopes(transport, config),
-      ...(config.secretSelector === undefined ? {} : { labelSelector: config.secretSelector }),
-    },
+    secrets: { scopes: secretScopes(transport, config) },
     holder,
     watchTimeoutSeconds: config.watchTimeoutSeconds,
     serveCredentials: config.serveCredentials,

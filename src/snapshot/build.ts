@@ -6,7 +6,7 @@ import {
   type BuildMeta,
   FROM_API_SERVER,
   type RouteTable,
-  type SecretsView,
+  type SecretLookup,
   type Snapshot,
 } from "./types.ts";
 
@@ -19,7 +19,7 @@ import {
  */
 export function build(
   registry: Registry | null,
-  secrets: SecretsView,
+  secrets: SecretLookup,
   meta: BuildMeta,
   previous: Snapshot | null = null,
   routes: RouteTable = routeTableFor(registry),
@@ -51,7 +51,7 @@ export function routeTableFor(registry: Registry | null): RouteTable {
 export function rebuildForSecrets(
   previous: Snapshot,
   changedSecrets: Iterable<SecretRef>,
-  secrets: SecretsView,
+  secrets: SecretLookup,
   meta: BuildMeta,
 ): Snapshot {
   const { routes } = previous;
