@@ -1,8 +1,8 @@
 // What a Mirror is made of, given by whoever assembles one.
 
 import type { Clock } from "../clock.ts";
+import type { Schedule } from "../coalescer.ts";
 import type { ListWatch } from "../kube/cache/list-watch.ts";
-import type { Schedule } from "../snapshot/coalescer.ts";
 import type { SnapshotHolder } from "../snapshot/holder.ts";
 import type { SecretScope } from "./fetch-secrets.ts";
 import type { WarmStart } from "./inputs.ts";

@@ -1,8 +1,8 @@
 import { type Clock, systemClock } from "../clock.ts";
+import { Coalescer } from "../coalescer.ts";
 import type { ObjectEventType, SecretObject } from "../kube/cache/list-watch.ts";
 import type { Reflector } from "../kube/cache/reflector.ts";
 import type { SecretRef } from "../registry/schema.ts";
-import { Coalescer } from "../snapshot/coalescer.ts";
 import { FROM_API_SERVER, type SnapshotSource } from "../snapshot/types.ts";
 import type { WarmStart } from "./inputs.ts";
 import type { MirrorOptions } from "./mirror-options.ts";
