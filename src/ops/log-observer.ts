@@ -1,9 +1,9 @@
 import type { Logger } from "pino";
 import type { ReflectorStatus } from "../kube/cache/reflector-status.ts";
+import type { MirrorObserver } from "../mirror/observer.ts";
 import { listedRefusals } from "../registry/echo.ts";
 import type { Conflict, RefusedAppStatus, RegistryStatus, Snapshot } from "../snapshot/types.ts";
 import { type AppRefusal, enteredRefusals } from "./app-refusals.ts";
-import type { MirrorObserver } from "./observer.ts";
 
 /** A normal watch turnover is debug; anything that cost a relist or an error is info or above. */
 const RESTART_LEVEL: Readonly<Record<string, "debug" | "info" | "warn">> = {
