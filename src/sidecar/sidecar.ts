@@ -18,8 +18,9 @@ import { startDataThread } from "../route/data-thread.ts";
 import { dataListenerLimits, isLoopbackHost } from "../route/listener-limits.ts";
 import { SnapshotHolder } from "../snapshot/holder.ts";
 import type { Address, SidecarConfig } from "./config.ts";
-import { openLastGoodState, rolledBackObserver, startStateKeeper } from "./last-good-state.ts";
+import { openLastGoodState, rolledBackObserver } from "./last-good-state.ts";
 import { startPushers, targetOf } from "./push-targets.ts";
+import { startStateKeeper } from "./state-keeper.ts";
 
 /** A running sidecar. */
 export interface Sidecar {

@@ -13,8 +13,8 @@ import {
   openLastGoodState,
   rolledBackObserver,
   type StateLoad,
-  startStateKeeper,
 } from "../../src/sidecar/last-good-state.ts";
+import { startStateKeeper } from "../../src/sidecar/state-keeper.ts";
 import { markPathOf } from "../../src/state/mark.ts";
 import { FORMAT_1_FILE, FORMAT_1_KEY, scratchPerTest } from "../state/fixtures.ts";
 import { FakeClock } from "../support/fake-clock.ts";
