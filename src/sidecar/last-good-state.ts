@@ -4,12 +4,11 @@
 
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
-import type { Clock } from "../clock.ts";
 import type { RegistrySecret, WarmStart } from "../mirror/inputs.ts";
-import type { MirrorObserver } from "../mirror/observer.ts";
+import type { RolledBack } from "../ops/rolled-back-log.ts";
 import { continueFrom, standing } from "../state/generation.ts";
 import { readKeyFile, type StateKey } from "../state/key.ts";
-import { type Mark, markPathOf, readMarkFile } from "../state/mark.ts";
+import { markPathOf, readMarkFile } from "../state/mark.ts";
 import { readStateFile } from "../state/read-state.ts";
 import { type Generation, type StateConfig, stateConfig } from "../state/state.ts";
 import type { SidecarConfig } from "./config.ts";
@@ -27,14 +26,6 @@ export interface OpenedState {
   readonly generation: Generation;
   /** Set when the served state is not the newest this pod wrote: how, its Registry, the newest. */
   readonly rolledBack: RolledBack | undefined;
-}
-
-/** A served state that is not the newest its pod wrote, against the newest (the mark). */
-export interface RolledBack {
-  readonly reason: "older" | "other-series";
-  /** The served state's Registry resourceVersion; null: absent. */
-  readonly registry: string | null;
-  readonly newest: Mark;
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -133,39 +124,4 @@ export async function openLastGoodState(
   counted("rolled-back");
   const rolledBack = { reason: stands.kind, registry, newest: stands.newest };
   return { ...opened, warm, generation: next, rolledBack };
-}
-
-/**
- * After a start that served a state older than the newest this pod wrote: one line once the
- * watches confirmed the API server's inputs, with how long the old state was served, its
- * Registry, the newest one the mark recorded and the API server's. Nothing otherwise.
- */
-export function rolledBackObserver(
-  opened: OpenedState | null,
-  log: Logger,
-  clock: Clock,
-): MirrorObserver {
-  const rolledBack = opened?.rolledBack;
-  if (rolledBack === undefined) return {};
-  const since = clock.now();
-  let told = false;
-  return {
-    published({ snapshot }) {
-      if (told || snapshot.source.kind !== "api-server") return;
-      told = true;
-      const { reason, registry, newest } = rolledBack;
-      log.warn(
-        {
-          reason,
-          servedMs: Math.round(clock.now() - since),
-          registry,
-          newestRegistry: newest.registry,
-          apiServerRegistry: snapshot.registry.resourceVersion,
-          // Told by the mark's series and count, not by the opaque resourceVersions.
-          servedOlderRegistry: reason === "older" && registry !== newest.registry,
-        },
-        "rolled-back state file replaced by the API server's inputs",
-      );
-    },
-  };
 }

@@ -13,12 +13,13 @@ import { logObserver } from "../ops/log-observer.ts";
 import { createMetrics } from "../ops/metrics.ts";
 import { createOpsServer } from "../ops/ops-server.ts";
 import { createPushMetrics } from "../ops/push-metrics.ts";
+import { rolledBackObserver } from "../ops/rolled-back-log.ts";
 import { err, ok, type Result } from "../result.ts";
 import { startDataThread } from "../route/data-thread.ts";
 import { dataListenerLimits, isLoopbackHost } from "../route/listener-limits.ts";
 import { SnapshotHolder } from "../snapshot/holder.ts";
 import type { Address, SidecarConfig } from "./config.ts";
-import { openLastGoodState, rolledBackObserver } from "./last-good-state.ts";
+import { openLastGoodState } from "./last-good-state.ts";
 import { startPushers, targetOf } from "./push-targets.ts";
 import { startStateKeeper } from "./state-keeper.ts";
 

@@ -8,10 +8,10 @@ import { describe, expect, it } from "vitest";
 import { parseServeConfig } from "../../src/cli/config.ts";
 import type { MirrorInputs } from "../../src/mirror/inputs.ts";
 import type { Reflected } from "../../src/mirror/sink.ts";
+import { rolledBackObserver } from "../../src/ops/rolled-back-log.ts";
 import {
   type OpenedState,
   openLastGoodState,
-  rolledBackObserver,
   type StateLoad,
 } from "../../src/sidecar/last-good-state.ts";
 import { startStateKeeper } from "../../src/sidecar/state-keeper.ts";
