@@ -157,6 +157,43 @@ describe("the state file's generation across the containers of one pod", () => {
     writes.push((await p.open(T0 + clock.now())).generation.writes);
     expect(writes).toEqual([1, 2, 3]);
   });
+
+  it("rewrites a quiet replica's state, with the watches' newer positions, on contact 5 minutes after its last write", async () => {
+    const p = pod();
+    const opened = await p.open(T0);
+    const clock = new FakeClock();
+    const landed: (() => void)[] = [];
+    const nextWrite = () => new Promise<void>((resolve) => landed.push(resolve));
+    const keeper = startStateKeeper({
+      path: p.path,
+      opened,
+      clock,
+      wallClock: () => T0 + clock.now(),
+      reports: { written: () => landed.shift()?.(), failed: (m) => expect.fail(m) },
+    });
+    const saved = inputs("21");
+    const moved = (registry: string) =>
+      reflecting({ ...saved, watches: { ...saved.watches, registry } });
+    const onDisk = async () => {
+      const { generation, warm } = await p.open(T0 + clock.now());
+      return [generation.writes, warm?.inputs.watches.registry];
+    };
+    let written = nextWrite();
+    keeper.publish(snapshotOf([], {}, 1), reflecting(saved));
+    await written;
+    await clock.advance(4 * MINUTE);
+    keeper.heard?.(moved("30"));
+    const early = await onDisk();
+    await clock.advance(MINUTE);
+    written = nextWrite();
+    keeper.heard?.(moved("31"));
+    await written;
+    expect([early, await onDisk()]).toEqual([
+      [1, "21"],
+      [2, "31"],
+    ]);
+    await keeper.close();
+  });
 });
 
 describe("a start that finds an older state file than the newest its pod wrote", () => {
