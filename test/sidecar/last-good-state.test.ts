@@ -92,7 +92,21 @@ function pod() {
     await keeper.close();
     expect(failures).toEqual([]);
   };
-  return { path, config, lines, loads, open, writeOnce, logger: memory.logger };
+  /** One container's keeper on a fake clock, and a promise of its next write. */
+  const keep = (opened: OpenedState) => {
+    const clock = new FakeClock();
+    const landed: (() => void)[] = [];
+    const keeper = startStateKeeper({
+      path,
+      opened,
+      clock,
+      wallClock: () => T0 + clock.now(),
+      reports: { written: () => landed.shift()?.(), failed: (m) => expect.fail(m) },
+    });
+    const nextWrite = () => new Promise<void>((resolve) => landed.push(resolve));
+    return { keeper, clock, nextWrite };
+  };
+  return { path, config, lines, loads, open, writeOnce, keep, logger: memory.logger };
 }
 
 /** The inputs of a mirror whose Registry Secret is at `registryRv`. */
@@ -134,17 +148,7 @@ describe("the state file's generation across the containers of one pod", () => {
 
   it("grows within one container too: each write the keeper makes counts one more", async () => {
     const p = pod();
-    const opened = await p.open(T0);
-    const clock = new FakeClock();
-    const landed: (() => void)[] = [];
-    const nextWrite = () => new Promise<void>((resolve) => landed.push(resolve));
-    const keeper = startStateKeeper({
-      path: p.path,
-      opened,
-      clock,
-      wallClock: () => T0 + clock.now(),
-      reports: { written: () => landed.shift()?.(), failed: (m) => expect.fail(m) },
-    });
+    const { keeper, clock, nextWrite } = p.keep(await p.open(T0));
     const writes: number[] = [];
     for (const [i, rv] of ["21", "22"].entries()) {
       keeper.publish(snapshotOf([], {}, i + 1), reflecting(inputs(rv)));
@@ -160,17 +164,7 @@ describe("the state file's generation across the containers of one pod", () => {
 
   it("rewrites a quiet replica's state, with the watches' newer positions, on contact 5 minutes after its last write", async () => {
     const p = pod();
-    const opened = await p.open(T0);
-    const clock = new FakeClock();
-    const landed: (() => void)[] = [];
-    const nextWrite = () => new Promise<void>((resolve) => landed.push(resolve));
-    const keeper = startStateKeeper({
-      path: p.path,
-      opened,
-      clock,
-      wallClock: () => T0 + clock.now(),
-      reports: { written: () => landed.shift()?.(), failed: (m) => expect.fail(m) },
-    });
+    const { keeper, clock, nextWrite } = p.keep(await p.open(T0));
     const saved = inputs("21");
     const moved = (registry: string) =>
       reflecting({ ...saved, watches: { ...saved.watches, registry } });
