@@ -1,7 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { envName } from "../src/cli/config.ts";
-import { FLAG_DOCS, FLAG_NAMES } from "../src/cli/flag-docs.ts";
+import { envName, FLAG_NAMES, FLAGS } from "../src/cli/flags.ts";
 import { createMetrics } from "../src/ops/metrics.ts";
 import { createPushMetrics } from "../src/ops/push-metrics.ts";
 
@@ -15,7 +14,7 @@ describe("README", () => {
   it.each(FLAG_NAMES)("documents --%s with its variable in the configuration table", (name) => {
     const row = configTable
       .split("\n")
-      .find((l) => l.startsWith(`| \`--${name} ${FLAG_DOCS[name].value}\``));
+      .find((l) => l.startsWith(`| \`--${name} ${FLAGS[name].value}\``));
     expect(row, `no row for --${name}`).toBeDefined();
     expect(row).toContain(`\`${envName(name)}\``);
   });

@@ -1,3 +1,18 @@
+// Visible ASCII, '!' (0x21) to '~' (0x7e): the one rule for what a header value, a Host and a
+// line of the data thread's messages hold as they are.
+const NOT_VISIBLE_ASCII = /[^!-~]/;
+const NOT_VISIBLE_ASCII_LINES = /[^!-~\n]/;
+
+/** Whether every character of `text` is visible ASCII (true for ""). */
+export function isVisibleAscii(text: string): boolean {
+  return !NOT_VISIBLE_ASCII.test(text);
+}
+
+/** Whether `text` is lines of visible ASCII, `\n` between them. */
+export function isVisibleAsciiLines(text: string): boolean {
+  return !NOT_VISIBLE_ASCII_LINES.test(text);
+}
+
 /**
  * A string as a valid HTTP header value: unchanged when it is visible ASCII, else with every
  * other character (spaces included) percent-encoded as UTF-8, as a URL serialiser would. The
@@ -5,18 +20,13 @@
  * character, which would turn a routed answer into a 500.
  */
 export function headerValue(value: string): string {
-  for (let i = 0; i < value.length; i++) {
-    const c = value.charCodeAt(i);
-    if (c < 0x21 || c > 0x7e) return percentEncode(value);
-  }
-  return value;
+  return isVisibleAscii(value) ? value : percentEncode(value);
 }
 
 function percentEncode(value: string): string {
   let out = "";
   for (const ch of value) {
-    const c = ch.codePointAt(0)!;
-    if (c >= 0x21 && c <= 0x7e) out += ch;
+    if (isVisibleAscii(ch)) out += ch;
     // Buffer encodes a lone surrogate as U+FFFD rather than throwing.
     else
       for (const byte of Buffer.from(ch, "utf8"))

@@ -1,3 +1,5 @@
+import { isVisibleAscii } from "./header-value.ts";
+
 /** `requestHost`'s answer for a request that carries `x-mirror-app`: a data plane routed it. */
 export const ROUTED_REQUEST = Symbol("routed-request");
 
@@ -72,14 +74,6 @@ function startsWithFolded(name: string, lower: string): boolean {
     // Names are tokens (RFC 9110 §5.1): setting 0x20 folds only letters, since the one other
     // byte it maps onto '-' (CR) cannot be in a name.
     if ((name.charCodeAt(i) | 0x20) !== c) return false;
-  }
-  return true;
-}
-
-function isVisibleAscii(value: string): boolean {
-  for (let i = 0; i < value.length; i++) {
-    const c = value.charCodeAt(i);
-    if (c < 0x21 || c > 0x7e) return false;
   }
   return true;
 }

@@ -1,133 +1,15 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import * as z from "zod";
-import { DEFAULT_HAPROXY_CRT_LIST } from "../push/haproxy-certificates.ts";
-import { DEFAULT_HAPROXY_CREDENTIALS_MAP } from "../push/haproxy-credentials.ts";
-import { DEFAULT_HAPROXY_MAP } from "../push/haproxy-target.ts";
-import { dnsLabel, dnsSubdomain, named, secretKey } from "../registry/schema.ts";
+import type * as z from "zod";
 import { err, ok, type Result } from "../result.ts";
-import { DATA_LISTENER_DEFAULTS, isLoopbackHost } from "../route/listener-limits.ts";
+import { isLoopbackHost } from "../route/listener-limits.ts";
 import type { PushTargetConfig, SidecarConfig } from "../sidecar/config.ts";
-
-// The host is required: an empty one (`:8080`) reads as "every interface" to some and as
-// "localhost" to others, so it is refused rather than guessed.
-const hostPort = z.string().transform((raw, ctx) => {
-  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(raw);
-  const port = m === null ? Number.NaN : Number(m[3]);
-  if (m === null || port > 65535) {
-    ctx.issues.push({
-      code: "custom",
-      message: `expected HOST:PORT (port 0-65535), got '${raw}'`,
-      input: raw,
-    });
-    return z.NEVER;
-  }
-  if (m[2] === "") {
-    ctx.issues.push({
-      code: "custom",
-      message: `expected HOST:PORT with a host (127.0.0.1 for loopback, 0.0.0.0 for every interface), got '${raw}'`,
-      input: raw,
-    });
-    return z.NEVER;
-  }
-  return { host: m[1] ?? m[2]!, port };
-});
-
-// A proxy's runtime interface: a Unix socket in the volume only the sidecar and the proxy mount
-// (ADR 46). A TCP address is refused: every process of the pod, and any App whose upstream
-// reaches it through the proxy, could write the table there.
-const unixSocket = (barePath: boolean) =>
-  z.string().transform((raw, ctx) => {
-    const path = raw.startsWith("unix:") ? raw.slice("unix:".length) : barePath ? raw : "";
-    if (path.startsWith("/") && path.length > 1) return path;
-    ctx.issues.push({
-      code: "custom",
-      message: `expected unix:/PATH, the proxy's Unix socket (a TCP address lets any process of the pod write the table), got '${raw}'`,
-      input: raw,
-    });
-    return z.NEVER;
-  });
-
-const bool = z.enum(["true", "false"], "must be true or false").transform((v) => v === "true");
-const seconds = (max: number) =>
-  z.coerce
-    .number()
-    .int("must be a whole number")
-    .min(0, "must be at least 0")
-    .max(max, `must be at most ${max}`);
-
-/** The flags of `serve` (README, "Configuration"), as zod parses them; keys are the flag names. */
-const serveFlags = z.object({
-  kubeconfig: z.string().min(1, "must not be empty").optional(),
-  "registry-namespace": named(dnsLabel).optional(),
-  "registry-name": named(dnsSubdomain).default("replica-registry"),
-  "registry-key": named(secretKey).default("registry.json"),
-  "secret-namespaces": z
-    .string()
-    .default("")
-    .transform((s) =>
-      s
-        .split(",")
-        .map((n) => n.trim())
-        .filter((n) => n !== ""),
-    )
-    .pipe(z.array(named(dnsLabel))),
-  "secret-selector": z.string().min(1, "must not be empty").optional(),
-  listen: hostPort.default({ host: "127.0.0.1", port: 8080 }),
-  "ops-listen": hostPort.default({ host: "0.0.0.0", port: 9090 }),
-  "allow-remote-status-api": bool.default(false),
-  "watch-timeout": z.coerce
-    .number()
-    .int("must be a whole number")
-    .min(1, "must be at least 1")
-    .max(3600, "must be at most 3600")
-    .default(300),
-  "log-level": z.enum(["trace", "debug", "info", "warn", "error", "fatal"]).default("info"),
-  "state-file": z.string().min(1, "must not be empty").optional(),
-  "state-key-file": z.string().min(1, "must not be empty").optional(),
-  "state-max-age": z.coerce
-    .number()
-    .int("must be a whole number")
-    .min(1, "must be at least 1")
-    .default(86_400),
-  "allow-non-loopback-listen": bool.default(false),
-  "max-connections": z.coerce
-    .number()
-    .int("must be a whole number")
-    .min(1, "must be at least 1")
-    .max(1_000_000, "must be at most 1000000")
-    .default(DATA_LISTENER_DEFAULTS.maxConnections),
-  "listen-headers-timeout": seconds(3600)
-    .min(1, "must be at least 1")
-    .default(DATA_LISTENER_DEFAULTS.headersTimeoutSeconds),
-  "listen-idle-timeout": seconds(3600).optional(),
-  "shutdown-grace": seconds(3600).default(5),
-  "allow-cluster-wide-secrets": bool.default(false),
-  "allow-local-upstreams": bool.default(false),
-  "serve-credentials": bool.default(false),
-  "serve-certificates": bool.default(false),
-  "push-haproxy": unixSocket(true).optional(),
-  "push-haproxy-map": z.string().min(1, "must not be empty").default(DEFAULT_HAPROXY_MAP),
-  "push-haproxy-credentials-map": z
-    .string()
-    .min(1, "must not be empty")
-    .default(DEFAULT_HAPROXY_CREDENTIALS_MAP),
-  "push-haproxy-crt-list": z.string().min(1, "must not be empty").default(DEFAULT_HAPROXY_CRT_LIST),
-  "push-caddy": unixSocket(false).optional(),
-  "push-nginx": unixSocket(false).optional(),
-});
-
-/** A flag of `serve`, without its dashes. */
-export type FlagName = keyof typeof serveFlags.shape;
+import { envName, FLAG_NAMES, type FlagName, serveFlags } from "./flags.ts";
 
 /** Every flag takes a value; zod, not the argument parser, decides what the value may be. */
 const FLAG_OPTIONS = Object.fromEntries(
-  Object.keys(serveFlags.shape).map((name) => [name, { type: "string" } as const]),
+  FLAG_NAMES.map((name) => [name, { type: "string" } as const]),
 );
-
-/** REPLICA_MIRROR_WATCH_TIMEOUT for watch-timeout. */
-export const envName = (flag: string): string =>
-  `REPLICA_MIRROR_${flag.toUpperCase().replaceAll("-", "_")}`;
 
 const SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
 
@@ -151,7 +33,7 @@ export function parseServeConfig(
 ): Result<SidecarConfig, string> {
   const raw: Partial<Record<FlagName, string>> = {};
   const from: Partial<Record<FlagName, string>> = {};
-  for (const name of Object.keys(serveFlags.shape) as FlagName[]) {
+  for (const name of FLAG_NAMES) {
     const value = env[envName(name)];
     if (value !== undefined) {
       raw[name] = value;

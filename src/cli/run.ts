@@ -3,7 +3,7 @@ import packageJson from "../../package.json" with { type: "json" };
 import { commandOf } from "./command.ts";
 import { parseServeConfig } from "./config.ts";
 import { runDefaultCertificate } from "./default-certificate.ts";
-import { serveHelp } from "./flag-docs.ts";
+import { serveHelp } from "./flags.ts";
 import { runServe } from "./serve.ts";
 import { runValidate } from "./validate.ts";
 

@@ -1,8 +1,8 @@
 // What a mirror's Snapshots are built from, as plain values: what a state file keeps so that a
 // restarted replica can serve at once and resume its watches without a list.
 
-/** The Registry Secret as the watch last saw it. */
-export type RegistryInput =
+/** The Registry Secret as the watch last saw it: what the Registry is parsed from. */
+export type RegistrySecret =
   | { readonly present: false }
   | {
       readonly present: true;
@@ -12,7 +12,7 @@ export type RegistryInput =
     };
 
 /** A referenced App Secret: only the keys some App reads, as bytes. */
-export interface SecretInput {
+export interface AppSecret {
   readonly namespace: string;
   readonly name: string;
   readonly resourceVersion: string;
@@ -21,17 +21,23 @@ export interface SecretInput {
 
 /** The inputs of a mirror at one moment, and how far each watch had got. */
 export interface MirrorInputs {
-  readonly registry: RegistryInput;
+  readonly registry: RegistrySecret;
   /** The referenced App Secrets present; one absent here was absent. */
-  readonly secrets: readonly SecretInput[];
-  readonly watches: {
-    readonly registry: string;
-    /** One per App Secret scope: a namespace, or null for the cluster-wide one. */
-    readonly secrets: readonly {
-      readonly namespace: string | null;
-      readonly resourceVersion: string;
-    }[];
-  };
+  readonly secrets: readonly AppSecret[];
+  readonly watches: WatchPositions;
+}
+
+/** How far each watch had got: the resourceVersion a resumed watch starts from. */
+export interface WatchPositions {
+  readonly registry: string;
+  /** One per App Secret scope. */
+  readonly secrets: readonly ScopePosition[];
+}
+
+/** How far one App Secret watch had got: a namespace, or null for the cluster-wide one. */
+export interface ScopePosition {
+  readonly namespace: string | null;
+  readonly resourceVersion: string;
 }
 
 /** A warm start: the inputs a previous run saved, and when they were known current. */

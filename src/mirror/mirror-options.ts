@@ -1,13 +1,14 @@
 // What a Mirror is made of, given by whoever assembles one.
 
 import type { Clock } from "../clock.ts";
+import type { Schedule } from "../coalescer.ts";
 import type { ListWatch } from "../kube/cache/list-watch.ts";
-import type { Schedule } from "../snapshot/coalescer.ts";
 import type { SnapshotHolder } from "../snapshot/holder.ts";
 import type { SecretScope } from "./fetch-secrets.ts";
 import type { WarmStart } from "./inputs.ts";
-import type { ReflectorSettings } from "./observed-reflector.ts";
+import type { SharedReflectorSettings } from "./observed-reflector.ts";
 import type { MirrorObserver } from "./observer.ts";
+import type { SnapshotSink } from "./sink.ts";
 
 export interface RegistrySource {
   /** Scoped to the one Registry Secret (a `metadata.name` field selector). */
@@ -25,18 +26,21 @@ export interface RegistrySource {
 
 export interface MirrorOptions {
   readonly registry: RegistrySource;
-  /** One cluster-wide scope, or one per namespace. */
-  readonly secrets: { readonly scopes: readonly SecretScope[]; readonly labelSelector?: string };
+  /** One cluster-wide scope, or one per namespace (each with its selector). */
+  readonly secrets: { readonly scopes: readonly SecretScope[] };
   readonly holder: SnapshotHolder;
   readonly watchTimeoutSeconds: number;
+  /** Telemetry: metrics and logs. */
   readonly observer?: MirrorObserver;
+  /** Every consumer of published Snapshots, told in this order (sink.ts). */
+  readonly sinks?: readonly SnapshotSink[];
   readonly clock?: Clock;
   /** Milliseconds since the epoch, for `builtAt`. */
   readonly wallClock?: () => number;
   readonly random?: () => number;
   readonly schedule?: Schedule;
   /** Passed to every reflector (backoff and deadlines for tests). */
-  readonly reflector?: ReflectorSettings["tuning"];
+  readonly reflector?: SharedReflectorSettings["tuning"];
   /** Serve these inputs at once, and resume the watches from where they were saved. */
   readonly warm?: WarmStart;
   /**

@@ -1,21 +1,23 @@
 import { type Clock, systemClock } from "../clock.ts";
+import { Coalescer } from "../coalescer.ts";
 import type { ObjectEventType, SecretObject } from "../kube/cache/list-watch.ts";
 import type { Reflector } from "../kube/cache/reflector.ts";
 import type { SecretRef } from "../registry/schema.ts";
-import { Coalescer } from "../snapshot/coalescer.ts";
-import type { SnapshotHolder } from "../snapshot/holder.ts";
 import { FROM_API_SERVER, type SnapshotSource } from "../snapshot/types.ts";
-import type { MirrorInputs, WarmStart } from "./inputs.ts";
+import type { WarmStart } from "./inputs.ts";
 import type { MirrorOptions } from "./mirror-options.ts";
 import { nextSnapshot } from "./next-snapshot.ts";
-import { observedReflector, type ReflectorSettings } from "./observed-reflector.ts";
+import { observedReflector, type SharedReflectorSettings } from "./observed-reflector.ts";
 import { type MirrorObserver, observeAll } from "./observer.ts";
 import { PendingChanges } from "./pending-changes.ts";
+import { Publication } from "./publication.ts";
 import { ReferencedSecrets } from "./referenced-secrets.ts";
-import { RegistryTracker } from "./registry-state.ts";
-import { captureInputs, seedFromInputs } from "./warm-start.ts";
+import { RegistryTracker } from "./registry-tracker.ts";
+import type { Reflected } from "./sink.ts";
+import { captureInputs, seedFromInputs, watchPositions } from "./warm-start.ts";
 
 export type { MirrorOptions, RegistrySource } from "./mirror-options.ts";
+export type { Reflected, SnapshotSink } from "./sink.ts";
 
 /**
  * One replica's mirror. Data flows one way, through two buffered-one stages (README, ADR 13):
@@ -25,14 +27,14 @@ export type { MirrorOptions, RegistrySource } from "./mirror-options.ts";
  *   the watches, with retries signalled back to this stage) → mark it adopted.
  * - App Secret events → the store (referenced Secrets only) → mark the changed Secrets.
  * - Marks go into one pending-changes value → signal → rebuild: take it whole, build the next
- *   Snapshot (pure) and swap it in.
+ *   Snapshot (pure) and publish it: swap, observers, then every sink in order (publication.ts).
  *
  * Nothing is published before the Registry and every App Secret scope completed a list, except
  * after a warm start: then the saved inputs are published at once, the watches resume from where
  * they were saved, and a Snapshot says it came from the state file until every watch is confirmed.
  */
 export class Mirror {
-  readonly #holder: SnapshotHolder;
+  readonly #publication: Publication;
   readonly #observer: Required<MirrorObserver>;
   readonly #clock: Clock;
   readonly #wallClock: () => number;
@@ -50,11 +52,16 @@ export class Mirror {
   #source: SnapshotSource = FROM_API_SERVER;
 
   constructor(options: MirrorOptions) {
-    this.#holder = options.holder;
     this.#observer = observeAll(options.observer ?? {});
     this.#clock = options.clock ?? systemClock;
     this.#wallClock = options.wallClock ?? Date.now;
     this.#registry = new RegistryTracker(options.registry);
+    this.#publication = new Publication({
+      holder: options.holder,
+      observer: this.#observer,
+      sinks: options.sinks ?? [],
+      clock: this.#clock,
+    });
     this.#options = options;
     const warm = options.warm !== undefined;
     this.#referenced = new ReferencedSecrets({
@@ -64,20 +71,21 @@ export class Mirror {
       serveCertificates: options.serveCertificates ?? false,
       onRetryDue: () => this.#adoptions.signal(),
     });
-    const stage = (run: () => void | Promise<void>) =>
+    const stage = (run: () => void | Promise<void>, onError: (e: unknown) => void) =>
       new Coalescer({
         run,
-        onError: (e) => this.#observer.rebuildFailed(e),
+        onError,
         onCoalesced: (count) => this.#observer.coalesced(count),
         ...(options.schedule === undefined ? {} : { schedule: options.schedule }),
       });
-    this.#adoptions = stage(() => this.#adoptRegistry());
-    this.#rebuilds = stage(() => this.#rebuild());
+    this.#adoptions = stage(() => this.#adoptRegistry(), this.#observer.adoptionFailed);
+    this.#rebuilds = stage(() => this.#rebuild(), this.#observer.rebuildFailed);
     this.#listsToGo = 1 + options.secrets.scopes.length;
-    const settings: ReflectorSettings = {
+    const settings: SharedReflectorSettings = {
       watchTimeoutSeconds: options.watchTimeoutSeconds,
       clock: this.#clock,
       observer: this.#observer,
+      contact: () => this.#publication.heard(this.#reflected(true)),
       ...(options.random === undefined ? {} : { random: options.random }),
       ...(options.reflector === undefined ? {} : { tuning: options.reflector }),
     };
@@ -115,19 +123,6 @@ export class Mirror {
     const { warm } = this.#options;
     if (warm === undefined) this.#reflectors.registry.start();
     else this.#startWarm(warm);
-  }
-
-  /**
-   * The inputs of the served Snapshot and how far each watch got, or null while they are not one
-   * consistent whole: before the first Snapshot, while a Registry is being adopted or a rebuild
-   * runs, while a fetch failed, and after a warm start until the watches are confirmed.
-   */
-  capture(): MirrorInputs | null {
-    if (!this.synced() || this.#source !== FROM_API_SERVER) return null;
-    if (this.#adoptions.busy || this.#rebuilds.busy || this.#registry.hasUnserved) return null;
-    if (this.#referenced.failing || !this.#pending.empty) return null;
-    const { store } = this.#referenced;
-    return captureInputs(this.#registry, store, this.#reflectors, this.#options.secrets.scopes);
   }
 
   /** True once the first Snapshot could be built from complete lists. */
@@ -177,7 +172,7 @@ export class Mirror {
     this.#pending.registryAdopted(seeded.served, true);
     this.#listsToGo = 0;
     this.#toConfirm = 1 + secrets.scopes.length;
-    this.#observer.registryAdopted(seeded.served.registry);
+    this.#publication.adopted(seeded.served.registry);
     this.#observer.synced();
     this.#rebuild();
     this.#reflectors.registry.start(seeded.registry);
@@ -208,7 +203,7 @@ export class Mirror {
     this.#referenced.watch(served.registry);
     this.#pending.registryAdopted(served, true);
     for (const r of this.#reflectors.secrets) r.start();
-    this.#observer.registryAdopted(served.registry);
+    this.#publication.adopted(served.registry);
     this.#onListCompleted();
   }
 
@@ -256,31 +251,48 @@ export class Mirror {
       const whole = served.registry !== before;
       if (whole) this.#pending.secretsChanged(await this.#referenced.follow(served.registry), null);
       this.#pending.registryAdopted(served, whole);
-      if (whole) this.#observer.registryAdopted(served.registry);
+      if (whole) this.#publication.adopted(served.registry);
     }
     this.#pending.secretsChanged(await this.#referenced.retryFailed(), null);
     this.#rebuilds.signal();
   }
 
-  /** The rebuild stage: takes the pending changes whole, builds (pure) and swaps once. */
+  /**
+   * The rebuild stage: takes the pending changes whole, builds (pure) and publishes once; when
+   * nothing a Snapshot shows changed, the sinks still learn that the inputs settled.
+   */
   #rebuild(): void {
     if (!this.synced()) return;
     const changes = this.#pending.take();
-    const previous = this.#holder.current();
     const started = this.#clock.now();
-    const next = nextSnapshot(previous, changes, this.#referenced.store.view, {
+    const { serveCredentials = false, serveCertificates = false } = this.#options;
+    const meta = {
       builtAt: this.#wallClock(),
       source: this.#source,
-      serveCredentials: this.#options.serveCredentials ?? false,
-      serveCertificates: this.#options.serveCertificates ?? false,
-    });
-    if (next === null) return;
-    this.#holder.swap(next.snapshot);
-    const now = this.#clock.now();
-    this.#observer.published({
-      ...next,
-      buildMs: now - started,
-      eventToSwapMs: previous === null || changes.since === null ? null : now - changes.since,
-    });
+      serveCredentials,
+      serveCertificates,
+    };
+    const { lookup } = this.#referenced.store;
+    const routesFor = this.#publication.routesFor;
+    const next = nextSnapshot(this.#options.holder.current(), changes, lookup, meta, routesFor);
+    const reflected = this.#reflected(false);
+    if (next !== null) this.#publication.publish(next, started, changes.since, reflected);
+    else if (reflected !== null) this.#publication.settled(reflected);
+  }
+
+  /**
+   * What the served Snapshot reflects; null while its inputs are not one consistent whole: before
+   * the first Snapshot, while a Registry is adopted or changes wait for a rebuild (`idle`: outside
+   * it), while a fetch failed, after a warm start until the watches are confirmed.
+   */
+  #reflected(idle: boolean): Reflected | null {
+    if (!this.synced() || this.#source !== FROM_API_SERVER) return null;
+    if (this.#adoptions.busy || (idle && this.#rebuilds.busy) || this.#registry.hasUnserved)
+      return null;
+    if (this.#referenced.failing || !this.#pending.empty) return null;
+    const scopes = this.#options.secrets.scopes;
+    const inputs = () =>
+      captureInputs(this.#registry, this.#referenced.store, this.#reflectors, scopes);
+    return { positions: watchPositions(this.#reflectors, scopes), inputs };
   }
 }

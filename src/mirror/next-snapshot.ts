@@ -1,10 +1,12 @@
-import { build, rebuildForSecrets } from "../snapshot/build.ts";
+import type { Registry } from "../registry/schema.ts";
+import { build, rebuildForSecrets, routeTableFor } from "../snapshot/build.ts";
 import { slotsOf } from "../snapshot/route-table.ts";
 import {
   type BuildMeta,
   FROM_API_SERVER,
   type RegistryStatus,
-  type SecretsView,
+  type RouteTable,
+  type SecretLookup,
   type Snapshot,
 } from "../snapshot/types.ts";
 import type { Changes } from "./pending-changes.ts";
@@ -28,12 +30,14 @@ export type NextMeta = Pick<
  * whole for the first Snapshot and when the Registry document changed; otherwise only the Apps
  * of changed Secrets are re-resolved, under the newest Registry status; a new `source` alone
  * (a warm start's watches confirmed) also makes a new Snapshot. Pure: changes nothing.
+ * `routesFor`: the route table of a Registry, when the caller keeps them.
  */
 export function nextSnapshot(
   previous: Snapshot | null,
   changes: Changes,
-  secrets: SecretsView,
+  secrets: SecretLookup,
   at: NextMeta,
+  routesFor: (registry: Registry | null) => RouteTable = routeTableFor,
 ): NextSnapshot | null {
   const { builtAt, serveCredentials = false, serveCertificates = false } = at;
   const source = at.source ?? FROM_API_SERVER;
@@ -50,7 +54,8 @@ export function nextSnapshot(
       serveCredentials,
       serveCertificates,
     };
-    return { snapshot: build(adopted.registry, secrets, meta, previous), kind: "whole" };
+    const routes = routesFor(adopted.registry);
+    return { snapshot: build(adopted.registry, secrets, meta, previous, routes), kind: "whole" };
   }
   const status = adopted?.status ?? previous.registry;
   // A Secret no App references (one being fetched for a Registry not adopted yet) changes nothing.

@@ -5,11 +5,13 @@ import type { ReflectorHandler } from "../kube/cache/reflector-handler.ts";
 import type { MirrorObserver } from "./observer.ts";
 
 /** What the reflectors of one mirror share. */
-export interface ReflectorSettings {
+export interface SharedReflectorSettings {
   readonly watchTimeoutSeconds: number;
   readonly clock: Clock;
   readonly random?: () => number;
   readonly observer: Required<MirrorObserver>;
+  /** Contact with the API server, told after the handler saw what came. */
+  readonly contact: () => void;
   /**
    * Backoff and deadlines (tests shorten them), and what the reflectors know of streaming lists
    * (default: the process's; a test's sidecar is a process of its own).
@@ -28,15 +30,15 @@ export interface ReflectorSettings {
 /**
  * A reflector whose statuses the observer hears, and which reports contact with the API server:
  * a completed list, an event, a bookmark (a quiet cluster sends only those), or a watch that
- * ended on its own timeout. Contact is reported before the handler sees the event.
+ * ended on its own timeout. Contact is reported after the handler saw the event or the list.
  */
 export function observedReflector(
   name: string,
   listWatch: ListWatch,
   handler: Omit<ReflectorHandler, "onBookmark">,
-  settings: ReflectorSettings,
+  settings: SharedReflectorSettings,
 ): Reflector {
-  const { observer } = settings;
+  const { observer, contact } = settings;
   return new Reflector({
     ...settings.tuning,
     name,
@@ -44,10 +46,10 @@ export function observedReflector(
     handler: {
       ...handler,
       onEvent: (event) => {
-        observer.contact();
         handler.onEvent(event);
+        contact();
       },
-      onBookmark: () => observer.contact(),
+      onBookmark: () => contact(),
     },
     watchTimeoutSeconds: settings.watchTimeoutSeconds,
     clock: settings.clock,
@@ -57,7 +59,7 @@ export function observedReflector(
         status.kind === "listed" ||
         (status.kind === "watch-restart" && status.reason === "timeout")
       ) {
-        observer.contact();
+        contact();
       }
       observer.reflector(name, status);
     },

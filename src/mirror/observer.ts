@@ -1,5 +1,4 @@
 import type { ReflectorStatus } from "../kube/cache/reflector-status.ts";
-import type { Registry } from "../registry/schema.ts";
 import type { Snapshot } from "../snapshot/types.ts";
 
 /** One published Snapshot and what it cost. */
@@ -13,22 +12,18 @@ export interface Publication {
 }
 
 /**
- * What the mirror tells the outside (metrics, logs, the data thread). Called synchronously from
- * the mirror; an observer implements the calls it cares about, must not throw, and is never
- * handed Secret bytes (none of these carry any).
+ * What the mirror tells its telemetry (metrics, logs): what consumes a Snapshot is a sink
+ * (sink.ts). Called synchronously from the mirror; an observer implements the calls it cares
+ * about, must not throw, and is never handed Secret bytes (none of these carry any).
  */
 export interface MirrorObserver {
   /** Both watches listed and the first Snapshot is about to be published. */
   synced?(): void;
-  /**
-   * A Registry was adopted, which the next whole build reads (null: none, an empty Registry).
-   * The first is adopted as soon as the Registry is listed, while the App Secrets are still being
-   * listed, so work that depends on the Registry alone can start before the first Snapshot.
-   */
-  registryAdopted?(registry: Registry | null): void;
   published?(publication: Publication): void;
-  /** A rebuild or a Registry adoption threw: a bug, reported and survived. */
+  /** A rebuild threw: a bug, reported and survived; the previous Snapshot stays. */
   rebuildFailed?(error: unknown): void;
+  /** A Registry adoption threw: a bug, reported and survived; the Registry served stays. */
+  adoptionFailed?(error: unknown): void;
   /** Signals absorbed by a run (a rebuild or a Registry adoption) that another signal started. */
   coalesced?(count: number): void;
   /** An event for a Secret no App references: dropped, no rebuild. */
@@ -54,9 +49,9 @@ export function observeAll(...observers: readonly MirrorObserver[]): Required<Mi
     };
   return {
     synced: each("synced"),
-    registryAdopted: each("registryAdopted"),
     published: each("published"),
     rebuildFailed: each("rebuildFailed"),
+    adoptionFailed: each("adoptionFailed"),
     coalesced: each("coalesced"),
     ignored: each("ignored"),
     contact: each("contact"),

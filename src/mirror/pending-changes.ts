@@ -1,16 +1,14 @@
 import type { SecretRef } from "../registry/schema.ts";
-import type { ServedRegistry } from "./registry-state.ts";
-
-/** A Registry ready to build from: the Secrets it newly references were fetched (or failed). */
-export interface AdoptedRegistry extends ServedRegistry {
-  /** The document changed, not only its status: the next Snapshot is built whole. */
-  readonly whole: boolean;
-}
+import type { ServedRegistry } from "./registry-tracker.ts";
 
 /** What changed since the last rebuild: one value, taken whole by the next rebuild. */
 export interface Changes {
-  /** The newest Registry adopted since, or null when none was. */
-  readonly registry: AdoptedRegistry | null;
+  /**
+   * The newest Registry adopted since (the Secrets it newly references were fetched, or failed),
+   * or null when none was; `whole`: its document changed, not only its status, so the next
+   * Snapshot is built whole.
+   */
+  readonly registry: (ServedRegistry & { readonly whole: boolean }) | null;
   /** Secrets whose stored state changed, in the order they did (a Secret may repeat). */
   readonly secrets: readonly SecretRef[];
   /** When the oldest event behind these changes was received (clock ms); null: none was. */
@@ -27,7 +25,7 @@ export const NO_CHANGES: Changes = Object.freeze({ registry: null, secrets: [], 
  * the changes only once its Registry is adopted: a rebuild that runs before then is not about it.
  */
 export class PendingChanges {
-  #registry: AdoptedRegistry | null = null;
+  #registry: Changes["registry"] = null;
   #secrets: SecretRef[] = [];
   #since: number | null = null;
   /** When the oldest Registry event not adopted yet was received. */

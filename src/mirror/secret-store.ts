@@ -1,7 +1,7 @@
 import type { SecretObject } from "../kube/cache/list-watch.ts";
 import type { SecretRef } from "../registry/schema.ts";
 import { SecretIndex } from "../snapshot/secret-index.ts";
-import type { SecretData, SecretsView } from "../snapshot/types.ts";
+import type { SecretData, SecretLookup } from "../snapshot/types.ts";
 import { compareResourceVersions } from "./resource-version.ts";
 import type { WatchedSet } from "./watched-set.ts";
 
@@ -40,7 +40,7 @@ export class SecretStore {
   #watched: WatchedSet = new SecretIndex();
 
   /** The Secrets a Snapshot may read. */
-  get view(): SecretsView {
+  get lookup(): SecretLookup {
     return this.#present;
   }
 

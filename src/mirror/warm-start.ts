@@ -2,14 +2,14 @@
 
 import type { Reflector, ResumePoint } from "../kube/cache/reflector.ts";
 import type { SecretScope } from "./fetch-secrets.ts";
-import type { MirrorInputs, SecretInput } from "./inputs.ts";
+import type { AppSecret, MirrorInputs, WatchPositions } from "./inputs.ts";
 import type { ReferencedSecrets } from "./referenced-secrets.ts";
-import type { RegistryTracker, TrackedRegistry } from "./registry-state.ts";
+import type { RegistryTracker } from "./registry-tracker.ts";
 import type { SecretStore } from "./secret-store.ts";
 
 /** What seeding gave: the Registry to serve, and where each reflector resumes. */
 interface Seeded {
-  readonly served: TrackedRegistry;
+  readonly served: ReturnType<RegistryTracker["serve"]>;
   readonly registry: ResumePoint;
   /** By scope; undefined for a scope the inputs do not know, which is listed instead. */
   readonly scopes: readonly (ResumePoint | undefined)[];
@@ -63,25 +63,31 @@ export function seedFromInputs(
   };
 }
 
+type Reflectors = { readonly registry: Reflector; readonly secrets: readonly Reflector[] };
+
 /** The tracker's Registry Secret, the store's App Secrets and each reflector's resourceVersion. */
 export function captureInputs(
   tracker: RegistryTracker,
   store: SecretStore,
-  reflectors: { readonly registry: Reflector; readonly secrets: readonly Reflector[] },
+  reflectors: Reflectors,
   scopes: readonly SecretScope[],
 ): MirrorInputs {
-  const secrets: SecretInput[] = [];
-  for (const [namespace, name, held] of store.view.entries())
+  const secrets: AppSecret[] = [];
+  for (const [namespace, name, held] of store.lookup.entries())
     secrets.push({ namespace, name, resourceVersion: held.resourceVersion, data: held.data });
+  return { registry: tracker.current, secrets, watches: watchPositions(reflectors, scopes) };
+}
+
+/** Each reflector's resourceVersion: the Registry's, then each scope's. */
+export function watchPositions(
+  reflectors: Reflectors,
+  scopes: readonly SecretScope[],
+): WatchPositions {
   return {
-    registry: tracker.current,
-    secrets,
-    watches: {
-      registry: reflectors.registry.lastSyncResourceVersion(),
-      secrets: scopes.map((scope, i) => ({
-        namespace: scope.namespace,
-        resourceVersion: reflectors.secrets[i]!.lastSyncResourceVersion(),
-      })),
-    },
+    registry: reflectors.registry.lastSyncResourceVersion(),
+    secrets: scopes.map((scope, i) => ({
+      namespace: scope.namespace,
+      resourceVersion: reflectors.secrets[i]!.lastSyncResourceVersion(),
+    })),
   };
 }

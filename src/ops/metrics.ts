@@ -80,6 +80,10 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     rebuildDuration.zero({ kind });
   }
   const rebuildFailures = counter("rebuild_failures_total", "Rebuilds that threw (a bug).");
+  const adoptionFailures = counter(
+    "adoption_failures_total",
+    "Registry adoptions that threw (a bug).",
+  );
   const coalesced = counter(
     "coalesced_signals_total",
     "Change signals absorbed by a rebuild already pending.",
@@ -181,7 +185,6 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     synced() {
       synced.set(1);
     },
-    registryAdopted() {},
     published(publication: Publication) {
       const { snapshot, kind } = publication;
       rebuilds.labels(kind).inc();
@@ -206,6 +209,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     },
     rebuildFailed() {
       rebuildFailures.inc();
+    },
+    adoptionFailed() {
+      adoptionFailures.inc();
     },
     coalesced(count: number) {
       if (isCount(count)) coalesced.inc(count);

@@ -1,5 +1,5 @@
 // One proxy's pusher: keeps the proxy's zero-hop table equal to the newest published Snapshot.
-// Buffered-one, like the mirror's coalescer: one operation at a time; Snapshots published while a
+// Buffered-one, on the mirror's coalescer: one operation at a time; Snapshots published while a
 // push runs leave exactly one follow-up, which takes the newest. A version check after every push
 // and on a timer notices a proxy that restarted or lost its table, and pushes again; a
 // verification on a slower timer compares a digest of every entry the proxy holds with the
@@ -8,6 +8,8 @@
 // it runs beside pushes, never ahead of one: a rotation does not wait for it.
 
 import type { Clock } from "../clock.ts";
+import { AT_ONCE, Coalescer } from "../coalescer.ts";
+import type { SnapshotSink } from "../mirror/sink.ts";
 import type { PushView } from "../snapshot/types.ts";
 import type { PushObserver, PushOperation } from "./observer.ts";
 import type { PushFailure, PushTarget } from "./target.ts";
@@ -25,8 +27,9 @@ export interface PusherOptions {
   readonly verifyIntervalMs?: number;
 }
 
-export interface Pusher {
-  /** The newest Snapshot (or data-thread view): pushed as soon as no push is running. */
+/** One proxy's pusher, and the mirror's sink for it, named after its target. */
+export interface Pusher extends SnapshotSink {
+  /** The newest Snapshot (or any view of one): pushed as soon as no push is running. */
   publish(view: PushView): void;
   /** The revision the proxy answers from as last seen; null before the first push lands. */
   held(): number | null;
@@ -74,7 +77,6 @@ export function startPusher(options: PusherOptions): Pusher {
   let wholeNext = false;
   let checkDue = false;
   let verifyDue = false;
-  let running: Promise<void> | null = null;
   let verifying: Promise<void> | null = null;
   let pushesBegun = 0;
   let dropped = 0;
@@ -97,12 +99,16 @@ export function startPusher(options: PusherOptions): Pusher {
     kick();
   }
 
-  function kick(): void {
-    if (running !== null || closed) return;
-    running = work().finally(() => {
-      running = null;
-    });
-  }
+  // A bug that throws out of a run ends the process, as an unhandled rejection would.
+  const runs = new Coalescer({
+    run: work,
+    schedule: AT_ONCE,
+    onError: (error) =>
+      queueMicrotask(() => {
+        throw error;
+      }),
+  });
+  const kick = (): void => runs.signal();
 
   async function work(): Promise<void> {
     while (!closed) {
@@ -202,6 +208,7 @@ export function startPusher(options: PusherOptions): Pusher {
   }
 
   return {
+    name: target.name,
     publish(view) {
       if (closed) return;
       latest = view;
@@ -212,7 +219,7 @@ export function startPusher(options: PusherOptions): Pusher {
       closed = true;
       cancelTimer();
       cancelVerifyTimer();
-      await running;
+      await runs.stop();
       await verifying;
     },
   };

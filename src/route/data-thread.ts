@@ -1,11 +1,12 @@
-// The main thread's end of the data thread: starts it, sends it the routes of every
-// adopted Registry and a view of every published Snapshot, and stops it. Nothing comes back but
-// lifecycle events; the route answer counts are in shared memory.
+// The main thread's end of the data thread, and the mirror's sink for it: starts it, sends it the
+// routes of every adopted Registry and a view of every published Snapshot, and stops it. Nothing
+// comes back but lifecycle events; the route answer counts are in shared memory.
 
 import type { ResourceLimits, Worker } from "node:worker_threads";
 import type { Logger } from "pino";
 import type { RetryAfterSeconds } from "../answers/route-answer.ts";
 import { type Clock, systemClock } from "../clock.ts";
+import type { SnapshotSink } from "../mirror/sink.ts";
 import { err, ok, type Result } from "../result.ts";
 import type { RouteTable, Snapshot } from "../snapshot/types.ts";
 import { Heartbeat, heartbeatMonitor } from "./heartbeat.ts";
@@ -40,17 +41,20 @@ export interface DataThreadOptions {
   readonly resourceLimits?: ResourceLimits;
 }
 
-/** A running data thread. Messages to it wait until it runs, so it can be published to at once. */
-export interface DataThread {
+/**
+ * A running data thread, and the mirror's sink for it. Messages to it wait until it runs, so it
+ * can be published to at once.
+ */
+export interface DataThread extends SnapshotSink {
   /** Resolves with the port once it listens (port 0 resolved), or why it cannot (it has ended). */
   readonly listening: Promise<Result<number, string>>;
   /**
    * Sends the routes of an adopted Registry ahead of the Snapshot that will use them, so the
-   * thread builds its indexes while the main thread still lists the App Secrets. Optional:
-   * `publish` sends what was not sent.
+   * thread builds its indexes while the main thread still lists the App Secrets: built and sent
+   * on a later turn, after the lists went out. Optional: `publish` sends what was not sent.
    */
-  prepare(routes: RouteTable): void;
-  /** Sends the view of a newly published Snapshot; publications must come in order. */
+  prepare(routes: () => RouteTable): void;
+  /** Sends the view of a newly published Snapshot (a repeat is dropped); in order. */
   publish(snapshot: Snapshot): void;
   /**
    * Whether the thread's event loop still turns (its heartbeat moved within the last few
@@ -160,12 +164,16 @@ export function startDataThread(options: DataThreadOptions): DataThread {
   });
 
   return {
+    name: "data-thread",
     listening: listening.promise,
     ended: ended.promise,
     prepare(routes) {
-      prepare(routes);
+      setImmediate(() => {
+        if (!closing) prepare(routes());
+      });
     },
     publish(snapshot) {
+      if (snapshot === sent) return;
       const routes = prepare(snapshot.routes);
       send({ type: "view", update: viewUpdate(sent, snapshot, routes) });
       sent = snapshot;

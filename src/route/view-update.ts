@@ -10,7 +10,7 @@
 // travels as its header value (`headerValue`), which is visible ASCII, so neither does it; nor
 // does a credential (`credentialValue` and the prefix rule refuse CR and LF), never empty either.
 
-import { headerValue } from "../answers/header-value.ts";
+import { headerValue, isVisibleAsciiLines } from "../answers/header-value.ts";
 import { appAt, CHUNK_SIZE, chunked, replaceSlots } from "../snapshot/app-table.ts";
 import type { AppState, RouteApp, RouteTable, RouteView, Snapshot } from "../snapshot/types.ts";
 
@@ -98,9 +98,6 @@ export function routesMessage(id: number, routes: RouteTable): RoutesMessage {
   };
 }
 
-// Any byte but visible ASCII and the line breaks between upstreams.
-const NOT_A_HEADER_VALUE = /[^\x21-\x7e\n]/;
-
 /**
  * The upstreams as header values, one a line. Upstreams are almost always header values already:
  * one test of the joined text finds that out, where `headerValue` per upstream would scan each
@@ -109,7 +106,7 @@ const NOT_A_HEADER_VALUE = /[^\x21-\x7e\n]/;
 function upstreamLines(specs: RouteTable["specs"]): string {
   const joined = specs.map((s) => s.upstream ?? "").join("\n");
   // An upstream with a line break of its own shows as one line too many.
-  if (!NOT_A_HEADER_VALUE.test(joined) && joined.split("\n").length === specs.length) return joined;
+  if (isVisibleAsciiLines(joined) && joined.split("\n").length === specs.length) return joined;
   return specs.map((s) => (s.upstream === null ? "" : headerValue(s.upstream))).join("\n");
 }
 

@@ -1,17 +1,16 @@
 // The sidecar's last-good state on disk (README, "The state file"): read once at start for a warm
-// start, kept close behind the served Snapshots afterwards, written once more on shutdown.
+// start (here); kept close behind the served Snapshots afterwards, and written once more on
+// shutdown, by the state keeper (state-keeper.ts).
 
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
-import type { Clock } from "../clock.ts";
-import type { MirrorInputs, RegistryInput, WarmStart } from "../mirror/inputs.ts";
-import type { MirrorObserver } from "../mirror/observer.ts";
+import type { RegistrySecret, WarmStart } from "../mirror/inputs.ts";
+import type { RolledBack } from "../ops/rolled-back-log.ts";
 import { continueFrom, standing } from "../state/generation.ts";
 import { readKeyFile, type StateKey } from "../state/key.ts";
-import { type Mark, markPathOf, readMarkFile } from "../state/mark.ts";
+import { markPathOf, readMarkFile } from "../state/mark.ts";
 import { readStateFile } from "../state/read-state.ts";
 import { type Generation, type StateConfig, stateConfig } from "../state/state.ts";
-import { StateWriter } from "../state/writer.ts";
 import type { SidecarConfig } from "./config.ts";
 
 /** How a start went with the state file: the metric label of `replica_mirror_state_loads_total`. */
@@ -29,16 +28,8 @@ export interface OpenedState {
   readonly rolledBack: RolledBack | undefined;
 }
 
-/** A served state that is not the newest its pod wrote, against the newest (the mark). */
-export interface RolledBack {
-  readonly reason: "older" | "other-series";
-  /** The served state's Registry resourceVersion; null: absent. */
-  readonly registry: string | null;
-  readonly newest: Mark;
-}
-
 const iso = (ms: number): string => new Date(ms).toISOString();
-const versionOf = (r: RegistryInput): string | null => (r.present ? r.resourceVersion : null);
+const versionOf = (r: RegistrySecret): string | null => (r.present ? r.resourceVersion : null);
 const randomSeries = (): string => randomBytes(8).toString("hex");
 
 /**
@@ -133,124 +124,4 @@ export async function openLastGoodState(
   counted("rolled-back");
   const rolledBack = { reason: stands.kind, registry, newest: stands.newest };
   return { ...opened, warm, generation: next, rolledBack };
-}
-
-/**
- * After a start that served a state older than the newest this pod wrote: one line once the
- * watches confirmed the API server's inputs, with how long the old state was served, its
- * Registry, the newest one the mark recorded and the API server's. Nothing otherwise.
- */
-export function rolledBackObserver(
-  opened: OpenedState | null,
-  log: Logger,
-  clock: Clock,
-): MirrorObserver {
-  const rolledBack = opened?.rolledBack;
-  if (rolledBack === undefined) return {};
-  const since = clock.now();
-  let told = false;
-  return {
-    published({ snapshot }) {
-      if (told || snapshot.source.kind !== "api-server") return;
-      told = true;
-      const { reason, registry, newest } = rolledBack;
-      log.warn(
-        {
-          reason,
-          servedMs: Math.round(clock.now() - since),
-          registry,
-          newestRegistry: newest.registry,
-          apiServerRegistry: snapshot.registry.resourceVersion,
-          // Told by the mark's series and count, not by the opaque resourceVersions.
-          servedOlderRegistry: reason === "older" && registry !== newest.registry,
-        },
-        "rolled-back state file replaced by the API server's inputs",
-      );
-    },
-  };
-}
-
-/** What becomes of the state kept on disk. */
-export interface StateKeeperReports {
-  written(durationMs: number, bytes: number): void;
-  failed(message: string): void;
-}
-
-/** Keeps the state file current; the owner says when something changed. */
-export interface StateKeeper {
-  /** A Snapshot was published: the inputs changed. */
-  published(): void;
-  /** The API server was heard from: the inputs are still current. */
-  contact(): void;
-  /** Writes the current inputs if they are whole (on shutdown), then stops. */
-  close(): Promise<void>;
-}
-
-/** How often the keeper looks for something to write. */
-const CHECK_MS = 1_000;
-/** A quiet, healthy replica rewrites its state this often, so its age stays short. */
-const REFRESH_MS = 5 * 60_000;
-
-/**
- * Writes the mirror's inputs after each change, at most once per the writer's interval, and
- * again every REFRESH_MS while the API server keeps being heard from; only whole inputs
- * (`capture` is null while a change is under way, and the next check tries again). Each state
- * it hands the writer has one more write in its generation than the one before.
- */
-export function startStateKeeper(options: {
-  readonly path: string;
-  readonly opened: OpenedState;
-  readonly capture: () => MirrorInputs | null;
-  readonly clock: Clock;
-  /** Milliseconds since the epoch, for `savedAt` and the generation's `heardAt`. */
-  readonly wallClock: () => number;
-  readonly reports: StateKeeperReports;
-}): StateKeeper {
-  const { clock, opened, reports } = options;
-  let { series, writes, heardAt: lastHeard } = opened.generation;
-  const writer = new StateWriter({
-    path: options.path,
-    key: opened.key,
-    clock,
-    onError: (e) => reports.failed(e.message),
-    onWritten: (w) => reports.written(w.durationMs, w.bytes),
-  });
-  let changed = false;
-  let heardAt = Number.NEGATIVE_INFINITY;
-  let savedAt = Number.NEGATIVE_INFINITY;
-  const save = (): boolean => {
-    const inputs = options.capture();
-    if (inputs === null) return false;
-    savedAt = clock.now();
-    writes += 1;
-    writer.schedule({
-      ...inputs,
-      savedAt: options.wallClock(),
-      generation: { series, writes, heardAt: lastHeard },
-      config: opened.config,
-    });
-    return true;
-  };
-  let cancel = (): void => {};
-  const check = (): void => {
-    const stale = heardAt > savedAt && clock.now() - savedAt >= REFRESH_MS;
-    if ((changed || stale) && save()) changed = false;
-    cancel = clock.setTimer(CHECK_MS, check);
-  };
-  cancel = clock.setTimer(CHECK_MS, check);
-  return {
-    published() {
-      changed = true;
-    },
-    contact() {
-      heardAt = clock.now();
-      lastHeard = options.wallClock();
-    },
-    async close() {
-      cancel();
-      save();
-      await writer.flush();
-      await writer.close();
-    },
-  };
 }

@@ -6,13 +6,12 @@ import { nginxTarget } from "../push/nginx-target.ts";
 import type { PushObserver } from "../push/observer.ts";
 import { type Pusher, startPusher } from "../push/pusher.ts";
 import type { PushTarget } from "../push/target.ts";
-import type { Snapshot } from "../snapshot/types.ts";
 import type { PushTargetConfig } from "./config.ts";
 
 /** The zero-hop pushers of one sidecar, one per configured proxy. */
 export interface Pushers {
-  /** A Snapshot was published: every proxy gets its table. */
-  publish(snapshot: Snapshot): void;
+  /** Each proxy's pusher, the mirror's sink for it, in the order configured. */
+  readonly sinks: readonly Pusher[];
   /** Each proxy by name, with the revision it answers from (null: none yet). */
   held(): readonly { readonly target: string; readonly revision: number | null }[];
   close(): Promise<void>;
@@ -80,17 +79,12 @@ export function startPushers(
     },
     held: (e) => o.metrics.held(e),
   };
-  const pushers: { readonly name: string; readonly pusher: Pusher }[] = targets.map((target) => ({
-    name: target.name,
-    pusher: startPusher({ target, clock: o.clock, observer }),
-  }));
+  const pushers = targets.map((target) => startPusher({ target, clock: o.clock, observer }));
   return {
-    publish: (snapshot) => {
-      for (const { pusher } of pushers) pusher.publish(snapshot);
-    },
-    held: () => pushers.map(({ name, pusher }) => ({ target: name, revision: pusher.held() })),
+    sinks: pushers,
+    held: () => pushers.map((pusher) => ({ target: pusher.name, revision: pusher.held() })),
     close: async () => {
-      await Promise.all(pushers.map(({ pusher }) => pusher.close()));
+      await Promise.all(pushers.map((pusher) => pusher.close()));
     },
   };
 }

@@ -7,25 +7,21 @@ import { createListWatch } from "../kube/rest/client.ts";
 import { loadKubeConfig } from "../kube/rest/kubeconfig.ts";
 import { createKubeTransport, type KubeTransport } from "../kube/rest/transport.ts";
 import type { SecretScope } from "../mirror/fetch-secrets.ts";
-import { logObserver } from "../mirror/log-observer.ts";
-import { Mirror, type MirrorOptions } from "../mirror/mirror.ts";
+import { Mirror, type MirrorOptions, type SnapshotSink } from "../mirror/mirror.ts";
 import { type MirrorObserver, observeAll } from "../mirror/observer.ts";
+import { logObserver } from "../ops/log-observer.ts";
 import { createMetrics } from "../ops/metrics.ts";
 import { createOpsServer } from "../ops/ops-server.ts";
 import { createPushMetrics } from "../ops/push-metrics.ts";
+import { rolledBackObserver } from "../ops/rolled-back-log.ts";
 import { err, ok, type Result } from "../result.ts";
 import { startDataThread } from "../route/data-thread.ts";
 import { dataListenerLimits, isLoopbackHost } from "../route/listener-limits.ts";
-import { routeTableFor } from "../snapshot/build.ts";
 import { SnapshotHolder } from "../snapshot/holder.ts";
 import type { Address, SidecarConfig } from "./config.ts";
-import {
-  openLastGoodState,
-  rolledBackObserver,
-  type StateKeeper,
-  startStateKeeper,
-} from "./last-good-state.ts";
+import { openLastGoodState } from "./last-good-state.ts";
 import { startPushers, targetOf } from "./push-targets.ts";
+import { startStateKeeper } from "./state-keeper.ts";
 
 /** A running sidecar. */
 export interface Sidecar {
@@ -126,23 +122,30 @@ export async function startSidecar(
     log,
   });
   const opened = await openLastGoodState(config, log, Date.now(), (o) => metrics.state.loaded(o));
-  let keeper: StateKeeper | null = null;
+  const keeper =
+    opened === null || config.stateFile === undefined
+      ? null
+      : startStateKeeper({
+          path: config.stateFile,
+          opened,
+          clock: options.clock ?? systemClock,
+          wallClock: Date.now,
+          reports: {
+            written: (ms) => metrics.state.written(ms),
+            failed: (message) => {
+              metrics.state.failed();
+              log.warn({ err: message }, "state file not written");
+            },
+          },
+        });
+  // Every consumer of a published Snapshot, in the order each is told (mirror/publication.ts).
+  const sinks: SnapshotSink[] = [thread, ...pushers.sinks, ...(keeper === null ? [] : [keeper])];
   const observers: MirrorObserver[] = [
     metrics.observer,
     metrics.state.observer,
     metrics.certificates,
     logObserver(log),
     rolledBackObserver(opened, log, options.clock ?? systemClock),
-    {
-      // After the App Secret lists went out (the mirror starts them just before this call).
-      registryAdopted: (registry) => setImmediate(() => thread.prepare(routeTableFor(registry))),
-      published: ({ snapshot }) => {
-        thread.publish(snapshot);
-        pushers.publish(snapshot);
-        keeper?.published();
-      },
-      contact: () => keeper?.contact(),
-    },
   ];
   if (options.observer !== undefined) observers.push(options.observer);
   const mirror = new Mirror({
@@ -156,37 +159,19 @@ export async function startSidecar(
       key: config.registryKey,
       allowLocalUpstreams: config.allowLocalUpstreams,
     },
-    secrets: {
-      scopes: secretScopes(transport, config),
-      ...(config.secretSelector === undefined ? {} : { labelSelector: config.secretSelector }),
-    },
+    secrets: { scopes: secretScopes(transport, config) },
     holder,
     watchTimeoutSeconds: config.watchTimeoutSeconds,
     serveCredentials: config.serveCredentials,
     serveCertificates: config.serveCertificates,
     observer: observeAll(...observers),
+    sinks,
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.random === undefined ? {} : { random: options.random }),
     ...(options.reflector === undefined ? {} : { reflector: options.reflector }),
     ...(opened?.warm === undefined ? {} : { warm: opened.warm }),
   });
   mirror.start();
-  if (opened !== null && config.stateFile !== undefined) {
-    keeper = startStateKeeper({
-      path: config.stateFile,
-      opened,
-      capture: () => mirror.capture(),
-      clock: options.clock ?? systemClock,
-      wallClock: Date.now,
-      reports: {
-        written: (ms) => metrics.state.written(ms),
-        failed: (message) => {
-          metrics.state.failed();
-          log.warn({ err: message }, "state file not written");
-        },
-      },
-    });
-  }
 
   let shuttingDown = false;
   const { server: ops, closeStatusApi } = createOpsServer({

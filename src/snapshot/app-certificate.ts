@@ -9,7 +9,7 @@ import {
   TLS_CERT_KEY,
   TLS_KEY_KEY,
 } from "./certificate.ts";
-import type { App, AppCertificate, SecretsView } from "./types.ts";
+import type { App, AppCertificate, SecretLookup } from "./types.ts";
 
 const OFF: AppCertificate = Object.freeze({
   state: "off",
@@ -27,7 +27,7 @@ const OFF: AppCertificate = Object.freeze({
  */
 export function resolveCertificate(
   spec: AppSpec,
-  secrets: SecretsView,
+  secrets: SecretLookup,
   serveCertificates: boolean,
   now: number,
   previous: App | undefined,

@@ -2,7 +2,7 @@ import type { AppSpec } from "../registry/schema.ts";
 import { resolveCertificate } from "./app-certificate.ts";
 import { credentialValue, stateOf } from "./credential.ts";
 import { freezeArray } from "./freeze.ts";
-import type { App, AppTable, BuildMeta, NotReadyReason, SecretsView } from "./types.ts";
+import type { App, AppTable, BuildMeta, NotReadyReason, SecretLookup } from "./types.ts";
 
 /** What resolving an App reads of the build besides its inputs. */
 export type ResolveMeta = Pick<BuildMeta, "builtAt" | "serveCredentials" | "serveCertificates">;
@@ -20,7 +20,7 @@ export const CHUNK_SIZE = 64;
  */
 export function resolveApp(
   spec: AppSpec,
-  secrets: SecretsView,
+  secrets: SecretLookup,
   meta: ResolveMeta,
   previous?: App,
 ): App {
@@ -72,7 +72,7 @@ export function resolveApp(
 /** Builds the table for Apps in slot order; `previous(spec)`: the same App before, if any. */
 export function buildAppTable(
   specs: readonly AppSpec[],
-  secrets: SecretsView,
+  secrets: SecretLookup,
   meta: ResolveMeta,
   previous: (spec: AppSpec) => App | undefined = () => undefined,
 ): AppTable {

@@ -6,7 +6,7 @@ import {
   type BuildMeta,
   FROM_API_SERVER,
   type RouteTable,
-  type SecretsView,
+  type SecretLookup,
   type Snapshot,
 } from "./types.ts";
 
@@ -14,15 +14,16 @@ import {
  * Builds a whole Snapshot from a Registry (null: none, an empty Registry) and the Secrets this
  * replica sees. Pure and deterministic whatever the order of Apps in the document; the result is
  * frozen and shares nothing mutable with its inputs. `previous`: the Snapshot before, whose Apps'
- * certificates an App of the same name keeps where its own is refused (ADR 56).
+ * certificates an App of the same name keeps where its own is refused (ADR 56). `routes`: the
+ * Registry's route table when the caller built it already (`routeTableFor`).
  */
 export function build(
   registry: Registry | null,
-  secrets: SecretsView,
+  secrets: SecretLookup,
   meta: BuildMeta,
   previous: Snapshot | null = null,
+  routes: RouteTable = routeTableFor(registry),
 ): Snapshot {
-  const routes = routeTableFor(registry);
   const before =
     previous === null
       ? undefined
@@ -34,21 +35,12 @@ export function build(
   return seal(meta, routes, apps);
 }
 
-const routeTables = new WeakMap<Registry, RouteTable>();
-
 /**
- * The hostname side of every Snapshot built from `registry`, built once per Registry object and
- * shared by them (it derives from the Registry alone and is frozen). So it can be built, and
- * handed to the data thread, while the App Secrets are still being listed.
+ * The hostname side of every Snapshot built from `registry`: it derives from the Registry alone
+ * and is frozen, so the Snapshots of one Registry may share it.
  */
 export function routeTableFor(registry: Registry | null): RouteTable {
-  if (registry === null) return buildRouteTable(sortedSpecs(null));
-  let routes = routeTables.get(registry);
-  if (routes === undefined) {
-    routes = buildRouteTable(sortedSpecs(registry));
-    routeTables.set(registry, routes);
-  }
-  return routes;
+  return buildRouteTable(sortedSpecs(registry));
 }
 
 /**
@@ -59,7 +51,7 @@ export function routeTableFor(registry: Registry | null): RouteTable {
 export function rebuildForSecrets(
   previous: Snapshot,
   changedSecrets: Iterable<SecretRef>,
-  secrets: SecretsView,
+  secrets: SecretLookup,
   meta: BuildMeta,
 ): Snapshot {
   const { routes } = previous;

@@ -103,7 +103,7 @@ export interface SecretData {
 }
 
 /** The Secrets the builder may read, by namespace and name; an absent entry means an absent Secret. */
-export type SecretsView = ReadonlySecretIndex<SecretData>;
+export type SecretLookup = ReadonlySecretIndex<SecretData>;
 
 /**
  * Where a Snapshot's inputs came from: this replica's watches of the API server, or, after a

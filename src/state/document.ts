@@ -11,10 +11,11 @@
 // pairs, not objects, so a Secret key named `__proto__` stays a key.
 
 import * as z from "zod";
+import type { AppSecret, ScopePosition } from "../mirror/inputs.ts";
 import { err, ok, type Result } from "../result.ts";
 import { type StateError, stateError } from "./errors.ts";
 import { FORMAT_VERSION } from "./seal.ts";
-import type { ScopeVersion, State, StoredSecret } from "./state.ts";
+import type { State } from "./state.ts";
 
 const name = z.string().min(1);
 const version = z.string().min(1);
@@ -181,9 +182,9 @@ class ByteStrings {
 function readSecrets(
   secrets: Skeleton["secrets"],
   values: ByteStrings,
-): Result<StoredSecret[], StateError> {
+): Result<AppSecret[], StateError> {
   const seen = new Set<string>();
-  const out: StoredSecret[] = [];
+  const out: AppSecret[] = [];
   for (const [i, s] of secrets.entries()) {
     const id = `${s.namespace}/${s.name}`;
     if (seen.has(id)) return malformed(`its skeleton lists one Secret twice, at secrets.${i}`);
@@ -199,7 +200,7 @@ function readSecrets(
 /** One watch version per configured scope, no more: the scopes a state's watches resume. */
 function checkScopes(
   namespaces: readonly string[] | null,
-  watches: readonly ScopeVersion[],
+  watches: readonly ScopePosition[],
 ): Result<void, StateError> {
   const configured: readonly (string | null)[] = namespaces ?? [null];
   const watched = watches.map((w) => w.namespace);

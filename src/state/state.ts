@@ -2,6 +2,8 @@
 // got, so a restarted sidecar can serve at once and resume its watches without a list.
 // Byte strings hold one character per byte (latin1), as SecretObject.data does.
 
+import type { MirrorInputs } from "../mirror/inputs.ts";
+
 /** The flags a state was written under; a state written under others is refused. */
 export interface StateConfig {
   readonly registry: {
@@ -17,30 +19,6 @@ export interface StateConfig {
   };
 }
 
-/** The Registry Secret as the mirror last saw it. */
-export type RegistrySecretState =
-  | { readonly present: false }
-  | {
-      readonly present: true;
-      readonly resourceVersion: string;
-      /** The Registry key's value as bytes; null: the Secret lacks the key. */
-      readonly value: string | null;
-    };
-
-/** One referenced App Secret: only the keys some App references, as bytes. */
-export interface StoredSecret {
-  readonly namespace: string;
-  readonly name: string;
-  readonly resourceVersion: string;
-  readonly data: Readonly<Record<string, string>>;
-}
-
-/** How far one App Secret watch had got: a namespace, or null for the cluster-wide one. */
-export interface ScopeVersion {
-  readonly namespace: string | null;
-  readonly resourceVersion: string;
-}
-
 /**
  * A state's place among the writes of one pod (README, "The state file"): what tells a file
  * replayed over a newer one, by the high-water mark written beside it (mark.ts).
@@ -54,8 +32,12 @@ export interface Generation {
   readonly heardAt: number | null;
 }
 
-/** The last-good state of one replica, as written to and read back from the state file. */
-export interface State {
+/**
+ * The last-good state of one replica, as written to and read back from the state file: the
+ * mirror's inputs (the Registry Secret, the present referenced App Secrets, the resourceVersion
+ * each reflector had reached), and when and under which flags they were saved.
+ */
+export interface State extends MirrorInputs {
   /**
    * Milliseconds since the epoch when the owner last knew these inputs current: the age a warm
    * start measures. The owner sets it, so a quiet but healthy watch can refresh it.
@@ -63,14 +45,6 @@ export interface State {
   readonly savedAt: number;
   readonly generation: Generation;
   readonly config: StateConfig;
-  readonly registry: RegistrySecretState;
-  /** Present referenced App Secrets; one absent here is absent (or unknown) to the mirror. */
-  readonly secrets: readonly StoredSecret[];
-  /** The resourceVersion each reflector had reached: one per configured App Secret scope. */
-  readonly watches: {
-    readonly registry: string;
-    readonly secrets: readonly ScopeVersion[];
-  };
 }
 
 /** The configuration in its canonical form: namespaces deduplicated and sorted. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseServeConfig } from "../../src/cli/config.ts";
-import { FLAG_NAMES, serveHelp } from "../../src/cli/flag-docs.ts";
+import { FLAG_NAMES, serveHelp } from "../../src/cli/flags.ts";
 
 describe("parseServeConfig", () => {
   it("gives the documented defaults, given an App Secret scope", () => {

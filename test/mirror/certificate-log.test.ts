@@ -3,8 +3,8 @@
 // so; the gauges count each state and give the first expiry. Never a byte of a key.
 
 import { beforeAll, describe, expect, it } from "vitest";
-import { logObserver } from "../../src/mirror/log-observer.ts";
 import { certificateSummary } from "../../src/ops/certificate-metrics.ts";
+import { logObserver } from "../../src/ops/log-observer.ts";
 import { build, rebuildForSecrets } from "../../src/snapshot/build.ts";
 import { SecretIndex } from "../../src/snapshot/secret-index.ts";
 import type { SecretData, Snapshot } from "../../src/snapshot/types.ts";

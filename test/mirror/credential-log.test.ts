@@ -4,7 +4,7 @@
 // Never a byte of the value, at any level.
 
 import { describe, expect, it } from "vitest";
-import { logObserver } from "../../src/mirror/log-observer.ts";
+import { logObserver } from "../../src/ops/log-observer.ts";
 import { build, rebuildForSecrets } from "../../src/snapshot/build.ts";
 import { SecretIndex } from "../../src/snapshot/secret-index.ts";
 import type { SecretData, Snapshot } from "../../src/snapshot/types.ts";

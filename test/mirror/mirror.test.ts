@@ -1,7 +1,7 @@
 import type { Envtest } from "@replica-mirror/envtest";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { assertConsistent } from "../../src/snapshot/consistency.ts";
 import { listApps, lookup } from "../../src/snapshot/lookup.ts";
+import { assertConsistent } from "../support/consistency.ts";
 import {
   appState,
   startTestSidecar,

@@ -6,7 +6,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { SecretObject } from "../../src/kube/cache/list-watch.ts";
 import { decodeSecret } from "../../src/kube/codec/wire.ts";
-import { RegistryTracker } from "../../src/mirror/registry-state.ts";
+import { RegistryTracker } from "../../src/mirror/registry-tracker.ts";
 import { SecretStore } from "../../src/mirror/secret-store.ts";
 import { deriveWatchedSet } from "../../src/mirror/watched-set.ts";
 import { build } from "../../src/snapshot/build.ts";
@@ -44,7 +44,7 @@ function appServed(key: string, data: Record<string, string>) {
   const store = new SecretStore();
   store.setWatched(deriveWatchedSet(registry));
   store.apply("upsert", decoded(data), "watch");
-  const app = findApp(build(registry, store.view, meta()), "app")!;
+  const app = findApp(build(registry, store.lookup, meta()), "app")!;
   return { ready: app.ready, reason: app.reason, value: app.secretValue };
 }
 

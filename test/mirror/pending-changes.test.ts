@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { NO_CHANGES, PendingChanges } from "../../src/mirror/pending-changes.ts";
-import type { ServedRegistry, TrackedRegistry } from "../../src/mirror/registry-state.ts";
+import type { ServedRegistry } from "../../src/mirror/registry-tracker.ts";
 import { registryOf, registryStatus } from "../support/world.ts";
 
 const served = (resourceVersion: string, error: string | null = null): ServedRegistry => ({
@@ -24,7 +24,7 @@ describe("PendingChanges", () => {
   it("keeps the newest adopted Registry, whole if any adoption since the last take was", () => {
     const p = new PendingChanges();
     const second = served("2", "refused");
-    const tracked: TrackedRegistry = { ...second, newlyRefused: true };
+    const tracked = { ...second, newlyRefused: true };
     p.registryAdopted(served("1"), true);
     p.registryAdopted(tracked, false);
     const taken = p.take();

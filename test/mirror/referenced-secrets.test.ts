@@ -49,7 +49,9 @@ function start(options: { labelSelector?: string } = {}) {
 }
 
 const kept = (r: ReferencedSecrets) =>
-  [...r.store.view.entries()].map(([namespace, name, s]) => `${namespace}/${name} ${s.data.token}`);
+  [...r.store.lookup.entries()].map(
+    ([namespace, name, s]) => `${namespace}/${name} ${s.data.token}`,
+  );
 const requests = () =>
   envtest.requests.entries().map((e) => `${e.verb} ${e.namespace ?? "*"}/${e.name ?? ""}`);
 

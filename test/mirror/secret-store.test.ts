@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { SecretObject } from "../../src/kube/cache/list-watch.ts";
-import { RegistryTracker, serveRegistry } from "../../src/mirror/registry-state.ts";
+import { RegistryTracker, serveRegistry } from "../../src/mirror/registry-tracker.ts";
 import { compareResourceVersions } from "../../src/mirror/resource-version.ts";
 import { SecretStore } from "../../src/mirror/secret-store.ts";
 import { addedSecrets, deriveWatchedSet } from "../../src/mirror/watched-set.ts";
@@ -22,7 +22,7 @@ function storeWatching(...names: string[]): SecretStore {
 }
 
 const contents = (store: SecretStore) =>
-  [...store.view.entries()].map(([ns, name, v]) => [
+  [...store.lookup.entries()].map(([ns, name, v]) => [
     `${ns}/${name}`,
     v.resourceVersion,
     v.data.token,
@@ -70,12 +70,12 @@ describe("SecretStore.apply", () => {
     // A Registry that now reads `alt` as well: the GET that follows brings what was dropped.
     store.setWatched(reading("token", "alt"));
     expect(store.apply("upsert", read, "get")).toBe("changed");
-    expect({ ...store.view.get("ns", "a")?.data }).toEqual({ token: "t", alt: "x" });
+    expect({ ...store.lookup.get("ns", "a")?.data }).toEqual({ token: "t", alt: "x" });
     expect(store.apply("upsert", read, "get")).toBe("unchanged");
     // Reading fewer keys drops the others, and the same version is still no news.
     store.setWatched(reading("token"));
     expect(store.apply("upsert", read, "watch")).toBe("unchanged");
-    expect({ ...store.view.get("ns", "a")?.data }).toEqual({ token: "t" });
+    expect({ ...store.lookup.get("ns", "a")?.data }).toEqual({ token: "t" });
   });
 
   it("drops everything kept for Secrets that leave the watched set", () => {
@@ -94,14 +94,14 @@ describe("SecretStore.apply", () => {
       data: { token: "t", "tls.key": "private", constructor: "c" },
     };
     store.apply("upsert", object, "watch");
-    const kept = store.view.get("ns", "a")!.data;
+    const kept = store.lookup.get("ns", "a")!.data;
     expect({ keys: Object.keys(kept), proto: Object.getPrototypeOf(kept) }).toEqual({
       keys: ["token"],
       proto: null,
     });
     // A key read later is dropped too once no App reads it.
     store.setWatched(new SecretIndex<ReadonlySet<string>>().set("ns", "a", new Set(["other"])));
-    expect(Object.keys(store.view.get("ns", "a")!.data)).toEqual([]);
+    expect(Object.keys(store.lookup.get("ns", "a")!.data)).toEqual([]);
   });
 
   it("copies the data it keeps", () => {
@@ -134,7 +134,7 @@ describe("SecretStore.apply", () => {
       { metadata: { namespace: "ns", name: "a", resourceVersion: "1" }, data },
       "watch",
     );
-    const kept = store.view.get("ns", "a")!.data;
+    const kept = store.lookup.get("ns", "a")!.data;
     expect(Object.entries(kept)).toEqual([
       ["token", bytes],
       ["__proto__", "p"],
@@ -215,11 +215,11 @@ describe("watched set and registry state", () => {
     expect(addedSecrets(before, otherKey)).toEqual([{ namespace: "apps", name: "s1" }]);
   });
 
-  it("serves an absent Registry as empty, and keeps the last good one over a malformed value or a missing key", () => {
+  it("serves an absent Registry as empty, and none for a malformed value or a missing key (the tracker keeps the last good one)", () => {
     const options = { key: "registry.json", namespace: "platform" };
     const good = registryOf([{ name: "a", hostnames: ["a.x"] }], "platform");
     const encoded = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("latin1");
-    expect(serveRegistry({ present: false }, good, options)).toEqual({
+    expect(serveRegistry({ present: false }, options)).toEqual({
       registry: null,
       status: {
         present: false,
@@ -229,10 +229,8 @@ describe("watched set and registry state", () => {
         contentHash: null,
       },
     });
-    expect(
-      serveRegistry({ present: true, resourceVersion: "3", value: undefined }, good, options),
-    ).toEqual({
-      registry: good,
+    expect(serveRegistry({ present: true, resourceVersion: "3", value: null }, options)).toEqual({
+      registry: null,
       status: {
         present: true,
         resourceVersion: "3",
@@ -244,10 +242,9 @@ describe("watched set and registry state", () => {
     expect(
       serveRegistry(
         { present: true, resourceVersion: "4", value: encoded({ apiVersion: "v0" }) },
-        good,
         options,
       ).registry,
-    ).toBe(good);
+    ).toBeNull();
     expect(
       serveRegistry(
         {
@@ -255,7 +252,6 @@ describe("watched set and registry state", () => {
           resourceVersion: "5",
           value: encoded(registryDoc([{ name: "a", hostnames: ["a.x"] }])),
         },
-        null,
         options,
       ),
     ).toEqual({

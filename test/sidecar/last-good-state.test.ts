@@ -7,13 +7,14 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseServeConfig } from "../../src/cli/config.ts";
 import type { MirrorInputs } from "../../src/mirror/inputs.ts";
+import type { Reflected } from "../../src/mirror/sink.ts";
+import { rolledBackObserver } from "../../src/ops/rolled-back-log.ts";
 import {
   type OpenedState,
   openLastGoodState,
-  rolledBackObserver,
   type StateLoad,
-  startStateKeeper,
 } from "../../src/sidecar/last-good-state.ts";
+import { startStateKeeper } from "../../src/sidecar/state-keeper.ts";
 import { markPathOf } from "../../src/state/mark.ts";
 import { FORMAT_1_FILE, FORMAT_1_KEY, scratchPerTest } from "../state/fixtures.ts";
 import { FakeClock } from "../support/fake-clock.ts";
@@ -83,16 +84,29 @@ function pod() {
     const keeper = startStateKeeper({
       path,
       opened,
-      capture: () => inputs,
       clock: new FakeClock(),
       wallClock: () => wallNow,
       reports: { written: () => {}, failed: (m) => failures.push(m) },
     });
-    keeper.contact();
+    keeper.heard?.(reflecting(inputs));
     await keeper.close();
     expect(failures).toEqual([]);
   };
-  return { path, config, lines, loads, open, writeOnce, logger: memory.logger };
+  /** One container's keeper on a fake clock, and a promise of its next write. */
+  const keep = (opened: OpenedState) => {
+    const clock = new FakeClock();
+    const landed: (() => void)[] = [];
+    const keeper = startStateKeeper({
+      path,
+      opened,
+      clock,
+      wallClock: () => T0 + clock.now(),
+      reports: { written: () => landed.shift()?.(), failed: (m) => expect.fail(m) },
+    });
+    const nextWrite = () => new Promise<void>((resolve) => landed.push(resolve));
+    return { keeper, clock, nextWrite };
+  };
+  return { path, config, lines, loads, open, writeOnce, keep, logger: memory.logger };
 }
 
 /** The inputs of a mirror whose Registry Secret is at `registryRv`. */
@@ -106,6 +120,12 @@ const inputs = (registryRv: string): MirrorInputs => ({
 });
 
 const iso = (ms: number) => new Date(ms).toISOString();
+
+/** What a published Snapshot built from `inputs` reflects. */
+const reflecting = (inputs: MirrorInputs): Reflected => ({
+  positions: inputs.watches,
+  inputs: () => inputs,
+});
 
 describe("the state file's generation across the containers of one pod", () => {
   it("grows with every write, and a restarted container's writes go on from it", async () => {
@@ -128,23 +148,10 @@ describe("the state file's generation across the containers of one pod", () => {
 
   it("grows within one container too: each write the keeper makes counts one more", async () => {
     const p = pod();
-    const opened = await p.open(T0);
-    const clock = new FakeClock();
-    const landed: (() => void)[] = [];
-    const nextWrite = () => new Promise<void>((resolve) => landed.push(resolve));
-    let registryRv = "20";
-    const keeper = startStateKeeper({
-      path: p.path,
-      opened,
-      capture: () => inputs(registryRv),
-      clock,
-      wallClock: () => T0 + clock.now(),
-      reports: { written: () => landed.shift()?.(), failed: (m) => expect.fail(m) },
-    });
+    const { keeper, clock, nextWrite } = p.keep(await p.open(T0));
     const writes: number[] = [];
-    for (const rv of ["21", "22"]) {
-      registryRv = rv;
-      keeper.published();
+    for (const [i, rv] of ["21", "22"].entries()) {
+      keeper.publish(snapshotOf([], {}, i + 1), reflecting(inputs(rv)));
       const written = nextWrite();
       await clock.advance(5_000);
       await written;
@@ -153,6 +160,33 @@ describe("the state file's generation across the containers of one pod", () => {
     await keeper.close();
     writes.push((await p.open(T0 + clock.now())).generation.writes);
     expect(writes).toEqual([1, 2, 3]);
+  });
+
+  it("rewrites a quiet replica's state, with the watches' newer positions, on contact 5 minutes after its last write", async () => {
+    const p = pod();
+    const { keeper, clock, nextWrite } = p.keep(await p.open(T0));
+    const saved = inputs("21");
+    const moved = (registry: string) =>
+      reflecting({ ...saved, watches: { ...saved.watches, registry } });
+    const onDisk = async () => {
+      const { generation, warm } = await p.open(T0 + clock.now());
+      return [generation.writes, warm?.inputs.watches.registry];
+    };
+    let written = nextWrite();
+    keeper.publish(snapshotOf([], {}, 1), reflecting(saved));
+    await written;
+    await clock.advance(4 * MINUTE);
+    keeper.heard?.(moved("30"));
+    const early = await onDisk();
+    await clock.advance(MINUTE);
+    written = nextWrite();
+    keeper.heard?.(moved("31"));
+    await written;
+    expect([early, await onDisk()]).toEqual([
+      [1, "21"],
+      [2, "31"],
+    ]);
+    await keeper.close();
   });
 });
 

@@ -40,13 +40,14 @@ describe("the sidecar's pushers", () => {
       metrics: createPushMetrics(registry),
       log: logger,
     });
-    pushers.publish(
-      snapshotOf(
-        [{ name: "shop", hostnames: ["victim.example.com"] }],
-        { "shop-credentials": { token: "s3cret" } },
-        7,
-      ),
-    );
+    for (const sink of pushers.sinks)
+      sink.publish(
+        snapshotOf(
+          [{ name: "shop", hostnames: ["victim.example.com"] }],
+          { "shop-credentials": { token: "s3cret" } },
+          7,
+        ),
+      );
     await settle();
     const drift = async () =>
       (await registry.getSingleMetricAsString("replica_mirror_proxy_drift_total"))

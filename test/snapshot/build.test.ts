@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { build } from "../../src/snapshot/build.ts";
-import { assertConsistent } from "../../src/snapshot/consistency.ts";
 import { findApp, listApps, lookup } from "../../src/snapshot/lookup.ts";
+import { assertConsistent } from "../support/consistency.ts";
 import {
   meta,
   registryOf,

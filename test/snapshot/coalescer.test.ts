@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { Coalescer } from "../../src/coalescer.ts";
 import { build } from "../../src/snapshot/build.ts";
-import { Coalescer } from "../../src/snapshot/coalescer.ts";
 import { SnapshotHolder } from "../../src/snapshot/holder.ts";
 import { meta, secretsOf } from "../support/world.ts";
 

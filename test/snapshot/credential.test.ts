@@ -4,8 +4,8 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_RETRY_AFTER, routeAnswerer } from "../../src/answers/route-answer.ts";
 import { build } from "../../src/snapshot/build.ts";
-import { assertConsistent } from "../../src/snapshot/consistency.ts";
 import { findApp } from "../../src/snapshot/lookup.ts";
+import { assertConsistent } from "../support/consistency.ts";
 import { meta, registryOf, secretData, secretsOf } from "../support/world.ts";
 
 const registry = registryOf([

@@ -3,10 +3,10 @@ import { describe, expect, it } from "vitest";
 import type { Registry } from "../../src/registry/schema.ts";
 import { appAt } from "../../src/snapshot/app-table.ts";
 import { build, rebuildForSecrets } from "../../src/snapshot/build.ts";
-import { assertConsistent } from "../../src/snapshot/consistency.ts";
 import { lookup, lookupSlot } from "../../src/snapshot/lookup.ts";
 import { SecretIndex } from "../../src/snapshot/secret-index.ts";
 import type { SecretData, Snapshot } from "../../src/snapshot/types.ts";
+import { assertConsistent } from "../support/consistency.ts";
 import { meta, meta as metaAt, registryOf, secretData, secretsOf } from "../support/world.ts";
 
 // A small alphabet so that random registries collide, nest wildcards and conflict often.

@@ -1,7 +1,7 @@
-import { allApps, appAt } from "./app-table.ts";
-import { stateOf } from "./credential.ts";
-import { slotOf, slotsOf } from "./route-table.ts";
-import type { Snapshot } from "./types.ts";
+import { allApps, appAt } from "../../src/snapshot/app-table.ts";
+import { stateOf } from "../../src/snapshot/credential.ts";
+import { slotOf, slotsOf } from "../../src/snapshot/route-table.ts";
+import type { Snapshot } from "../../src/snapshot/types.ts";
 
 /**
  * Lists every way a Snapshot breaks its whole-state invariant: each index entry points into the

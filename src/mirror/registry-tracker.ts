@@ -3,16 +3,7 @@ import type { SecretObject } from "../kube/cache/list-watch.ts";
 import { parseRegistry } from "../registry/parse.ts";
 import type { AppSpec, Registry } from "../registry/schema.ts";
 import type { RefusedAppStatus, RegistryStatus } from "../snapshot/types.ts";
-import type { RegistryInput } from "./inputs.ts";
-
-/** The Registry Secret as the watch last saw it. */
-type RegistrySecret =
-  | { readonly present: false }
-  | {
-      readonly present: true;
-      readonly resourceVersion: string;
-      readonly value: string | undefined /* bytes, one character each; undefined: key missing */;
-    };
+import type { RegistrySecret } from "./inputs.ts";
 
 /** The Registry to serve and what to report about it. */
 export interface ServedRegistry {
@@ -34,18 +25,14 @@ function contentHash(value: string): string {
 }
 
 /**
- * Decides what to serve after the Registry Secret changed (ADR 4): absent is a valid, empty
- * Registry; a missing key or a value refused whole keeps the last good Registry and reports the
- * error; a value with refused App entries serves its valid Apps (`keepRefused` then keeps the
- * last good version of each refused one).
+ * What a Registry Secret's value serves, alone (ADR 4): absent is a valid, empty Registry; a
+ * missing key or a value refused whole serves none and reports the error (the tracker keeps the
+ * last good Registry instead); a value with refused App entries serves its valid Apps
+ * (`keepRefused` then keeps the last good version of each refused one).
  */
-export function serveRegistry(
-  secret: RegistrySecret,
-  lastGood: Registry | null,
-  options: RegistryOptions,
-): ServedRegistry {
+export function serveRegistry(secret: RegistrySecret, options: RegistryOptions): ServedRegistry {
   if (!secret.present) return { registry: null, status: ABSENT };
-  const hash = secret.value === undefined ? null : contentHash(secret.value);
+  const hash = secret.value === null ? null : contentHash(secret.value);
   const status = (error: string | null, refusedApps: readonly RefusedAppStatus[] = []) => ({
     present: true,
     resourceVersion: secret.resourceVersion,
@@ -53,9 +40,9 @@ export function serveRegistry(
     refusedApps,
     contentHash: hash,
   });
-  if (secret.value === undefined)
+  if (secret.value === null)
     return {
-      registry: lastGood,
+      registry: null,
       status: status(`invalid registry: key '${options.key}' is missing from the Secret`),
     };
   const parsed = parseRegistry(Buffer.from(secret.value, "latin1"), {
@@ -65,7 +52,7 @@ export function serveRegistry(
       ? {}
       : { maxDecompressedBytes: options.maxDecompressedBytes }),
   });
-  if (!parsed.ok) return { registry: lastGood, status: status(parsed.error.message) };
+  if (!parsed.ok) return { registry: null, status: status(parsed.error.message) };
   const refused = parsed.value.refused.map((r) => ({ ...r, kept: false }));
   return { registry: parsed.value.registry, status: status(null, refused) };
 }
@@ -104,11 +91,6 @@ export function keepRefused(served: ServedRegistry, previous: Registry | null): 
   };
 }
 
-/** What to serve, and whether the newest value is a refusal not reported before. */
-export interface TrackedRegistry extends ServedRegistry {
-  readonly newlyRefused: boolean;
-}
-
 /**
  * Follows the Registry Secret's events and decides what to serve. Values are parsed lazily, when
  * `serve` is called, and each distinct good value once (a relist or a label edit reuses it). When
@@ -122,7 +104,7 @@ export class RegistryTracker {
   #unserved: RegistrySecret[] = [];
   #current: RegistrySecret = { present: false };
   #parsed: { readonly value: string; readonly served: ServedRegistry } | null = null;
-  #lastRefused: string | undefined;
+  #lastRefused: string | null = null;
   #served: Registry | null = null;
 
   constructor(options: RegistryOptions & { readonly name: string }) {
@@ -141,10 +123,8 @@ export class RegistryTracker {
   }
 
   /** The Registry Secret as the watch last saw it. */
-  get current(): RegistryInput {
-    const c = this.#current;
-    if (!c.present) return c;
-    return { present: true, resourceVersion: c.resourceVersion, value: c.value ?? null };
+  get current(): RegistrySecret {
+    return this.#current;
   }
 
   /** True when events arrived since the last `serve`. */
@@ -157,15 +137,18 @@ export class RegistryTracker {
     return this.#served;
   }
 
-  /** What to serve now, given the events so far and the Registry served last. */
-  serve(): TrackedRegistry {
+  /**
+   * What to serve now, given the events so far and the Registry served last, and whether the
+   * newest value is a refusal not reported before.
+   */
+  serve(): ServedRegistry & { readonly newlyRefused: boolean } {
     const unserved = this.#unserved.length > 0 ? this.#unserved : [this.#current];
     this.#unserved = [];
     const current = this.#inService(unserved, unserved.length - 1, this.#served);
-    const value = this.#current.present ? this.#current.value : undefined;
+    const value = this.#current.present ? this.#current.value : null;
     const refused = current.status.error !== null;
-    const newlyRefused = refused && (value === undefined || value !== this.#lastRefused);
-    this.#lastRefused = refused ? value : undefined;
+    const newlyRefused = refused && (value === null || value !== this.#lastRefused);
+    this.#lastRefused = refused ? value : null;
     this.#served = current.registry;
     return { ...current, newlyRefused };
   }
@@ -191,21 +174,18 @@ export class RegistryTracker {
   }
 
   #parse(secret: RegistrySecret): ServedRegistry {
-    if (secret.present && secret.value !== undefined && secret.value === this.#parsed?.value) {
+    if (secret.present && secret.value !== null && secret.value === this.#parsed?.value) {
       const { registry, status } = this.#parsed.served;
       return { registry, status: { ...status, resourceVersion: secret.resourceVersion } };
     }
-    const served = serveRegistry(secret, null, this.#options);
-    if (served.status.error === null && secret.present && secret.value !== undefined)
+    const served = serveRegistry(secret, this.#options);
+    if (served.status.error === null && secret.present && secret.value !== null)
       this.#parsed = { value: secret.value, served };
     return served;
   }
 }
 
-/** The value under `key` when the data has that key of its own. */
-function ownValue(
-  data: Readonly<Record<string, string>> | undefined,
-  key: string,
-): string | undefined {
-  return data !== undefined && Object.hasOwn(data, key) ? data[key] : undefined;
+/** The value under `key` when the data has that key of its own; null otherwise. */
+function ownValue(data: Readonly<Record<string, string>> | undefined, key: string): string | null {
+  return data !== undefined && Object.hasOwn(data, key) ? data[key]! : null;
 }

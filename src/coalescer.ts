@@ -1,21 +1,26 @@
-/** Runs a callback on a later turn; injected so tests decide when a scheduled rebuild starts. */
+// The one buffered-one scheduler: the mirror's adoption and rebuild stages, and each pusher.
+
+/** Runs a callback now or on a later turn; injected so tests decide when a scheduled run starts. */
 export type Schedule = (run: () => void) => void;
 
+/** Starts a run at once, in the signal's own turn. */
+export const AT_ONCE: Schedule = (run) => run();
+
 interface CoalescerOptions {
-  /** The rebuild. Never runs twice at once. */
+  /** The work (a rebuild, a push). Never runs twice at once. */
   readonly run: () => void | Promise<void>;
-  /** A rebuild that threw: reported, and the loop keeps going. */
+  /** A run that threw: reported, and the loop keeps going. */
   readonly onError: (error: unknown) => void;
-  /** Defaults to `setImmediate`, so a burst of events read from one chunk costs one rebuild. */
+  /** Defaults to `setImmediate`, so a burst of events read from one chunk costs one run. */
   readonly schedule?: Schedule;
-  /** Told, as a rebuild starts, how many signals beyond the one that asked for it it absorbs. */
+  /** Told, as a run starts, how many signals beyond the one that asked for it it absorbs. */
   readonly onCoalesced?: (count: number) => void;
 }
 
 /**
- * A buffered-one signal: while a rebuild is scheduled or running, any number of signals leave
- * exactly one follow-up rebuild queued. No signal is lost (the follow-up starts after the last
- * signal) and no two rebuilds overlap.
+ * A buffered-one signal: while a run is scheduled or running, any number of signals leave
+ * exactly one follow-up run queued. No signal is lost (the follow-up starts after the last
+ * signal) and no two runs overlap.
  */
 export class Coalescer {
   readonly #run: () => void | Promise<void>;
@@ -28,7 +33,7 @@ export class Coalescer {
   #loop: Promise<void> = Promise.resolve();
   #signals = 0;
   #runs = 0;
-  /** Signals the next rebuild will answer. */
+  /** Signals the next run will answer. */
   #waiting = 0;
 
   constructor(options: CoalescerOptions) {
@@ -38,7 +43,7 @@ export class Coalescer {
     this.#onCoalesced = options.onCoalesced ?? (() => {});
   }
 
-  /** Asks for a rebuild that starts after this call. Cheap and synchronous. */
+  /** Asks for a run that starts after this call (or in it, `AT_ONCE`). Cheap and synchronous. */
   signal(): void {
     if (this.#stopped) return;
     this.#signals++;
@@ -69,22 +74,22 @@ export class Coalescer {
     this.#state = "idle";
   }
 
-  /** True while a rebuild is scheduled or running. */
+  /** True while a run is scheduled or running. */
   get busy(): boolean {
     return this.#state !== "idle";
   }
 
-  /** Signals received, rebuilds run, and signals absorbed by another signal's rebuild. */
+  /** Signals received, runs started, and signals absorbed by another signal's run. */
   stats(): { signals: number; runs: number; coalesced: number } {
     return { signals: this.#signals, runs: this.#runs, coalesced: this.#signals - this.#runs };
   }
 
-  /** Resolves when no rebuild is scheduled or running. */
+  /** Resolves when no run is scheduled or running. */
   async idle(): Promise<void> {
     while (this.#state !== "idle") await this.#loop;
   }
 
-  /** Refuses further signals, drops a queued follow-up, and waits for the rebuild in flight. */
+  /** Refuses further signals, drops a queued follow-up, and waits for the run in flight. */
   async stop(): Promise<void> {
     this.#stopped = true;
     await this.idle();

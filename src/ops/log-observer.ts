@@ -1,9 +1,9 @@
 import type { Logger } from "pino";
 import type { ReflectorStatus } from "../kube/cache/reflector-status.ts";
+import type { MirrorObserver } from "../mirror/observer.ts";
 import { listedRefusals } from "../registry/echo.ts";
 import type { Conflict, RefusedAppStatus, RegistryStatus, Snapshot } from "../snapshot/types.ts";
 import { type AppRefusal, enteredRefusals } from "./app-refusals.ts";
-import type { MirrorObserver } from "./observer.ts";
 
 /** A normal watch turnover is debug; anything that cost a relist or an error is info or above. */
 const RESTART_LEVEL: Readonly<Record<string, "debug" | "info" | "warn">> = {
@@ -78,6 +78,9 @@ export function logObserver(log: Logger): MirrorObserver {
     },
     rebuildFailed(error) {
       log.error({ err: error }, "rebuild failed (bug): the previous Snapshot is still served");
+    },
+    adoptionFailed(error) {
+      log.error({ err: error }, "Registry adoption failed (bug): the served Registry stays");
     },
     reflector(name, status) {
       logReflector(log, name, status);

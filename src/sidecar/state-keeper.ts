@@ -1,0 +1,90 @@
+// The state keeper: the mirror's sink that keeps the state file (README, "The state file") close
+// behind the published Snapshots, and writes it once more on shutdown.
+
+import type { Clock } from "../clock.ts";
+import type { MirrorInputs } from "../mirror/inputs.ts";
+import type { SnapshotSink } from "../mirror/sink.ts";
+import type { Snapshot } from "../snapshot/types.ts";
+import { StateWriter } from "../state/writer.ts";
+import type { OpenedState } from "./last-good-state.ts";
+
+/** What becomes of the state kept on disk. */
+export interface StateKeeperReports {
+  written(durationMs: number, bytes: number): void;
+  failed(message: string): void;
+}
+
+/** Keeps the state file current: the mirror's sink for it. */
+export interface StateKeeper extends SnapshotSink {
+  /** Writes the current inputs if they are whole (on shutdown), then stops. */
+  close(): Promise<void>;
+}
+
+/** A quiet, healthy replica rewrites its state this often, so its age stays short. */
+const REFRESH_MS = 5 * 60_000;
+
+/**
+ * Writes the inputs of each newly published Snapshot, at most once per the writer's interval,
+ * and again, with the watches' newer positions, when the API server is heard from REFRESH_MS
+ * after the last write; only whole inputs (a Snapshot whose inputs are not one whole is written
+ * once they settle). Each state it hands the writer has one more write in its generation than
+ * the one before.
+ */
+export function startStateKeeper(options: {
+  readonly path: string;
+  readonly opened: OpenedState;
+  readonly clock: Clock;
+  /** Milliseconds since the epoch, for `savedAt` and the generation's `heardAt`. */
+  readonly wallClock: () => number;
+  readonly reports: StateKeeperReports;
+}): StateKeeper {
+  const { clock, opened, reports } = options;
+  let { series, writes, heardAt: lastHeard } = opened.generation;
+  const writer = new StateWriter({
+    path: options.path,
+    key: opened.key,
+    clock,
+    onError: (e) => reports.failed(e.message),
+    onWritten: (w) => reports.written(w.durationMs, w.bytes),
+  });
+  // What the newest Snapshot reflects, when its inputs are whole.
+  let current: MirrorInputs | null = null;
+  let published: Snapshot | null = null;
+  // A Snapshot was published whose inputs were not written yet.
+  let changed = false;
+  let savedAt = clock.now();
+  const save = (): void => {
+    if (current === null) return;
+    savedAt = clock.now();
+    writes += 1;
+    changed = false;
+    writer.schedule({
+      ...current,
+      savedAt: options.wallClock(),
+      generation: { series, writes, heardAt: lastHeard },
+      config: opened.config,
+    });
+  };
+  return {
+    name: "state-file",
+    publish(snapshot, reflected) {
+      if (snapshot !== published) changed = true;
+      published = snapshot;
+      current = reflected?.inputs() ?? null;
+      if (changed) save();
+    },
+    heard(reflected) {
+      lastHeard = options.wallClock();
+      if (reflected === null) current = null;
+      else
+        current =
+          current === null ? reflected.inputs() : { ...current, watches: reflected.positions };
+      if (changed || clock.now() - savedAt >= REFRESH_MS) save();
+    },
+    async close() {
+      save();
+      await writer.flush();
+      await writer.close();
+    },
+  };
+}
