@@ -9,13 +9,8 @@
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
-import {
-  type Change,
-  type SecretStore,
-  type StoredSecret,
-  selectorOf,
-  selects,
-} from "./secrets.ts";
+import { type Change, type SecretStore, selectorOf, selects } from "./secrets.ts";
+import { bookmark, clientOf, continuation, send, status } from "./wire.ts";
 
 /** One request, as the scenario's figures need it. */
 export interface LoggedRequest {
@@ -46,52 +41,6 @@ export interface Restart {
   readonly upAt: number;
   readonly throttledUntil: number;
 }
-
-const TOKEN_PREFIX = "envtest-token.";
-
-/** The client a bench kubeconfig's token names (the fleet's replicas.ts writes them). */
-function clientOf(req: IncomingMessage): string {
-  const auth = req.headers.authorization ?? "";
-  const token = auth.startsWith("Bearer ") ? auth.slice(7).trim() : "";
-  return token.startsWith(TOKEN_PREFIX)
-    ? decodeURIComponent(token.slice(TOKEN_PREFIX.length))
-    : (req.headers["user-agent"] ?? "unknown");
-}
-
-function status(code: number, reason: string, message: string, retryAfterSeconds?: number) {
-  return {
-    kind: "Status",
-    apiVersion: "v1",
-    metadata: {},
-    status: "Failure",
-    message,
-    reason,
-    ...(retryAfterSeconds === undefined ? {} : { details: { retryAfterSeconds } }),
-    code,
-  };
-}
-
-function send(
-  res: ServerResponse,
-  code: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-) {
-  res.writeHead(code, { "content-type": "application/json", ...headers });
-  res.end(JSON.stringify(body));
-}
-
-const bookmark = (rv: number, initialEventsEnd: boolean) => ({
-  type: "BOOKMARK",
-  object: {
-    kind: "Secret",
-    apiVersion: "v1",
-    metadata: {
-      resourceVersion: String(rv),
-      ...(initialEventsEnd ? { annotations: { "k8s.io/initial-events-end": "true" } } : {}),
-    },
-  },
-});
 
 /** The server; `listen()` first. */
 export class FakeApi {
@@ -211,10 +160,11 @@ export class FakeApi {
     // Paging applies to a consistent read (no resourceVersion) or a continuation; a list at a
     // resourceVersion is served whole from the watch cache, whatever the limit.
     const paged = limit > 0 && (q.get("resourceVersion") ?? "") === "" ? limit : 0;
-    const from =
-      token === null
-        ? null
-        : (JSON.parse(Buffer.from(token, "base64url").toString()) as { rv: number; after: string });
+    const from = token === null ? null : continuation(token);
+    if (from === undefined) {
+      send(res, 410, status(410, "Expired", "the provided continue parameter is too old"));
+      return;
+    }
     const rest = from === null ? items : items.filter((s) => s.metadata.name > from.after);
     const page = paged > 0 ? rest.slice(0, paged) : rest;
     const more = paged > 0 && rest.length > paged;
@@ -263,8 +213,7 @@ export class FakeApi {
     };
     const unsubscribe = this.#store.subscribe(deliver);
     if (streaming) {
-      for (const object of this.#store.list(sel))
-        write({ type: "ADDED", object: object satisfies StoredSecret });
+      for (const object of this.#store.list(sel)) write({ type: "ADDED", object });
       sent = this.#store.resourceVersion;
       write(bookmark(sent, true));
       entry.listedAt = Date.now();
