@@ -9,7 +9,13 @@
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
-import { type Change, type SecretStore, selectorOf, selects } from "./secrets.ts";
+import {
+  type Change,
+  type SecretStore,
+  type StoredSecret,
+  selectorOf,
+  selects,
+} from "./secrets.ts";
 import { bookmark, clientOf, continuation, send, status } from "./wire.ts";
 
 /** One request, as the scenario's figures need it. */
@@ -40,6 +46,17 @@ export interface Restart {
   readonly downAt: number;
   readonly upAt: number;
   readonly throttledUntil: number;
+}
+
+/** Each stored version's JSON, encoded once however many lists and watches send it. */
+const encoded = new WeakMap<StoredSecret, string>();
+function jsonOf(secret: StoredSecret): string {
+  let json = encoded.get(secret);
+  if (json === undefined) {
+    json = JSON.stringify(secret);
+    encoded.set(secret, json);
+  }
+  return json;
 }
 
 /** The server; `listen()` first. */
@@ -175,15 +192,14 @@ export class FakeApi {
         )
       : undefined;
     if (!more) res.once("finish", () => (entry.listedAt = Date.now()));
-    send(res, 200, {
-      kind: "SecretList",
-      apiVersion: "v1",
-      metadata: {
-        resourceVersion: String(listRv),
-        ...(next === undefined ? {} : { continue: next }),
-      },
-      items: page,
-    });
+    const metadata = {
+      resourceVersion: String(listRv),
+      ...(next === undefined ? {} : { continue: next }),
+    };
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(
+      `{"kind":"SecretList","apiVersion":"v1","metadata":${JSON.stringify(metadata)},"items":[${page.map(jsonOf).join(",")}]}`,
+    );
   }
 
   #watch(
@@ -209,13 +225,14 @@ export class FakeApi {
     const deliver = (c: Change) => {
       if (c.rv <= sent || !selects(sel, c.object)) return;
       sent = c.rv;
-      write({ type: c.type, object: c.object });
+      res.write(`{"type":"${c.type}","object":${jsonOf(c.object)}}\n`);
     };
     const unsubscribe = this.#store.subscribe(deliver);
     if (streaming) {
-      for (const object of this.#store.list(sel)) write({ type: "ADDED", object });
+      // One write for the whole state: the server's time goes to the sidecars, not to syscalls.
+      const added = this.#store.list(sel).map((o) => `{"type":"ADDED","object":${jsonOf(o)}}\n`);
       sent = this.#store.resourceVersion;
-      write(bookmark(sent, true));
+      res.write(`${added.join("")}${JSON.stringify(bookmark(sent, true))}\n`);
       entry.listedAt = Date.now();
     } else for (const c of backlog) deliver(c);
     const ticker = setInterval(

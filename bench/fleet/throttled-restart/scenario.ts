@@ -203,6 +203,8 @@ export async function throttledRestart(
     });
     const end = restart.throttledUntil;
     const goalMs = retryAfterMs + 2000;
+    // Lists that end after the last replica converged but within the goal count too.
+    await sleep(Math.max(0, end + goalMs + 1000 - Date.now()));
     const replicas = fleet
       .replicas()
       .map((r) =>

@@ -15,7 +15,8 @@ export interface StoredSecret {
     readonly labels?: Readonly<Record<string, string>>;
   };
   readonly type: "Opaque";
-  readonly data: Readonly<Record<string, string>>;
+  /** Absent when empty, as the API omits an empty map. */
+  readonly data?: Readonly<Record<string, string>>;
 }
 
 /** One change, as a watch sends it. */
@@ -95,7 +96,7 @@ export class SecretStore {
         ...(labels === undefined ? {} : { labels }),
       },
       type: "Opaque",
-      data: encoded,
+      ...(Object.keys(encoded).length === 0 ? {} : { data: encoded }),
     };
     this.#secrets.set(name, object);
     const change: Change = {
