@@ -27,6 +27,8 @@ const throttled: ApiError = {
   retryAfterSeconds: R,
 };
 
+const unreachable: ApiError = { kind: "network", message: "connect ECONNREFUSED 127.0.0.1:6443" };
+
 /** One request as the server saw it: when, what, from where, and its answer. */
 interface Attempt {
   readonly at: number;
@@ -45,6 +47,7 @@ class RestartingServer implements ListWatch {
   readonly #streams = new FakeListWatch();
   clock: FakeClock | undefined;
   #rv = "10";
+  #downUntil = Number.NEGATIVE_INFINITY;
   #throttledUntil = Number.NEGATIVE_INFINITY;
   #watchesThrottled = false;
 
@@ -52,10 +55,14 @@ class RestartingServer implements ListWatch {
     return this.clock?.now() ?? 0;
   }
 
-  /** Cuts the open watch, forgets the history, and throttles for `ms`. */
-  restart(ms: number, options: { watches?: boolean } = {}): void {
+  /**
+   * Cuts the open watch, forgets the history, refuses connections for `down` ms, then throttles
+   * for `ms`.
+   */
+  restart(ms: number, options: { watches?: boolean; down?: number } = {}): void {
     this.#rv = "20";
-    this.#throttledUntil = this.#now + ms;
+    this.#downUntil = this.#now + (options.down ?? 0);
+    this.#throttledUntil = this.#downUntil + ms;
     this.#watchesThrottled = options.watches === true;
     this.#streams.current.drop("connection reset by peer");
   }
@@ -68,6 +75,7 @@ class RestartingServer implements ListWatch {
     options: ListOptions,
     _onItem: (item: SecretObject) => void,
   ): Promise<Result<ListPage, ApiError>> {
+    if (this.#now < this.#downUntil) return err(unreachable);
     const from = options.resourceVersion ?? "";
     const answer = this.#throttling() ? 429 : 200;
     this.attempts.push({ at: this.#now, verb: "list", from, answer });
@@ -75,6 +83,7 @@ class RestartingServer implements ListWatch {
   }
 
   async watch(options: WatchOptions): Promise<Result<WatchStream, ApiError>> {
+    if (this.#now < this.#downUntil) return err(unreachable);
     const streaming = options.sendInitialEvents === true;
     const from = options.resourceVersion;
     const refused = this.#throttling() && (streaming || this.#watchesThrottled);
@@ -94,13 +103,15 @@ class RestartingServer implements ListWatch {
   }
 }
 
-/** A synced reflector against the server; `streaming`: the server serves streaming lists. */
-async function synced(streaming: boolean) {
+/**
+ * A synced reflector against the server; `streaming`: the server serves streaming lists. Random
+ * draws are the worst (0.999) unless `random` says otherwise.
+ */
+async function synced(streaming: boolean, random = 0.999) {
   const server = new RestartingServer();
-  // The worst draw of the relist spread.
   const h = harness({
     listWatch: server,
-    random: () => 0.999,
+    random: () => random,
     // Watches that outlive the test's window: only the restart ends them.
     watchTimeoutSeconds: 60,
     streamingLists: new StreamingLists(streaming),
@@ -169,6 +180,25 @@ describe("Reflector: a restart losing the watch history, then lists throttled", 
       gaps: [R * 1000],
       refused: 199,
       last: { at: 601_995, verb: "watch-list", from: "10", answer: 200 },
+    });
+  });
+
+  it("relists after a 410 without the backoff an outage grew, even after a watch that ended at once", async () => {
+    // No jitter and no spread: the paged list's watch ends at once (a quick end), the restart's
+    // 10 s of refused connections grow the backoff to 6.4 s, then the resume gets its 410.
+    const { h, server } = await synced(false, 0);
+    server.restart(8_000, { down: 10_000 });
+    await h.clock.advance(30_000);
+    expect({
+      lists: server.attempts.filter((a) => a.verb === "list").slice(1),
+      waits: h.reported("backoff").map((b) => b.delayMs),
+    }).toEqual({
+      lists: [
+        { at: 12_000, verb: "list", from: "10", answer: 429 },
+        { at: 15_000, verb: "list", from: "10", answer: 429 },
+        { at: 18_000, verb: "list", from: "10", answer: 200 },
+      ],
+      waits: [800, 1_600, 3_200, 6_400, 3_000, 3_000],
     });
   });
 });

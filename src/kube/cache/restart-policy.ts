@@ -94,7 +94,8 @@ export const DEFAULT_PACING: RestartPacing = { relistSpreadMs: 5_000 };
  * server's Retry-After (a 429, or a 5xx that names one) is honoured exactly (ADR 17): the retry
  * waits that long, no longer and no sooner, and the backoff neither applies nor grows, so
  * earlier unrelated failures never delay recovery from throttling. Ends that come fast and empty (a
- * server closing at once, a 410 right after a list) are free once, then back off too. A
+ * server closing at once, a 410 right after a list) are free once, then back off too; a 410 on a
+ * later resume is no failure, and its relist never waits a backoff. A
  * malformed line resumes at once the first time, backs off when it happens again in a row, and
  * the DECODE_RELIST_AFTER-th in a row relists (after the backoff). A relist after 410 Expired
  * waits a random part of the relist spread, unless the server has paced this reflector with a
@@ -109,6 +110,8 @@ export class RestartPolicy {
   #decodeStreak = 0;
   /** A Retry-After was honoured since the server last served this reflector. */
   #paced = false;
+  /** No watch has ended since the last complete list. */
+  #fresh = false;
 
   constructor(policy: BackoffPolicy, random: () => number, pacing: RestartPacing = DEFAULT_PACING) {
     this.#backoff = new Backoff(policy, random);
@@ -124,6 +127,7 @@ export class RestartPolicy {
   /** Records a complete list: the server's pacing, if any, is over. */
   listed(now: number): void {
     this.#paced = false;
+    this.#fresh = true;
     this.healthy(now);
   }
 
@@ -143,6 +147,8 @@ export class RestartPolicy {
   afterWatch(now: number, outcome: WatchOutcome): RestartDecision {
     // A watch that delivered something was served: any pacing by the server is over.
     if (outcome.events > 0) this.#paced = false;
+    const fresh = this.#fresh;
+    this.#fresh = false;
     this.#decodeStreak = outcome.reason === "decode" ? this.#decodeStreak + 1 : 0;
     let relist = outcome.relist;
     if (this.#decodeStreak >= DECODE_RELIST_AFTER) {
@@ -155,6 +161,10 @@ export class RestartPolicy {
       this.#paced = true;
     } else if (outcome.backoff || this.#decodeStreak >= 2 || relist === "decode") {
       delayMs = this.#backoff.next(now);
+    } else if (relist === "expired" && !fresh) {
+      // A resume the server can no longer serve (it lost the history: a restart). Relisting is
+      // the cure, not a retry to pace: it never waits a backoff that an outage grew (ADR 61).
+      this.#quickEnds = 0;
     } else if (outcome.events > 0 || outcome.elapsedMs >= QUICK_END_MS) {
       this.#quickEnds = 0;
     } else {
