@@ -13,6 +13,7 @@ describe("npm run fleet:throttled-restart", () => {
         apps: 10,
         secrets: 50,
         valueBytes: 64,
+        closingMs: 100,
         downMs: 200,
         throttleSeconds: 2,
         retryAfterSeconds: 1,

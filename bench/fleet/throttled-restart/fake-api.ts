@@ -66,6 +66,7 @@ export class FakeApi {
   readonly #o: FakeApiOptions;
   readonly #server: Server;
   readonly #sockets = new Set<Socket>();
+  #closingUntil = 0;
   #downUntil = 0;
   #throttledUntil = 0;
   #retryAfterSeconds = 0;
@@ -75,7 +76,8 @@ export class FakeApi {
     this.#o = options;
     this.#server = createServer((req, res) => this.#handle(req, res));
     this.#server.on("connection", (socket: Socket) => {
-      if (Date.now() < this.#downUntil) {
+      const now = Date.now();
+      if (now >= this.#closingUntil && now < this.#downUntil) {
         socket.destroy();
         return;
       }
@@ -95,16 +97,23 @@ export class FakeApi {
   }
 
   /**
-   * Restarts: every connection is cut and the watch history lost; connections are refused for
-   * `downMs`, then every list and streaming list is answered 429 `Retry-After: retryAfterSeconds`
-   * for `throttleMs`.
+   * Restarts: every connection is cut and the watch history lost. For `closingMs` the server
+   * shuts down (it still accepts connections, and ends every watch at once, empty); then it
+   * refuses connections for `downMs`; then every list and streaming list is answered 429
+   * `Retry-After: retryAfterSeconds` for `throttleMs`.
    */
-  restart(downMs: number, throttleMs: number, retryAfterSeconds: number): Restart {
+  restart(r: {
+    closingMs: number;
+    downMs: number;
+    throttleMs: number;
+    retryAfterSeconds: number;
+  }): Restart {
     const downAt = Date.now();
     this.#store.forgetHistory();
-    this.#downUntil = downAt + downMs;
-    this.#throttledUntil = this.#downUntil + throttleMs;
-    this.#retryAfterSeconds = retryAfterSeconds;
+    this.#closingUntil = downAt + r.closingMs;
+    this.#downUntil = this.#closingUntil + r.downMs;
+    this.#throttledUntil = this.#downUntil + r.throttleMs;
+    this.#retryAfterSeconds = r.retryAfterSeconds;
     for (const socket of this.#sockets) socket.destroy();
     this.#sockets.clear();
     return { downAt, upAt: this.#downUntil, throttledUntil: this.#throttledUntil };
@@ -150,6 +159,11 @@ export class FakeApi {
       const why =
         "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled";
       send(res, 422, status(422, "Invalid", why));
+      return;
+    }
+    if (watch && Date.now() < this.#closingUntil) {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end();
       return;
     }
     const refusable = streaming || !watch || this.#o.throttleWatches;

@@ -21,6 +21,7 @@ const schema = z.object({
   apps: int(1).default(500),
   secrets: int(2).default(3_000),
   "value-bytes": int(1).default(1024),
+  "closing-ms": int(0).default(0),
   "down-ms": int(0).default(1_000),
   "throttle-seconds": int(1).default(8),
   "retry-after": int(1).default(3),
@@ -53,6 +54,7 @@ const config = {
   apps: a.apps,
   secrets: a.secrets,
   valueBytes: a["value-bytes"],
+  closingMs: a["closing-ms"],
   downMs: a["down-ms"],
   throttleSeconds: a["throttle-seconds"],
   retryAfterSeconds: a["retry-after"],
@@ -118,7 +120,7 @@ const { restart } = result;
 process.stdout.write(
   [
     `Times in seconds after the throttling ended (${new Date(restart.throttledUntil).toISOString()}); goal R + 2 = ${result.goalMs / 1000} s.`,
-    `Down ${restart.upAt - restart.downAt} ms, then ${config.throttleSeconds} s of lists answered 429 Retry-After: ${config.retryAfterSeconds}; Secret emptied ${restart.emptiedAt - restart.throttledUntil} ms after the end.`,
+    `Shutting down ${config.closingMs} ms (watches ended at once), down ${restart.upAt - restart.downAt - config.closingMs} ms, then ${config.throttleSeconds} s of lists answered 429 Retry-After: ${config.retryAfterSeconds}; Secret emptied ${restart.emptiedAt - restart.throttledUntil} ms after the end.`,
     ...table,
     `${result.met ? "met" : "NOT met"}: ${result.replicas.filter((r) => r.met).length} of ${result.replicas.length} replicas within ${result.goalMs / 1000} s; run ${runSeconds.toFixed(0)} s`,
     "",

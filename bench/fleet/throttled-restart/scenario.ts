@@ -23,6 +23,8 @@ export interface ThrottledRestartConfig {
   /** Every Secret of the namespace, the Registry included. */
   readonly secrets: number;
   readonly valueBytes: number;
+  /** How long the restarting server still accepts connections but ends every watch at once. */
+  readonly closingMs: number;
   readonly downMs: number;
   readonly throttleSeconds: number;
   readonly retryAfterSeconds: number;
@@ -191,7 +193,12 @@ export async function throttledRestart(
     log(`${c.replicas} replicas ready; restarting the API server`);
     await sleep(2_000);
     const retryAfterMs = c.retryAfterSeconds * 1000;
-    const restart = api.restart(c.downMs, c.throttleSeconds * 1000, c.retryAfterSeconds);
+    const restart = api.restart({
+      closingMs: c.closingMs,
+      downMs: c.downMs,
+      throttleMs: c.throttleSeconds * 1000,
+      retryAfterSeconds: c.retryAfterSeconds,
+    });
     await sleep(Math.max(0, restart.throttledUntil - Date.now()));
     // As the throttling ends, the Secret loses its key; every replica must show it.
     const resourceVersion = store.put(appSecretName(0), {}, { app: "true" });
