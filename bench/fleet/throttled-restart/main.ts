@@ -120,7 +120,7 @@ const { restart } = result;
 process.stdout.write(
   [
     `Times in seconds after the throttling ended (${new Date(restart.throttledUntil).toISOString()}); goal R + 2 = ${result.goalMs / 1000} s.`,
-    `Shutting down ${config.closingMs} ms (watches ended at once), down ${restart.upAt - restart.downAt - config.closingMs} ms, then ${config.throttleSeconds} s of lists answered 429 Retry-After: ${config.retryAfterSeconds}; Secret emptied ${restart.emptiedAt - restart.throttledUntil} ms after the end.`,
+    `${config.closingMs > 0 ? `Shutting down ${config.closingMs} ms (watches ended at once), ` : ""}Down ${restart.upAt - restart.downAt - config.closingMs} ms, then ${config.throttleSeconds} s of lists answered 429 Retry-After: ${config.retryAfterSeconds}; Secret emptied ${restart.emptiedAt - restart.throttledUntil} ms after the end.`,
     ...table,
     `${result.met ? "met" : "NOT met"}: ${result.replicas.filter((r) => r.met).length} of ${result.replicas.length} replicas within ${result.goalMs / 1000} s; run ${runSeconds.toFixed(0)} s`,
     "",
