@@ -167,7 +167,7 @@ describe("a replica restarted during an API-server outage", () => {
         return late.status === 200 && s.source === "api-server" ? true : undefined;
       },
       // The production restart policy: a backoff grown through the outage, then a relist after
-      // 410 spread over up to 15 s.
+      // 410 spread over up to 5 s (ADR 61).
       { timeoutMs: 60_000, what: "the replica to converge on the API server's data" },
     );
     const app0 = JSON.parse((await get(second.opsPort, "/v1/apps/app-0")).body) as {

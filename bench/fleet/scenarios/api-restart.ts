@@ -47,9 +47,10 @@ export function apiRestart(ctx: FleetContext, phase: PhaseName): Promise<PhaseRe
           targets: [
             {
               what: `API-server restart, ${ctx.fleet.size} replicas: relists in any one-second window`,
-              target: "≤ 25% of the fleet's relists",
+              // ADR 61: a 5 s spread, which a simulation puts at 38% (95th percentile, 50 replicas).
+              target: "≤ 40% of the fleet's relists",
               figure: `${(share * 100).toFixed(0)}% (${Math.round(share * relists.length)} of ${relists.length})`,
-              met: share <= 0.25,
+              met: share <= 0.4,
             },
           ],
         };

@@ -21,7 +21,7 @@ export interface ReflectorOptions {
   /** In [0, 1), like Math.random. */
   readonly random?: () => number;
   readonly backoff?: Partial<BackoffPolicy>;
-  /** How far relists after 410 Expired are spread; default 15 s. */
+  /** How far relists after 410 Expired are spread; default 5 s (ADR 61). */
   readonly relistSpreadMs?: number;
   /** Silence allowed past a watch's own timeoutSeconds; default max(1 s, T/10). */
   readonly inactivityGraceMs?: number;

@@ -201,7 +201,7 @@ export class Reflector {
   #listed(delivery: ListDelivery, resourceVersion: string): number {
     const items = delivery.finish(resourceVersion);
     this.#at.listed(resourceVersion);
-    this.#policy.healthy(this.#o.clock.now());
+    this.#policy.listed(this.#o.clock.now());
     return items;
   }
 

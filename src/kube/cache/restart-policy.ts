@@ -80,22 +80,27 @@ export interface RestartPacing {
   /**
    * A relist after 410 Expired waits a random delay in [0, this): when an API server restart
    * loses the watch history, every replica of a fleet gets its 410 in the same second, and this
-   * spreads their relists out (ADR 18).
+   * spreads their relists out. It is short because it adds to every replica's staleness, and a
+   * server that cannot take the relists says so with a Retry-After, which paces them instead
+   * (ADR 61).
    */
   readonly relistSpreadMs: number;
 }
 
-export const DEFAULT_PACING: RestartPacing = { relistSpreadMs: 15_000 };
+export const DEFAULT_PACING: RestartPacing = { relistSpreadMs: 5_000 };
 
 /**
  * Turns watch outcomes and list failures into decisions. Failures back off, except that a
  * server's Retry-After (a 429, or a 5xx that names one) is honoured exactly (ADR 17): the retry
  * waits that long, no longer and no sooner, and the backoff neither applies nor grows, so
  * earlier unrelated failures never delay recovery from throttling. Ends that come fast and empty (a
- * server closing at once, a 410 right after a list) are free once, then back off too. A
+ * server closing at once, a 410 right after a list) are free once, then back off too; a 410 on a
+ * later resume is no failure, and its relist never waits a backoff. A
  * malformed line resumes at once the first time, backs off when it happens again in a row, and
  * the DECODE_RELIST_AFTER-th in a row relists (after the backoff). A relist after 410 Expired
- * waits a random part of the relist spread.
+ * waits a random part of the relist spread, unless the server has paced this reflector with a
+ * Retry-After since it last served it (a complete list, a watch that delivered something): it is
+ * then the server that spreads the fleet out, and the spread would only add to its wait (ADR 61).
  */
 export class RestartPolicy {
   readonly #backoff: Backoff;
@@ -103,6 +108,10 @@ export class RestartPolicy {
   readonly #random: () => number;
   #quickEnds = 0;
   #decodeStreak = 0;
+  /** A Retry-After was honoured since the server last served this reflector. */
+  #paced = false;
+  /** No watch has ended since the last complete list. */
+  #fresh = false;
 
   constructor(policy: BackoffPolicy, random: () => number, pacing: RestartPacing = DEFAULT_PACING) {
     this.#backoff = new Backoff(policy, random);
@@ -115,9 +124,17 @@ export class RestartPolicy {
     this.#backoff.markHealthy(now);
   }
 
+  /** Records a complete list: the server's pacing, if any, is over. */
+  listed(now: number): void {
+    this.#paced = false;
+    this.#fresh = true;
+    this.healthy(now);
+  }
+
   /** The delay before retrying a failed list, paged or streamed. */
   afterListFailure(now: number, error: ApiError | WatchStreamError): number {
     const asked = retryAfterMs(error);
+    if (asked > 0) this.#paced = true;
     return asked > 0 ? asked : this.#backoff.next(now);
   }
 
@@ -128,6 +145,10 @@ export class RestartPolicy {
 
   /** What follows a watch that ended with outcome. */
   afterWatch(now: number, outcome: WatchOutcome): RestartDecision {
+    // A watch that delivered something was served: any pacing by the server is over.
+    if (outcome.events > 0) this.#paced = false;
+    const fresh = this.#fresh;
+    this.#fresh = false;
     this.#decodeStreak = outcome.reason === "decode" ? this.#decodeStreak + 1 : 0;
     let relist = outcome.relist;
     if (this.#decodeStreak >= DECODE_RELIST_AFTER) {
@@ -137,15 +158,20 @@ export class RestartPolicy {
     let delayMs = 0;
     if (outcome.retryAfterMs !== undefined && outcome.retryAfterMs > 0) {
       delayMs = outcome.retryAfterMs;
+      this.#paced = true;
     } else if (outcome.backoff || this.#decodeStreak >= 2 || relist === "decode") {
       delayMs = this.#backoff.next(now);
+    } else if (relist === "expired" && !fresh) {
+      // A resume the server can no longer serve (it lost the history: a restart). Relisting is
+      // the cure, not a retry to pace: it never waits a backoff that an outage grew (ADR 61).
+      this.#quickEnds = 0;
     } else if (outcome.events > 0 || outcome.elapsedMs >= QUICK_END_MS) {
       this.#quickEnds = 0;
     } else {
       this.#quickEnds += 1;
       if (this.#quickEnds >= 2) delayMs = this.#backoff.next(now);
     }
-    if (relist === "expired")
+    if (relist === "expired" && !this.#paced)
       delayMs = Math.max(delayMs, this.#random() * this.#pacing.relistSpreadMs);
     return relist === undefined ? { delayMs } : { relist, delayMs };
   }
