@@ -101,6 +101,8 @@ export interface Ready {
 /** The handle the harness holds. */
 export interface ApiServer {
   readonly url: string;
+  /** The child process serving the API: its memory is what a client costs the API server. */
+  readonly pid: number;
   readonly facts: WorldFacts;
   call<K extends keyof Commands>(
     command: K,
@@ -134,6 +136,7 @@ export async function startApiServer(setup: ChildSetup, timeoutMs = 600_000): Pr
   });
   return {
     url: ready.url,
+    pid: child.pid ?? 0,
     facts: ready.facts,
     call: (command, args, ms = 120_000) =>
       new Promise((resolve, reject) => {

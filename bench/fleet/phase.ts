@@ -3,6 +3,7 @@
 
 import os from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
+import { rssBytes } from "../proc-stats.ts";
 import { convergence, perSecond, phaseFigures } from "./accounting.ts";
 import type { ApiServer, Collected } from "./api-server.ts";
 import type { FleetConfig } from "./options.ts";
@@ -50,8 +51,10 @@ export async function measurePhase(
 ): Promise<PhaseResult> {
   ctx.log(`phase: ${phase.name}`);
   const { now: startedAt } = await ctx.api.call("clear", {});
+  const memory = sampleRss(ctx.api.pid);
   const outcome = await act(startedAt);
   await sleep(SETTLE_MS);
+  const rss = memory.stop();
   const collected = await ctx.api.call("collect", {}, 300_000);
   for (const r of collected.requests)
     if (r.verb === "watch" && r.timeoutSeconds !== undefined)
@@ -72,7 +75,13 @@ export async function measurePhase(
     convergeMs,
     converged,
     perSecond: perSecond(collected, startedAt, collected.now),
-    apiServer: { eventLoopBusy: collected.eventLoopBusy, cpuMs: collected.cpuMs },
+    apiServer: {
+      eventLoopBusy: collected.eventLoopBusy,
+      cpuMs: collected.cpuMs,
+      rssBeforeMiB: rss.before / MIB,
+      rssPeakMiB: rss.peak / MIB,
+      peakPerReplicaKiB: (rss.peak - rss.before) / 1024 / ctx.fleet.size,
+    },
     loadAverage: os.loadavg()[0] ?? 0,
   };
   const judged = outcome.judge?.(collected, base) ?? {};
@@ -86,6 +95,34 @@ export async function measurePhase(
   for (const t of result.targets)
     ctx.log(`  target ${t.what}: ${t.figure} (${t.target}) ${t.met ? "met" : "NOT met"}`);
   return result;
+}
+
+const MIB = 2 ** 20;
+
+/**
+ * The resident memory of process `pid` now and at its peak until `stop`, read every 100 ms from
+ * /proc: what the API server holds while it serves the phase's requests (envtest is a Node
+ * process, so the peak also holds garbage not yet collected).
+ */
+function sampleRss(pid: number): { stop(): { before: number; peak: number } } {
+  const read = () => {
+    try {
+      return rssBytes(pid);
+    } catch {
+      return 0;
+    }
+  };
+  const before = read();
+  let peak = before;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, read());
+  }, 100);
+  return {
+    stop() {
+      clearInterval(timer);
+      return { before, peak: Math.max(peak, read()) };
+    },
+  };
 }
 
 /** The convergence wait of the config, in ms. */

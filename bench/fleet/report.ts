@@ -8,7 +8,7 @@ import { type PhaseResult, RESULTS_DIR, readResult, type ScenarioResult } from "
 
 const TITLES: Record<Scenario, string> = {
   memory: "Memory of one replica during its initial list",
-  watchlist: "Cold start: streaming lists, and the WatchList feature gate off",
+  watchlist: "Cold start and rolling restart: streaming lists, and the WatchList feature gate off",
   start: "Cold start and rolling restart",
   steady: "Steady state with churn",
   registry: "Registry edits",
@@ -65,6 +65,14 @@ export function phaseRows(p: PhaseResult): Rows {
       "API server: event loop busy, CPU",
       `${pct(p.apiServer.eventLoopBusy)}, ${secs(p.apiServer.cpuMs)} over ${secs(p.durationMs)}`,
     ],
+    ...(p.apiServer.rssPeakMiB === undefined
+      ? []
+      : [
+          [
+            "API server: RSS before / peak, and its growth per replica",
+            `${num(p.apiServer.rssBeforeMiB ?? 0, 0)} / ${num(p.apiServer.rssPeakMiB, 0)} MiB, ${num(p.apiServer.peakPerReplicaKiB ?? 0, 0)} KiB`,
+          ] as [string, string],
+        ]),
     ["machine load average (1 min) at the end", num(p.loadAverage, 1)],
   ];
   for (const [name, v] of Object.entries(p.facts)) rows.push([name, fact(name, v)]);

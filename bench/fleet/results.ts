@@ -98,8 +98,18 @@ export interface PhaseResult {
   readonly convergeMs: Spread | null;
   readonly converged: number;
   readonly perSecond: readonly SecondRow[];
-  /** The API server process's event loop busy share and CPU time over the phase. */
-  readonly apiServer: { readonly eventLoopBusy: number; readonly cpuMs: number };
+  /**
+   * The API server process's event loop busy share and CPU time over the phase; its resident
+   * memory as the phase began and at its peak (sampled every 100 ms), and that growth per replica
+   * (absent in results saved before).
+   */
+  readonly apiServer: {
+    readonly eventLoopBusy: number;
+    readonly cpuMs: number;
+    readonly rssBeforeMiB?: number;
+    readonly rssPeakMiB?: number;
+    readonly peakPerReplicaKiB?: number;
+  };
   /** The machine's one-minute load average as the phase ended (the machine is shared). */
   readonly loadAverage: number;
   /** Figures of this scenario only (bytes of the added Secrets, the largest relist window...). */

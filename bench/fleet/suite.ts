@@ -19,7 +19,7 @@ import { registryAdd, registryRemove } from "./scenarios/registry-change.ts";
 import { coldStart, rollingRestart } from "./scenarios/start.ts";
 import { steadyState } from "./scenarios/steady.ts";
 import { throttledRegistryEdit, throttledResumes } from "./scenarios/throttle.ts";
-import { coldStartsBothWays } from "./scenarios/watch-list.ts";
+import { startsBothWays } from "./scenarios/watch-list.ts";
 import { APP_SELECTOR } from "./world.ts";
 
 function commit(): string {
@@ -132,7 +132,9 @@ export async function runSuite(
     coldSel: name("cold-start-selector", `cold start${sel}`),
     steadySel: name("steady-selector", `steady state${sel}`),
     streaming: name("cold-start-streaming", "cold start, streaming lists"),
+    rollingStreaming: name("rolling-restart-streaming", "rolling restart, streaming lists"),
     gateOff: name("cold-start-gate-off", "cold start, WatchList feature gate off"),
+    rollingGateOff: name("rolling-restart-gate-off", "rolling restart, WatchList feature gate off"),
     addSel: name("registry-add-selector", `${add}${sel}`),
     removeSel: name("registry-remove-selector", `${remove}${sel}`),
   };
@@ -144,7 +146,12 @@ export async function runSuite(
     if (wants("memory")) await save("memory", await memoryDuringInitialList(api, config, log));
     if (wants("watchlist"))
       await withFleet("watchlist", [], async (ctx) => {
-        const both = await coldStartsBothWays(ctx, { streaming: P.streaming, gateOff: P.gateOff });
+        const both = await startsBothWays(ctx, {
+          streaming: P.streaming,
+          rollingStreaming: P.rollingStreaming,
+          gateOff: P.gateOff,
+          rollingGateOff: P.rollingGateOff,
+        });
         for (const phase of both) await record("watchlist", phase);
       });
     if (config.scenarios.some((s) => s !== "memory" && s !== "watchlist")) {

@@ -27,12 +27,20 @@ function tinyConfig(resultsDir: string): FleetConfig {
 }
 
 describe("npm run fleet", () => {
-  it("measures three replicas through cold starts both ways, Registry edits and an API-server restart", async () => {
+  it("measures three replicas through cold starts and rolling restarts both ways, Registry edits and an API-server restart", async () => {
     dir = await mkdtemp(join(tmpdir(), "replica-mirror-fleet-test-"));
     const results = await runSuite(tinyConfig(dir), () => {});
 
     expect(results.map((r) => [r.scenario, r.phases.map((p) => p.key)])).toEqual([
-      ["watchlist", ["cold-start-streaming", "cold-start-gate-off"]],
+      [
+        "watchlist",
+        [
+          "cold-start-streaming",
+          "rolling-restart-streaming",
+          "cold-start-gate-off",
+          "rolling-restart-gate-off",
+        ],
+      ],
       [
         "registry",
         ["registry-add", "registry-remove", "registry-add-selector", "registry-remove-selector"],
@@ -52,10 +60,21 @@ describe("npm run fleet", () => {
         met: p?.targets.map((t) => t.met),
       };
     };
-    expect([start("cold-start-streaming"), start("cold-start-gate-off")]).toEqual([
+    // The same for a rolling restart, one replica a wave; the API server's memory is measured.
+    expect(
+      [
+        "cold-start-streaming",
+        "rolling-restart-streaming",
+        "cold-start-gate-off",
+        "rolling-restart-gate-off",
+      ].map(start),
+    ).toEqual([
+      { lists: 0, streamed: 6, refused: 0, met: [true] },
       { lists: 0, streamed: 6, refused: 0, met: [true] },
       { lists: 6, streamed: 0, refused: 3, met: [true] },
+      { lists: 6, streamed: 0, refused: 3, met: [true] },
     ]);
+    expect(phases.every((p) => (p.apiServer.rssPeakMiB ?? 0) > 0)).toBe(true);
     const add = phases.find((p) => p.key === "registry-add");
     // Each replica, told apart by its own kubeconfig, received at least the 10 added Secrets.
     expect(add?.perReplica.objects.min).toBeGreaterThanOrEqual(10);
@@ -70,8 +89,8 @@ describe("npm run fleet", () => {
     const report = await renderReport(["smoke"], dir);
     expect(report).toContain("#### API-server restart losing the watch history");
     expect(report).toContain(
-      "| | cold start, streaming lists | cold start, WatchList feature gate off |",
+      "| | cold start, streaming lists | rolling restart, streaming lists | cold start, WatchList feature gate off | rolling restart, WatchList feature gate off |",
     );
     expect(report).toContain("#### What 500 replicas would cost the API server");
-  }, 90_000);
+  }, 180_000);
 });

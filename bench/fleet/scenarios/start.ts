@@ -12,6 +12,12 @@ import {
 } from "../phase.ts";
 import type { PhaseResult, Target } from "../results.ts";
 
+/** What a scenario adds to a start phase: facts and targets of its own. */
+export interface Judged {
+  readonly facts: PhaseResult["facts"];
+  readonly targets: Target[];
+}
+
 const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
 
 /**
@@ -21,13 +27,7 @@ const range = (from: number, to: number) => Array.from({ length: to - from }, (_
 export function coldStart(
   ctx: FleetContext,
   phase: PhaseName,
-  judged?: (
-    c: Collected,
-    base: PhaseBase,
-  ) => {
-    readonly facts: PhaseResult["facts"];
-    readonly targets: Target[];
-  },
+  judged?: (c: Collected, base: PhaseBase) => Judged,
 ): Promise<PhaseResult> {
   return measurePhase(ctx, phase, async () => {
     const started = await ctx.fleet.start(range(0, ctx.fleet.size));
@@ -53,8 +53,15 @@ export function coldStart(
   });
 }
 
-/** Replicas replaced a tenth at a time, each wave once the previous one serves every App. */
-export function rollingRestart(ctx: FleetContext, phase: PhaseName): Promise<PhaseResult> {
+/**
+ * Replicas replaced a tenth at a time, each wave once the previous one serves every App; `judged`
+ * adds facts and targets of the phase's own.
+ */
+export function rollingRestart(
+  ctx: FleetContext,
+  phase: PhaseName,
+  judged?: (c: Collected, base: PhaseBase) => Judged,
+): Promise<PhaseResult> {
   return measurePhase(ctx, phase, async () => {
     const size = ctx.fleet.size;
     const wave = Math.max(1, Math.ceil(size / 10));
@@ -76,13 +83,18 @@ export function rollingRestart(ctx: FleetContext, phase: PhaseName): Promise<Pha
     return {
       converged,
       from,
-      judge: () => ({
-        facts: {
-          "replicas per wave": wave,
-          waves: waves.length,
-          "slowest wave (ms)": Math.max(...waves),
-        },
-      }),
+      judge: (c, base) => {
+        const own = judged?.(c, base);
+        return {
+          facts: {
+            ...own?.facts,
+            "replicas per wave": wave,
+            waves: waves.length,
+            "slowest wave (ms)": Math.max(...waves),
+          },
+          ...(own === undefined ? {} : { targets: own.targets }),
+        };
+      },
     };
   });
 }

@@ -1,28 +1,38 @@
-// Scenario 6: the whole fleet starting at once against an API server that serves streaming lists,
-// then against the same server with its WatchList feature gate off (ADR 57). The first costs a
-// watch per reflector and no list; the second a refused watch per replica, then paged lists.
+// Scenario 6: the whole fleet starting at once, then restarted a tenth at a time, against an API
+// server that serves streaming lists, then against the same server with its WatchList feature
+// gate off (ADR 57). The first costs a watch per reflector and no list; the second a refused
+// watch per replica, then paged lists.
 
 import type { Collected } from "../api-server.ts";
 import type { FleetContext, PhaseBase, PhaseName } from "../phase.ts";
 import type { PhaseResult, Target } from "../results.ts";
-import { coldStart } from "./start.ts";
+import { coldStart, type Judged, rollingRestart } from "./start.ts";
 
-/** The two phases, gate on then off. */
+/** The phases, gate on then off: a cold start and a rolling restart each. */
 export interface WatchListPhases {
   readonly streaming: PhaseName;
+  readonly rollingStreaming: PhaseName;
   readonly gateOff: PhaseName;
+  readonly rollingGateOff: PhaseName;
 }
 
-/** Both cold starts; the fleet is stopped after each and the gate is left on. */
-export async function coldStartsBothWays(
+/** Both ways; the fleet is stopped after each and the gate is left on. */
+export async function startsBothWays(
   ctx: FleetContext,
   phases: WatchListPhases,
 ): Promise<PhaseResult[]> {
   await ctx.api.call("featureGates", { WatchList: true });
-  const streaming = await coldStartJudged(ctx, phases.streaming, streamingTargets);
+  const streaming = await startAndRoll(ctx, [phases.streaming, phases.rollingStreaming], {
+    cold: streamingTargets,
+    rolling: streamingTargets,
+  });
   await ctx.api.call("featureGates", { WatchList: false });
   try {
-    return [streaming, await coldStartJudged(ctx, phases.gateOff, gateOffTargets)];
+    const off = await startAndRoll(ctx, [phases.gateOff, phases.rollingGateOff], {
+      cold: gateOffTargets,
+      rolling: gateOffTargets,
+    });
+    return [...streaming, ...off];
   } finally {
     await ctx.api.call("featureGates", { WatchList: true });
   }
@@ -35,7 +45,7 @@ function streamingTargets(c: Collected, base: PhaseBase): Target[] {
   const lists = secretLists(c);
   return [
     {
-      what: `cold start with streaming lists, ${base.replicas} replicas: LIST requests for Secrets`,
+      what: `${base.name}, ${base.replicas} replicas: LIST requests for Secrets`,
       target: "0",
       figure: `${lists} (${base.fleet.streamedLists ?? 0} streaming lists)`,
       met: lists === 0,
@@ -46,7 +56,7 @@ function streamingTargets(c: Collected, base: PhaseBase): Target[] {
 function gateOffTargets(_: Collected, base: PhaseBase): Target[] {
   return [
     {
-      what: `cold start with the WatchList feature gate off, ${base.replicas} replicas: fall back and converge`,
+      what: `${base.name}, ${base.replicas} replicas: fall back and converge`,
       target: "every replica",
       figure: `${base.converged} of ${base.replicas} converged; ${base.fleet.refusedStreams ?? 0} streaming lists refused`,
       met: base.converged === base.replicas,
@@ -54,17 +64,24 @@ function gateOffTargets(_: Collected, base: PhaseBase): Target[] {
   ];
 }
 
-/** Every replica started at once, judged by `targets`; stopped again once measured. */
-async function coldStartJudged(
+/**
+ * Every replica started at once, then restarted a tenth at a time, each judged by its `targets`;
+ * the fleet is stopped again once measured.
+ */
+async function startAndRoll(
   ctx: FleetContext,
-  phase: PhaseName,
-  targets: (c: Collected, base: PhaseBase) => Target[],
-): Promise<PhaseResult> {
-  try {
-    return await coldStart(ctx, phase, (c, base) => ({
+  [cold, rolling]: readonly [PhaseName, PhaseName],
+  targets: Record<"cold" | "rolling", (c: Collected, base: PhaseBase) => Target[]>,
+): Promise<PhaseResult[]> {
+  const judged =
+    (of: (c: Collected, base: PhaseBase) => Target[]) =>
+    (c: Collected, base: PhaseBase): Judged => ({
       facts: { "LIST requests for Secrets, fleet": secretLists(c) },
-      targets: targets(c, base),
-    }));
+      targets: of(c, base),
+    });
+  try {
+    const started = await coldStart(ctx, cold, judged(targets.cold));
+    return [started, await rollingRestart(ctx, rolling, judged(targets.rolling))];
   } finally {
     await ctx.fleet.stop(Array.from({ length: ctx.fleet.size }, (_, i) => i));
   }
