@@ -1,4 +1,5 @@
 import type { SecretObject } from "../kube/cache/list-watch.ts";
+import { ownRecord } from "../kube/codec/secret-data.ts";
 import type { SecretRef } from "../registry/schema.ts";
 import { SecretIndex } from "../snapshot/secret-index.ts";
 import type { SecretData, SecretsView } from "../snapshot/types.ts";
@@ -6,16 +7,15 @@ import { compareResourceVersions } from "./resource-version.ts";
 import type { WatchedSet } from "./watched-set.ts";
 
 /**
- * The values of the referenced keys, byte strings as decoded, in a new frozen object with no
- * prototype: the store shares nothing mutable with the decoder, keeps no byte an App does not
- * read (a `tls.key` beside the token), and a key the Secret lacks reads undefined whatever its
- * name.
+ * The values of the referenced keys, byte strings as decoded, in a new frozen `ownRecord`: the
+ * store shares nothing mutable with the decoder, keeps no byte an App does not read (a `tls.key`
+ * beside the token), and a key the Secret lacks reads undefined whatever its name.
  */
 function referencedBytes(
   data: Readonly<Record<string, string>> | undefined,
   keys: ReadonlySet<string>,
 ): SecretData["data"] {
-  const kept: Record<string, string> = Object.create(null);
+  const kept = ownRecord<string>();
   if (data !== undefined) for (const k of keys) if (Object.hasOwn(data, k)) kept[k] = data[k]!;
   return Object.freeze(kept);
 }
