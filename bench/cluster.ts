@@ -84,6 +84,15 @@ export function sharedCluster(apps: number, valueBytes = 1024): Promise<BenchClu
   return c;
 }
 
+/** Closes the shared cluster of `startCluster(apps, valueBytes)`, if there is one. */
+export async function closeSharedCluster(apps: number, valueBytes = 1024): Promise<void> {
+  const key = `${apps}/${valueBytes}`;
+  const c = shared.get(key);
+  if (c === undefined) return;
+  shared.delete(key);
+  await (await c).close();
+}
+
 /** Closes every shared cluster. */
 export async function closeSharedClusters(): Promise<void> {
   for (const c of shared.values()) await (await c).close();
