@@ -22,6 +22,22 @@ const only = argv
   ?.slice("--only=".length)
   .split(",");
 const noWait = argv.includes("--no-wait");
+/** `--name=1,2,3`: positive integers, or undefined when the flag is absent. */
+function numbers(name: string): readonly number[] | undefined {
+  const flag = argv.find((a) => a.startsWith(`--${name}=`));
+  if (flag === undefined) return undefined;
+  const list = flag
+    .slice(name.length + 3)
+    .split(",")
+    .map(Number);
+  if (list.some((n) => !Number.isInteger(n) || n <= 0)) {
+    console.error(`--${name}: a comma-separated list of positive integers`);
+    process.exit(2);
+  }
+  return list;
+}
+const apps = numbers("apps");
+const valueBytes = numbers("value-bytes");
 
 const suites: Record<string, Suite> = {
   core: benchCore,
@@ -46,6 +62,8 @@ ensureBuilt();
 const command = shippedCommand();
 const ctx: SuiteContext = {
   quick,
+  ...(apps === undefined ? {} : { apps }),
+  ...(valueBytes === undefined ? {} : { valueBytes }),
   nodeFlags: command.nodeFlags,
   env: command.env,
 };
@@ -65,7 +83,9 @@ for (const [name, run] of Object.entries(suites)) {
   const out = await run(ctx);
   const load = sampler.stop();
   tables.push({ name, rows: out.rows });
-  saveResult({ suite: name, at, quick, machine: machineLine(), load, data: out.data });
+  // A run at sizes of its own is not the committed full result the charts are drawn from.
+  const partial = quick || apps !== undefined || valueBytes !== undefined;
+  saveResult({ suite: name, at, quick: partial, machine: machineLine(), load, data: out.data });
   console.error(
     `suite ${name}: ${((performance.now() - t0) / 1000).toFixed(1)} s, load average ${load.min.toFixed(2)}–${load.max.toFixed(2)}`,
   );

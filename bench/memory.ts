@@ -1,5 +1,5 @@
 import { BASELINE_LABEL, BASELINES, startBaseline } from "./baselines.ts";
-import { sharedCluster } from "./cluster.ts";
+import { closeSharedCluster, sharedCluster } from "./cluster.ts";
 import { metric, waitForStatus } from "./http-probe.ts";
 import { type LoadGenerator, startLoadGenerator, writeHostsFile } from "./load.ts";
 import { fmt, type Row } from "./measure.ts";
@@ -8,7 +8,14 @@ import { startSynced } from "./shipped.ts";
 import type { SuiteContext, SuiteOutput } from "./suite.ts";
 
 const MiB = 2 ** 20;
+const KiB = 1024;
 const SETTLE_MS = 3_000;
+
+/** One measured start: how many Apps, and the bytes of each App Secret's value. */
+interface Run {
+  readonly apps: number;
+  readonly valueBytes: number;
+}
 
 /** Memory of one process: resident set from /proc, V8 heap from its own `/metrics` if it has one. */
 export interface MemoryReading {
@@ -31,19 +38,30 @@ export interface MemoryFigures {
  * load (wrk, 10 connections, random hosts); each baseline the same way, idle and after the load.
  */
 export async function benchMemory(ctx: SuiteContext): Promise<SuiteOutput> {
-  const sizes = ctx.quick ? [10_000] : [1_000, 10_000, 100_000];
+  const sizes = ctx.apps ?? (ctx.quick ? [10_000] : [1_000, 10_000, 100_000]);
+  // The slope per KiB of values: the largest size again with 40-byte values.
+  const runs: Run[] = (ctx.valueBytes ?? [KiB]).flatMap((valueBytes) =>
+    sizes.map((apps) => ({ apps, valueBytes })),
+  );
+  if (ctx.valueBytes === undefined && !ctx.quick)
+    runs.push({ apps: Math.max(...sizes), valueBytes: 40 });
   const seconds = ctx.quick ? 5 : 60;
   const load = await startLoadGenerator();
   try {
     const shipped = new Map<number, MemoryFigures>();
-    for (const n of sizes) {
-      const cluster = await sharedCluster(n);
+    const otherValues: Record<number, Record<number, MemoryFigures>> = {};
+    for (const { apps: n, valueBytes } of runs) {
+      const cluster = await sharedCluster(n, valueBytes);
       const { server } = await startSynced(cluster, { env: ctx.env });
       try {
-        shipped.set(n, await measure(server, load, seconds, writeHostsFile(n)));
+        const m = await measure(server, load, seconds, writeHostsFile(n));
+        if (valueBytes === KiB) shipped.set(n, m);
+        else otherValues[valueBytes] = { ...otherValues[valueBytes], [n]: m };
       } finally {
         await server.stop();
       }
+      // Seeding 100k Secrets again takes a while, but an envtest of them holds gigabytes.
+      if (valueBytes !== KiB) await closeSharedCluster(n, valueBytes);
     }
     const baselines = new Map<string, MemoryFigures>();
     // Quick mode: only the baseline the targets name.
@@ -57,10 +75,15 @@ export async function benchMemory(ctx: SuiteContext): Promise<SuiteOutput> {
       }
     }
     return {
-      rows: rows(shipped, baselines, seconds, ctx.quick),
+      rows: [
+        ...rows(shipped, baselines, seconds, ctx.quick),
+        ...valueRows(shipped, otherValues, baselines),
+      ],
       data: {
         seconds,
         shipped: Object.fromEntries(shipped),
+        /** By value bytes, then Apps: runs with values of another size than 1 KiB. */
+        otherValues,
         baselines: Object.fromEntries(baselines),
       },
     };
@@ -138,5 +161,36 @@ function rows(
       },
     );
   }
+  return out;
+}
+
+/**
+ * RSS after sync at another value size than 1 KiB, and the slope between the two at the same
+ * number of Apps: what each KiB of every App's value costs, per 1k Apps.
+ */
+function valueRows(
+  shipped: Map<number, MemoryFigures>,
+  otherValues: Record<number, Record<number, MemoryFigures>>,
+  baselines: Map<string, MemoryFigures>,
+): Row[] {
+  const fastify = baselines.get("fastify")!;
+  const out: Row[] = [];
+  for (const [bytes, byApps] of Object.entries(otherValues))
+    for (const [apps, m] of Object.entries(byApps)) {
+      const n = Number(apps);
+      const at1k = shipped.get(n);
+      const slope =
+        at1k === undefined
+          ? "-"
+          : `${fmt((at1k.idle.rss - m.idle.rss) / MiB / ((KiB - Number(bytes)) / KiB) / (n / 1000), 2)} MiB per 1k Apps per KiB of value`;
+      out.push({
+        bench: `RSS after sync, shipped process, ${n / 1000}k Apps, ${n / 1000}k distinct ${bytes} B Secrets (heap used / total ${mib(m.idle.heapUsed)} / ${mib(m.idle.heapTotal)})`,
+        figure: mib(m.idle.rss),
+        baseline: at1k === undefined ? "-" : `1 KiB values: ${mib(at1k.idle.rss)}`,
+        ratio: `${fmt(m.idle.rss / fastify.idle.rss, 2)}x fastify idle; ${slope}`,
+        target: "reported",
+        met: "-",
+      });
+    }
   return out;
 }

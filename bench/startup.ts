@@ -7,11 +7,11 @@ import type { SuiteContext, SuiteOutput } from "./suite.ts";
 
 /**
  * From spawning the shipped artifact (as the image runs it) to its first `/readyz` 200, against
- * envtest holding 1k, 10k and 100k Apps (gzip Registry, a distinct 1 KiB Secret each), and from
+ * envtest holding 1k, 10k and 100k Apps (or the `--apps` given; gzip Registry, a distinct 1 KiB Secret each), and from
  * spawning each baseline to its first 200; polled every millisecond, all rotating in rounds.
  */
 export async function benchStartup(ctx: SuiteContext): Promise<SuiteOutput> {
-  const sizes = ctx.quick ? [1_000, 10_000] : [1_000, 10_000, 100_000];
+  const sizes = ctx.apps ?? (ctx.quick ? [1_000, 10_000] : [1_000, 10_000, 100_000]);
   const rounds = ctx.quick ? 2 : 5;
   const clusters = new Map<number, Awaited<ReturnType<typeof sharedCluster>>>();
   for (const n of sizes) clusters.set(n, await sharedCluster(n));

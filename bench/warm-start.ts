@@ -19,18 +19,22 @@ import {
   writeStateKey,
 } from "./warm-start-files.ts";
 
-const APPS = 10_000;
 /** The Registry's last App: served only once the whole Registry is. */
-const KNOWN_HOST = `app-${APPS - 1}.example.com`;
+const knownHost = (apps: number) => `app-${apps - 1}.example.com`;
 const KINDS = ["cold", "warm", "warm-api-down"] as const;
 type Kind = (typeof KINDS)[number];
 const MiB = 2 ** 20;
+/**
+ * The watches a warm start resumes: the Registry's and the App Secrets' (cluster-wide). Not the
+ * priming run's count, which at 100k Apps on a busy machine was 3 (a watch reopened).
+ */
+const WATCHES = 2;
 /** After the watches are open, how long a relist (a resume refused with 410) is given to show. */
 const SETTLE_MS = 1_000;
 
 /** One start, from its spawn. */
 export interface StartFigures {
-  /** To the first 200 from `/v1/route` for KNOWN_HOST on the data port, ms. */
+  /** To the first 200 from `/v1/route` for the last App's host on the data port, ms. */
   readonly routedMs: number;
   /** To the first `/readyz` 200 on the ops port, ms. */
   readonly readyMs: number;
@@ -44,6 +48,7 @@ export interface StartFigures {
 }
 
 interface Setup {
+  readonly apps: number;
   readonly cluster: BenchCluster;
   readonly dir: string;
   readonly keyPath: string;
@@ -53,20 +58,33 @@ interface Setup {
 }
 
 /**
- * Spawn to first routed request and to `/readyz` 200 of the shipped process at 10k Apps: cold
- * (a state file path with no file), warm (the primed state file, copied fresh for each start)
- * and warm with the API server unreachable, rotating over rounds; and the lists a warm start
- * makes while the API server still holds its watches' resourceVersions (none expected).
+ * Spawn to first routed request and to `/readyz` 200 of the shipped process at 10k Apps (and
+ * 100k in a full run, or the `--apps` given): cold (a state file path with no file), warm (the
+ * primed state file, copied fresh for each start) and warm with the API server unreachable,
+ * rotating over rounds; and the lists a warm start makes while the API server still holds its
+ * watches' resourceVersions (none expected).
  */
 export async function benchWarmStart(ctx: SuiteContext): Promise<SuiteOutput> {
   const rounds = ctx.quick ? 2 : 5;
-  const cluster = await sharedCluster(APPS);
+  const sizes = ctx.apps ?? (ctx.quick ? [10_000] : [10_000, 100_000]);
+  const rows: Row[] = [];
+  const bySize: Record<number, unknown> = {};
+  for (const apps of sizes) {
+    const out = await atSize(apps, rounds, ctx);
+    rows.push(...out.rows);
+    bySize[apps] = out.data;
+  }
+  return { rows, data: { bySize } };
+}
+
+async function atSize(apps: number, rounds: number, ctx: SuiteContext): Promise<SuiteOutput> {
+  const cluster = await sharedCluster(apps);
   const dir = mkdtempSync(join(tmpdir(), "replica-mirror-bench-warm-"));
   try {
     const keyPath = writeStateKey(dir);
     const primed = await primeStateFile(cluster, { dir, keyPath, env: ctx.env });
     const unreachable = await unreachableKubeconfig(dir);
-    const setup: Setup = { cluster, dir, keyPath, primed, unreachable, env: ctx.env };
+    const setup: Setup = { apps, cluster, dir, keyPath, primed, unreachable, env: ctx.env };
     const starts = new Map<Kind, StartFigures[]>(KINDS.map((k) => [k, []]));
     for (let r = 0; r < rounds; r++) {
       for (let i = 0; i < KINDS.length; i++) {
@@ -75,14 +93,14 @@ export async function benchWarmStart(ctx: SuiteContext): Promise<SuiteOutput> {
       }
     }
     const data = {
-      apps: APPS,
-      host: KNOWN_HOST,
+      apps,
+      host: knownHost(apps),
       rounds,
       // Without its path: the temporary directory is gone once the suite ends.
       primed: { ...primed, path: undefined },
       starts: Object.fromEntries(starts),
     };
-    return { rows: rowsOf(starts, rounds, primed), data };
+    return { rows: rowsOf(apps, starts, rounds, primed), data };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -101,7 +119,7 @@ async function measureStart(kind: Kind, round: number, s: Setup): Promise<StartF
   });
   try {
     const [routed, ready] = await Promise.all([
-      firstOk(server, server.dataPort, "/v1/route", KNOWN_HOST),
+      firstOk(server, server.dataPort, "/v1/route", knownHost(s.apps)),
       firstOk(server, server.opsPort, "/readyz"),
     ]);
     const stateLoad = await loadOutcome(server.opsPort);
@@ -115,10 +133,11 @@ async function measureStart(kind: Kind, round: number, s: Setup): Promise<StartF
       stateLoad,
     };
     if (kind === "warm-api-down") return figures;
-    await waitUntil(() => requestsBy(s.cluster, client, "watch") >= s.primed.watches, {
-      timeoutMs: 30_000,
+    await waitUntil(() => requestsBy(s.cluster, client, "watch") >= WATCHES, {
+      // At 100k Apps on a busy machine the watches opened 20 s after the spawn.
+      timeoutMs: 120_000,
       intervalMs: 5,
-      what: `${s.primed.watches} watches open`,
+      what: `${WATCHES} watches open`,
     });
     await new Promise((r) => setTimeout(r, SETTLE_MS));
     return {
@@ -154,6 +173,7 @@ async function loadOutcome(opsPort: number): Promise<string> {
 }
 
 function rowsOf(
+  apps: number,
   starts: ReadonlyMap<Kind, readonly StartFigures[]>,
   rounds: number,
   primed: PrimedState,
@@ -175,7 +195,7 @@ function rowsOf(
     target: "reported",
     met: "-",
   });
-  const what = `${APPS / 1000}k Apps, ${APPS / 1000}k distinct 1 KiB Secrets (median of ${rounds})`;
+  const what = `${apps / 1000}k Apps, ${apps / 1000}k distinct 1 KiB Secrets (median of ${rounds})`;
   const warmLists = starts.get("warm")!.map((s) => s.lists ?? 0);
   const maxLists = Math.max(...warmLists);
   return [
@@ -198,7 +218,7 @@ function rowsOf(
       ...against("warm-api-down"),
     },
     {
-      bench: `lists made by a warm start within the watch window (${warmLists.length} starts, until ${SETTLE_MS / 1000} s after its ${primed.watches} watches opened)`,
+      bench: `lists made by a warm start within the watch window, ${apps / 1000}k Apps (${warmLists.length} starts, until ${SETTLE_MS / 1000} s after its ${WATCHES} watches opened)`,
       figure: `${maxLists} (most of any start)`,
       baseline: `cold start ${med("cold", (s) => s.lists ?? 0)} lists`,
       ratio: "-",

@@ -61,6 +61,19 @@ describe("decodeWatchLine", () => {
     );
   });
 
+  it("decodes every byte value one character per byte, and a value with bad padding leniently", () => {
+    const every = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+    const metadata = { namespace: "tenant-a", name: "shop", resourceVersion: "8" };
+    const line = eventLine("ADDED", {
+      metadata,
+      data: { every: every.toString("base64"), unpadded: "YQ", badPadding: "YQ=" },
+    });
+    const decoded = decodeWatchLine(line);
+    expect(
+      decoded.ok && decoded.value.type === "ADDED" && { ...decoded.value.object.data },
+    ).toEqual({ every: every.toString("latin1"), unpadded: "a", badPadding: "a" });
+  });
+
   it("reads a bookmark's resourceVersion", () => {
     const line =
       '{"type":"BOOKMARK","object":{"kind":"Secret","metadata":{"resourceVersion":"77","annotations":{}}}}';

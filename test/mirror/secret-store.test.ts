@@ -3,7 +3,7 @@ import type { SecretObject } from "../../src/kube/cache/list-watch.ts";
 import { RegistryTracker, serveRegistry } from "../../src/mirror/registry-tracker.ts";
 import { compareResourceVersions } from "../../src/mirror/resource-version.ts";
 import { SecretStore } from "../../src/mirror/secret-store.ts";
-import { addedSecrets, deriveWatchedSet } from "../../src/mirror/watched-set.ts";
+import { addedSecrets, deriveWatchedSet, unionOf } from "../../src/mirror/watched-set.ts";
 import { SecretIndex } from "../../src/snapshot/secret-index.ts";
 import { registryDoc, registryOf } from "../support/world.ts";
 
@@ -87,7 +87,7 @@ describe("SecretStore.apply", () => {
     expect(contents(store)).toEqual([["ns/b", "2", "y"]]);
   });
 
-  it("keeps only the values of referenced keys, on an object without a prototype", () => {
+  it("keeps only the values of referenced keys, on an object that inherits no member", () => {
     const store = storeWatching("a");
     const object = {
       metadata: { namespace: "ns", name: "a", resourceVersion: "1" },
@@ -95,10 +95,10 @@ describe("SecretStore.apply", () => {
     };
     store.apply("upsert", object, "watch");
     const kept = store.lookup.get("ns", "a")!.data;
-    expect({ keys: Object.keys(kept), proto: Object.getPrototypeOf(kept) }).toEqual({
-      keys: ["token"],
-      proto: null,
-    });
+    expect({
+      keys: Object.keys(kept),
+      absent: ["constructor", "toString", "__proto__", "hasOwnProperty"].map((k) => kept[k]),
+    }).toEqual({ keys: ["token"], absent: [undefined, undefined, undefined, undefined] });
     // A key read later is dropped too once no App reads it.
     store.setWatched(new SecretIndex<ReadonlySet<string>>().set("ns", "a", new Set(["other"])));
     expect(Object.keys(store.lookup.get("ns", "a")!.data)).toEqual([]);
@@ -213,6 +213,41 @@ describe("watched set and registry state", () => {
       ]),
     );
     expect(addedSecrets(before, otherKey)).toEqual([{ namespace: "apps", name: "s1" }]);
+  });
+
+  it("shares one set of keys among the Secrets read for the same keys, and unions them", () => {
+    const watched = deriveWatchedSet(
+      registryOf([
+        { name: "a", hostnames: ["a.x"], secret: "s1" },
+        { name: "b", hostnames: ["b.x"], secret: "s2" },
+        { name: "c", hostnames: ["c.x"], secret: "s2", key: "password" },
+        { name: "d", hostnames: ["d.x"], secret: "s3", key: "password" },
+      ]),
+    );
+    const keys = (set: ReturnType<typeof deriveWatchedSet>) =>
+      [...set.entries()].map(([ns, name, k]) => [`${ns}/${name}`, [...k]]);
+    expect(keys(watched)).toEqual([
+      ["apps/s1", ["token"]],
+      ["apps/s2", ["token", "password"]],
+      ["apps/s3", ["password"]],
+    ]);
+    const union = unionOf(
+      watched,
+      deriveWatchedSet(registryOf([{ name: "e", hostnames: ["e.x"], secret: "s3" }])),
+    );
+    expect(keys(union)).toEqual([
+      ["apps/s1", ["token"]],
+      ["apps/s2", ["token", "password"]],
+      ["apps/s3", ["password", "token"]],
+    ]);
+    // One set for every Secret read for `token` alone.
+    const two = deriveWatchedSet(
+      registryOf([
+        { name: "a", hostnames: ["a.x"], secret: "s1" },
+        { name: "b", hostnames: ["b.x"], secret: "s2" },
+      ]),
+    );
+    expect(two.get("apps", "s1")).toBe(two.get("apps", "s2"));
   });
 
   it("serves an absent Registry as empty, and none for a malformed value or a missing key (the tracker keeps the last good one)", () => {

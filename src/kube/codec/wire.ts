@@ -85,9 +85,20 @@ export function decodeSecret(value: unknown, what = "Secret"): Result<SecretObje
 
 /** Base64 values as byte strings. */
 function byteStrings(data: Readonly<Record<string, string>>): Record<string, string> {
-  return secretData(
-    Object.entries(data).map(([k, v]) => [k, Buffer.from(v, "base64").toString("latin1")]),
-  );
+  return secretData(Object.entries(data).map(([k, v]) => [k, byteString(v)]));
+}
+
+/**
+ * One base64 value's bytes, one character per byte. `atob` makes that string at once, twice as
+ * fast as a Buffer in between, which was one allocation outside the V8 heap per Secret decoded
+ * (ADR 62); a value `atob` refuses (bad padding, say) decodes as a Buffer decodes it, as before.
+ */
+function byteString(base64: string): string {
+  try {
+    return atob(base64);
+  } catch {
+    return Buffer.from(base64, "base64").toString("latin1");
+  }
 }
 
 /** Decodes a SecretList's metadata; an empty `continue` means the last page. */
