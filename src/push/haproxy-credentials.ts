@@ -18,7 +18,7 @@ import {
   credentialLines,
 } from "./credential-lines.ts";
 import { argument } from "./haproxy-commands.ts";
-import { sortedLinesDigest } from "./table-digest.ts";
+import { addSum, chunkSum, noLines, sumText } from "./line-sum.ts";
 
 /** Where the zero-hop haproxy.cfg reads the credentials map: beside the routing map, shipped empty. */
 export const DEFAULT_HAPROXY_CREDENTIALS_MAP =
@@ -49,11 +49,16 @@ export function credentialCommand(map: string, line: CredentialLine, held: boole
 }
 
 /**
- * The digest of the credentials map HAProxy holds while it holds exactly `lines`: its
- * `key value` lines as a set, as `shownMapDigest` (shown-map.ts) reads them back.
+ * The digest of the credentials HAProxy holds while it holds exactly `lines`: the order-free sum
+ * of their `key value` lines (line-sum.ts), as `shownMapDigest` (shown-map.ts) reads the map back
+ * under its overlay. Each chunk's lines are summed once.
  */
 export function credentialsDigest(lines: CredentialLines): string {
-  const all: string[] = [];
-  for (const chunk of lines) for (const l of chunk) all.push(`${l.app} ${l.value}`);
-  return sortedLinesDigest(all);
+  const sum = noLines();
+  for (const chunk of lines)
+    addSum(
+      sum,
+      chunkSum(chunk, (l) => `${l.app} ${l.value}`),
+    );
+  return sumText(sum);
 }

@@ -5,7 +5,7 @@
 // (haproxy-credentials.ts).
 
 import type { RouteView } from "../snapshot/types.ts";
-import { sortedLinesDigest } from "./table-digest.ts";
+import { addLine, addSum, chunkSum, noLines, sumText } from "./line-sum.ts";
 import { entryFields, type LineFormat, lineCount, tableLines } from "./table-lines.ts";
 
 /** The key holding the table's revision: upper case, so no lower-cased request host equals it. */
@@ -100,12 +100,17 @@ export function entryCount(answer: string, map: string): number | undefined {
 }
 
 /**
- * The digest of the table HAProxy holds while it holds exactly `view`'s: its `key value` lines
- * and the REVISION as a set (table-digest.ts), as `shownMapDigest` (shown-map.ts) reads the map
- * back under its overlay.
+ * The digest of the table HAProxy holds while it holds exactly `view`'s: the order-free sum of its
+ * `key value` lines and the REVISION (line-sum.ts), as `shownMapDigest` (shown-map.ts) reads the
+ * map back under its overlay. Each chunk's lines are summed once.
  */
 export function mapDigest(view: RouteView): string {
-  const lines = [`${REVISION_KEY} ${view.revision}`];
-  for (const chunk of mapLines(view)) for (const line of chunk) lines.push(line);
-  return sortedLinesDigest(lines);
+  const sum = noLines();
+  addLine(sum, `${REVISION_KEY} ${view.revision}`);
+  for (const chunk of mapLines(view))
+    addSum(
+      sum,
+      chunkSum(chunk, (line) => line),
+    );
+  return sumText(sum);
 }

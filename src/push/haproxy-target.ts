@@ -171,12 +171,12 @@ export function haproxyTarget(options: HaproxyTargetOptions): PushTarget {
   async function shown<T>(
     name: string,
     _rules: ShownMapRules,
-    read: (answer: Buffer, rules: ShownMapRules) => T | undefined,
+    read: (answer: Buffer, rules: ShownMapRules) => T | undefined | Promise<T | undefined>,
   ): Promise<Result<T, PushFailure>> {
     const show = `show map ${name}`;
     const answer = await runtimeAnswer(socket, show, timeoutMs);
     if (!answer.ok) return answer;
-    const value = read(answer.value, _rules);
+    const value = await read(answer.value, _rules);
     if (value !== undefined) return ok(value);
     // HAProxy's words (the first line) unless they are an entry of a map, whose value may be an
     // App's credential: a message must never show one.

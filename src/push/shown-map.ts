@@ -1,16 +1,15 @@
 // The digest of a map as HAProxy's `show map <map>` lists it (one `<pointer> <key> <value>` a
-// line), read as bytes: the same digest as `sortedLinesDigest` of its `key value` lines, the form
-// the pushed side computes (table-digest.ts), without decoding the answer into strings. At 10k
-// Apps with 1 KiB credentials the answer is 10 MB: decoded, split, matched and hashed line by line
-// as strings it took the sidecar's main thread about 50 ms a verification, 5 s apart, and a
-// rotation that came meanwhile waited for it (BENCHMARKS.md, Rotation).
+// line), read as bytes: the order-free sum (line-sum.ts) of its `key value` lines, the form the
+// pushed side computes chunk by chunk, without decoding the answer into strings or sorting it. At
+// 10k Apps with 1 KiB credentials the answer is 10 MB, at 100k Apps the routing map alone 6 MB.
 
-import { createHash } from "node:crypto";
+import { addBytes, addLine, type LineSum, noLines, sumText } from "./line-sum.ts";
 
 const NL = 0x0a;
+/** Entries read between two turns of the event loop: a few ms of the main thread. */
+const SLICE = 8_192;
 const CR = 0x0d;
 const SPACE = 0x20;
-const LINE_END = Buffer.from("\n");
 
 export interface ShownMapRules {
   /** Whether a value may hold spaces (a credential may; a routing entry may not). */
@@ -33,48 +32,47 @@ interface Entry {
   readonly start: number;
   readonly end: number;
   /** The line instead, when an overlay replaced or added it. */
-  readonly line?: Buffer;
+  readonly line?: string;
 }
 
 /**
- * The digest of the entries in `answer` (trailing line breaks ignored): SHA-256 of their `key
- * value` lines, each followed by a line break, sorted; null when `rules.required` is not a key;
+ * The digest of the entries in `answer` (trailing line breaks ignored), each overlaid by
+ * `overlay`: the `sumText` of their `key value` lines; null when `rules.required` is not a key;
  * undefined when a line is not an entry of a map (HAProxy's words instead, or a byte no entry
- * holds). Keys are sorted by their bytes, which gives the lines' order when no key is a prefix of
- * another followed by a byte below a space: true of every key a push writes.
+ * holds). Gives the event loop a turn every SLICE entries: at 100k Apps the two big maps are 12 MB
+ * and 140 ms of the main thread, which a push (a rotation) must not wait for.
  */
-export function shownMapDigest(
+export async function shownMapDigest(
   answer: Buffer,
   rules: ShownMapRules,
   overlay: ShownMapOverlay = {},
-): string | null | undefined {
+): Promise<string | null | undefined> {
   let length = answer.length;
   while (length > 0 && answer[length - 1] === NL) length--;
   // A credential's bytes are not looked at one by one (10 MB): a CR anywhere fails the answer.
   const cr = answer.indexOf(CR);
   if (rules.valueSpaces && cr >= 0 && cr < length) return undefined;
-  const entries: Entry[] = [];
+  const sum: LineSum = noLines();
+  const byKey = overlay.byKey ?? new Map<string, string>();
+  const held = new Set<string>();
   let found = rules.required === undefined;
+  let entries = 0;
   for (let pos = 0; pos < length; ) {
+    if (++entries % SLICE === 0) await new Promise(setImmediate);
     let end = answer.indexOf(NL, pos);
     if (end < 0 || end > length) end = length;
     const entry = entryOf(answer, pos, end, rules.valueSpaces);
     if (entry === undefined) return undefined;
     if (!found && entry.key === rules.required) found = true;
-    entries.push(overlaid(answer, entry, overlay));
+    const line = overlaid(answer, entry, overlay).line;
+    if (line === undefined) addBytes(sum, answer, entry.start, entry.end);
+    else addLine(sum, line);
+    if (byKey.has(entry.key)) held.add(entry.key);
     pos = end + 1;
   }
   if (!found) return null;
-  if (overlay.byKey !== undefined && overlay.byKey.size > 0) {
-    const held = new Set(entries.map((e) => e.key));
-    for (const [key, value] of overlay.byKey)
-      if (!held.has(key)) entries.push({ key, start: 0, end: 0, line: lineOf(key, value) });
-  }
-  const bytes = (e: Entry) => e.line ?? answer.subarray(e.start, e.end);
-  entries.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : bytes(a).compare(bytes(b))));
-  const hash = createHash("sha256");
-  for (const e of entries) hash.update(bytes(e)).update(LINE_END);
-  return hash.digest("hex");
+  for (const [key, value] of byKey) if (!held.has(key)) addLine(sum, `${key} ${value}`);
+  return sumText(sum);
 }
 
 /**
@@ -115,7 +113,7 @@ function overlaid(answer: Buffer, entry: Entry, overlay: ShownMapOverlay): Entry
   return byApp === undefined ? entry : { ...entry, line: lineOf(entry.key, byApp) };
 }
 
-const lineOf = (key: string, value: string) => Buffer.from(`${key} ${value}`, "latin1");
+const lineOf = (key: string, value: string) => `${key} ${value}`;
 
 /** `0x<hex> <key> <value>` between `pos` and `end`, or undefined. */
 function entryOf(

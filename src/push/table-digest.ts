@@ -1,21 +1,11 @@
 // The canonical forms the pusher's verification compares (ADR 51): what a proxy reports of the
 // table it holds and what was pushed to it, each reduced to a digest that does not depend on the
-// order the proxy keeps or lists its entries in.
+// order the proxy keeps or lists its entries in (HAProxy's maps: line-sum.ts).
 
 import { createHash } from "node:crypto";
 
 /** SHA-256 of `text`, hex. */
 export const sha256 = (text: string): string => createHash("sha256").update(text).digest("hex");
-
-/**
- * A digest of `lines` as a set of lines: SHA-256 of them sorted (code-unit order), each followed
- * by a line break, so the same lines in any order give the same digest. Sorts `lines` in place.
- */
-export function sortedLinesDigest(lines: string[]): string {
-  lines.sort();
-  // One string hashed at once: 10k lines of 1 KiB hashed one by one took twice as long.
-  return sha256(lines.length === 0 ? "" : `${lines.join("\n")}\n`);
-}
 
 /**
  * `value` (a JSON value) as JSON text with every object's keys in code-unit order and no space:
