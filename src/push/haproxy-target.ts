@@ -137,23 +137,32 @@ export function haproxyTarget(options: HaproxyTargetOptions): PushTarget {
     // credentials, 10 MB at 1 KiB each): HAProxy cannot hash a map. The big maps are read as
     // bytes with the overlays' entries put over theirs: the table a request sees.
     async heldDigest(): Promise<Result<string | null, PushFailure>> {
-      const overlay = await shown(maps.routingOverlay, { valueSpaces: false }, shownEntries);
+      // The big maps first, their overlays last: a push during the reading changes the overlays
+      // only, and the few ms of reading them is all it can overlap (pusher.ts).
+      const routingBytes = await runtimeAnswer(socket, `show map ${maps.routing}`, timeoutMs);
+      if (!routingBytes.ok) return routingBytes;
+      const credentialsBytes = await runtimeAnswer(
+        socket,
+        `show map ${maps.credentials}`,
+        timeoutMs,
+      );
+      if (!credentialsBytes.ok) return credentialsBytes;
+      const overlay = await shown(maps.routingOverlay, NO_SPACES, shownEntries);
       if (!overlay.ok) return overlay;
       const revision = overlay.value.get(REVISION_KEY);
       if (revision === undefined) return ok(null);
       overlay.value.delete(REVISION_KEY);
-      const byKey = new Map([[REVISION_KEY, revision]]);
-      const routingOf = (a: Buffer) =>
-        shownMapDigest(a, { valueSpaces: false }, { byKey, byApp: overlay.value });
-      const routing = await shown(maps.routing, { valueSpaces: false }, routingOf);
-      if (!routing.ok || routing.value === null) return routing;
-      const rules = { valueSpaces: true };
-      const credentialsOverlay = await shown(maps.credentialsOverlay, rules, shownEntries);
+      const credentialsOverlay = await shown(maps.credentialsOverlay, SPACES, shownEntries);
       if (!credentialsOverlay.ok) return credentialsOverlay;
-      const under: ShownMapOverlay = { byKey: credentialsOverlay.value };
-      const credentials = await shown(maps.credentials, rules, (a) =>
-        shownMapDigest(a, rules, under),
-      );
+      const byKey = new Map([[REVISION_KEY, revision]]);
+      const routing = await digestOf(maps.routing, routingBytes.value, NO_SPACES, {
+        byKey,
+        byApp: overlay.value,
+      });
+      if (!routing.ok || routing.value === null) return routing;
+      const credentials = await digestOf(maps.credentials, credentialsBytes.value, SPACES, {
+        byKey: credentialsOverlay.value,
+      });
       if (!credentials.ok) return credentials;
       const served = (await certificates?.heldDigest()) ?? ok("");
       if (!served.ok) return served;
@@ -170,21 +179,38 @@ export function haproxyTarget(options: HaproxyTargetOptions): PushTarget {
   /** What `read` makes of the answer to `show map <name>` (shown-map.ts), read as bytes. */
   async function shown<T>(
     name: string,
-    _rules: ShownMapRules,
-    read: (answer: Buffer, rules: ShownMapRules) => T | undefined | Promise<T | undefined>,
+    rules: ShownMapRules,
+    read: (answer: Buffer, rules: ShownMapRules) => T | undefined,
   ): Promise<Result<T, PushFailure>> {
-    const show = `show map ${name}`;
-    const answer = await runtimeAnswer(socket, show, timeoutMs);
+    const answer = await runtimeAnswer(socket, `show map ${name}`, timeoutMs);
     if (!answer.ok) return answer;
-    const value = await read(answer.value, _rules);
-    if (value !== undefined) return ok(value);
-    // HAProxy's words (the first line) unless they are an entry of a map, whose value may be an
-    // App's credential: a message must never show one.
-    const text = answer.value.toString("utf8").replace(/\n+$/, "");
-    if (!/^0x[0-9a-f]+ /.test(text)) return rejected(show, text);
-    return err({ reason: "protocol", message: `'${show}': a line is not an entry of a map` });
+    return readAs(name, answer.value, read(answer.value, rules));
+  }
+
+  /** The digest of `answer` to `show map <name>` under `overlay` (shown-map.ts). */
+  async function digestOf(
+    name: string,
+    answer: Buffer,
+    rules: ShownMapRules,
+    overlay: ShownMapOverlay,
+  ): Promise<Result<string | null, PushFailure>> {
+    return readAs(name, answer, await shownMapDigest(answer, rules, overlay));
   }
 }
+
+/** `value` read from `answer` to `show map <name>`, or why there is none. */
+function readAs<T>(name: string, answer: Buffer, value: T | undefined): Result<T, PushFailure> {
+  if (value !== undefined) return ok(value);
+  // HAProxy's words (the first line) unless they are an entry of a map, whose value may be an
+  // App's credential: a message must never show one.
+  const show = `show map ${name}`;
+  const text = answer.toString("utf8").replace(/\n+$/, "");
+  if (!/^0x[0-9a-f]+ /.test(text)) return rejected(show, text);
+  return err({ reason: "protocol", message: `'${show}': a line is not an entry of a map` });
+}
+
+const NO_SPACES: ShownMapRules = { valueSpaces: false };
+const SPACES: ShownMapRules = { valueSpaces: true };
 
 /** The maps' digest, with the certificates' when there are any (none: the maps' alone, as before). */
 const withCertificates = (maps: string, certificates: string) =>

@@ -28,23 +28,29 @@ describe("the HAProxy target's verification", () => {
       map: "/m.map",
       credentialsMap: "/c.map",
     });
+    // Each verification reads the routing map, the credentials map, then their overlays.
+    const overlays = ["0x55d0c0a00009 REVISION 3\n", ""];
     answers.push(
       "0x55d0c0a00001 vault.example.com I|vault|10.0.0.1|80|c2VjcmV0|3\n0x55d0c0a00002 odd key value\n",
+      "",
+      ...overlays,
       "Unknown map identifier. Please use #<id> or <file>.\n",
+      "",
+      ...overlays,
     );
     expect([await target.heldDigest(), await target.heldDigest()]).toEqual([
       {
         ok: false,
         error: {
           reason: "protocol",
-          message: "'show map /m-overlay.map': a line is not an entry of a map",
+          message: "'show map /m.map': a line is not an entry of a map",
         },
       },
       {
         ok: false,
         error: {
           reason: "rejected",
-          message: "'show map /m-overlay.map': Unknown map identifier. Please use #<id> or <file>.",
+          message: "'show map /m.map': Unknown map identifier. Please use #<id> or <file>.",
         },
       },
     ]);

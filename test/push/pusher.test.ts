@@ -32,8 +32,12 @@ class FakeProxy implements PushTarget {
   /** When set, pushes wait for `release()`. */
   gated = false;
   #release: (() => void)[] = [];
-  /** When set, verifications wait for `releaseVerification()`, then read the table. */
+  /**
+   * When set, verifications wait for `releaseVerification()`; they read the table as it was when
+   * they began (a push meanwhile tore what they read), or, with `readsAtEnd`, as it is then.
+   */
   verificationGated = false;
+  readsAtEnd = false;
   #releaseVerification: (() => void)[] = [];
 
   async push(table: RouteView, options?: PushOptions): Promise<Result<void, PushFailure>> {
@@ -59,10 +63,12 @@ class FakeProxy implements PushTarget {
 
   async heldDigest(): Promise<Result<string | null, PushFailure>> {
     this.verifications++;
+    const atStart = this.table;
     if (this.verificationGated) await new Promise<void>((r) => this.#releaseVerification.push(r));
     if (this.down) return err({ reason: "unreachable", message: "connect ECONNREFUSED" });
     if (this.slowToVerify) return err({ reason: "timeout", message: "no answer in 2000 ms" });
-    return ok(this.table === null ? null : digestOf(this.table));
+    const table = this.readsAtEnd ? this.table : atStart;
+    return ok(table === null ? null : digestOf(table));
   }
 
   digestOf(view: RouteView): string {
@@ -330,7 +336,7 @@ describe("the pusher", () => {
     pusher.publish(snapshot(2));
     await settle();
     const during = { verifications: proxy.verifications, pushes: [...proxy.pushes] };
-    // It reads revision 2's table, which is not the one it was started for: dropped, not drift.
+    // It reads revision 1's table, and revision 2 was pushed meanwhile: dropped, not drift.
     proxy.releaseVerification();
     await settle();
     expect({ during, pushes: proxy.pushes, wholes: proxy.wholes, events }).toEqual({
@@ -369,6 +375,31 @@ describe("the pusher", () => {
       wholes: [false, false, false, false, true],
       drifted: "drifted:4",
     });
+    await pusher.close();
+  });
+
+  it("counts a verification that a push overlapped when what it read is the newest table pushed", async () => {
+    const { clock, proxy, events, pusher } = setup();
+    pusher.publish(snapshot(1));
+    await settle();
+    proxy.verificationGated = true;
+    proxy.readsAtEnd = true;
+    let revision = 1;
+    // More verifications overlapped than would hold pushes back, were they dropped.
+    for (let i = 0; i <= MAX_DROPPED_VERIFICATIONS; i++) {
+      await clock.advance(VERIFY);
+      pusher.publish(snapshot(++revision));
+      await settle();
+      const during = proxy.pushes.length;
+      proxy.releaseVerification();
+      await settle();
+      expect(during).toBe(revision);
+    }
+    expect({
+      pushes: proxy.pushes,
+      wholes: proxy.wholes.some(Boolean),
+      drifted: events.filter((e) => e.startsWith("drifted")),
+    }).toEqual({ pushes: [1, 2, 3, 4, 5], wholes: false, drifted: [] });
     await pusher.close();
   });
 
