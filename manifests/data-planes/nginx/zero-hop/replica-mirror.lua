@@ -189,8 +189,8 @@ local function resolve(key, lowered)
   local kind, app, host, port, flag, upstream = fields(value)
   local refusal = REFUSALS[kind]
   if refusal then
-    local reason, retry_after, text = refusal[1], refusal[2], refusal[3]
-    return { key = key, status = 503, reason = reason, retry_after = retry_after, text = text, app = app }
+    local reason, retry, text = refusal[1], refusal[2], refusal[3]
+    return { key = key, status = 503, reason = reason, retry_after = retry, text = text, app = app }
   end
   if kind == "N" then return { key = key, status = 502, text = "app has no http upstream" } end
   -- `host` and `port` are what balance() reads (ngx.ctx is the route itself).
@@ -248,7 +248,7 @@ function M.route()
     return answer(route.status, route.reason, route.retry_after, route.text, route.app)
   end
   local app = route.app
-  -- The App's credential replaces every Authorization the client sent ($mirror_credential, which
+  -- The App's credential replaces the Authorization the client sent ($mirror_authorization, which
   -- nginx.conf sends as the one Authorization; nginx refuses a request with two), also after the
   -- exec below; an App without one passes the client's. An entry that flags a credential the dict
   -- does not hold (evicted, or written by another client of the socket) is refused, never sent on
@@ -258,7 +258,7 @@ function M.route()
     if credential == nil or credential == "" then
       return answer(503, "not-synced", "1", "routing table not synced yet")
     end
-    ngx.var.mirror_credential = credential
+    ngx.var.mirror_authorization = credential
   end
   ngx.var.mirror_app = app
   ngx.var.mirror_revision = held_revision
@@ -324,8 +324,8 @@ function M.load()
   local body = body_of_request()
   local revision = body and body:match("^revision (%d+)\n")
   if not revision then return fail(400, "the table must start with a revision line") end
-  -- A credential goes to the upstream as it is (nginx.conf's $mirror_credential): a CR or NUL in
-  -- one would end or split the header, so a body that holds one is refused whole (the sidecar
+  -- A credential goes to the upstream as it is ($mirror_authorization in nginx.conf): a CR or NUL
+  -- in one would end or split the header, so a body that holds one is refused whole (the sidecar
   -- never sends one: credentialValue).
   for value in body:gmatch("\nc %S+ ([^\n]*)") do
     if value:find("[%z\r]") then return fail(400, "a credential holds a CR or NUL") end
