@@ -2,7 +2,8 @@
 // PATCH that gives an App a credential, empties one and rotates one, and the digest nginx
 // rebuilds from its dict for it (the overlay's new credentials merged in by App name); a flagged
 // App whose credential the table lacks refused, not sent on without it, and that table seen as
-// drift. Credentials are compared as digests.
+// drift; a credential that would split the header refused at the push. Credentials are compared
+// as digests.
 
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -161,6 +162,32 @@ describe.skipIf(nginx.path === undefined)("nginx's credentials", () => {
     }).toEqual({
       missing: { answer: NGINX_ANSWERS.notSynced, holds: false },
       restored: { holds: true, sent: [[credentialDigest("Bearer v")]] },
+    });
+  });
+
+  it("refuses a push whose credential holds a CR or NUL, and keeps the table it holds", async () => {
+    tokens.clear();
+    for (const a of apps()) tokens.set(a.name, "v");
+    const view = build(registryOf(apps()), secrets(), at(30));
+    expect(await target.push(view, { whole: true })).toEqual(ok(undefined));
+    // Another client of the socket: app-007's credential with a byte that would split the header.
+    const forged = (byte: string) =>
+      nginxTableBody(view).replace("\nc app-007 Bearer v\n", `\nc app-007 Bearer v${byte}X: y\n`);
+    const answers = [];
+    for (const byte of ["\r", "\0"]) {
+      const put = {
+        method: "PUT",
+        path: "/replica-mirror/table",
+        host: "nginx",
+        body: forged(byte),
+      };
+      const answer = await adminCall(proxy.socket, 5_000, put);
+      answers.push(answer.ok ? answer.value.status : answer.error);
+    }
+    expect({ answers, holds: await holds(view), sent: await sent([7]) }).toEqual({
+      answers: [400, 400],
+      holds: true,
+      sent: [[credentialDigest("Bearer v")]],
     });
   });
 

@@ -152,20 +152,71 @@ local CACHED_CREDENTIALS = 4096
 local credential_of = generation_cache("c", CACHED_CREDENTIALS)
 local certificate_of = generation_cache("k", 2048)
 
--- access_by_lua: answers a refusal, or leaves $mirror_* set for proxy_pass.
-function M.route()
-  strip_client_headers()
-  local current = dict:get("current")
-  if current == nil then
-    return answer(503, "not-synced", "1", "routing table not synced yet")
-  end
+-- The table held, as this worker last read "current": its generation, revision and overlay, and
+-- the routes it has resolved since, by the request's Host as the client sent it. A route depends
+-- on the Host and the table alone (a Host whose name nginx's $host does not match is resolved
+-- anew each time: an absolute-form target, or a Host nginx reads otherwise), so a request to a
+-- Host seen since the last push reads one dict key, "current", and no entry: the parsing, the
+-- hostname's checks and the wildcard walk are done once per Host and table. The cache is dropped
+-- at every push (a rotation included), and when it holds CACHED_ROUTES Hosts.
+local CACHED_ROUTES = 16384
+local held_current, held_gen, held_revision, held_over = nil, nil, nil, nil
+local routes, route_count = {}, 0
+
+local function hold(current)
   local gen, revision, overlay = current:match("^(%d+) (%d+) ?(%d*)$")
-  local lowered = (ngx.var.http_host or ""):lower()
+  held_current, held_gen, held_revision, held_over = current, gen, revision, overlay_of(overlay)
+  routes, route_count = {}, 0
+end
+
+-- The route of `key` (the Host's name, lower-cased, without port or trailing dot): the entry's
+-- fields, or the answer refusing it. Nil: no App serves it.
+local function resolve(key, lowered)
+  local over, gen = held_over, held_gen
+  local value = over["="][key] or dict:get(gen .. "=" .. key)
+  if value == nil then
+    if not valid(lowered) then return { status = 400, reason = "bad-host", text = "bad host" } end
+    -- Wildcards, the longest suffix first.
+    local wild = over["*"]
+    local dot = key:find(".", 1, true)
+    while dot and value == nil do
+      local suffix = key:sub(dot + 1)
+      value = wild[suffix] or dict:get(gen .. "*" .. suffix)
+      dot = key:find(".", dot + 1, true)
+    end
+    if value == nil then return nil end
+  end
+  local kind, app, host, port, flag, upstream = fields(value)
+  local refusal = REFUSALS[kind]
+  if refusal then
+    local reason, retry, text = refusal[1], refusal[2], refusal[3]
+    return { key = key, status = 503, reason = reason, retry_after = retry, text = text, app = app }
+  end
+  if kind == "N" then return { key = key, status = 502, text = "app has no http upstream" } end
+  -- `host` and `port` are what balance() reads (ngx.ctx is the route itself).
+  return {
+    key = key,
+    kind = kind,
+    app = app,
+    host = host,
+    port = tonumber(port),
+    port_text = port,
+    credentialed = flag ~= "",
+    upstream = upstream,
+  }
+end
+
+-- The route of a Host not in the cache (or whose name nginx's $host does not match): cached when
+-- the Host alone chose it.
+local function route_of(host_header)
+  local lowered = host_header:lower()
   local key = key_of(lowered)
+  local cacheable = true
   -- nginx's $host is the Host's name, unless the request target is absolute-form: then its
   -- authority, which wins over Host (RFC 9112 §3.2.2) and goes on to the upstream as Host
   -- ($mirror_authority: $http_host keeps the value it was first read with).
   if key ~= ngx.var.host then
+    cacheable = false
     local authority = ngx.var.request:match("^%S+ [hH][tT][tT][pP][sS]?://([^/?#%s]+)")
     if authority then
       ngx.var.mirror_authority = authority
@@ -173,56 +224,60 @@ function M.route()
       key = key_of(lowered)
     end
   end
-  local over = overlay_of(overlay)
-  local exact, wild = over["="], over["*"]
-  local value = exact[key] or dict:get(gen .. "=" .. key)
-  if value == nil then
-    if not valid(lowered) then return answer(400, "bad-host", nil, "bad host") end
-    -- Wildcards, the longest suffix first.
-    local dot = key:find(".", 1, true)
-    while dot and value == nil do
-      local suffix = key:sub(dot + 1)
-      value = wild[suffix] or dict:get(gen .. "*" .. suffix)
-      dot = key:find(".", dot + 1, true)
-    end
-    if value == nil then return answer(404, "unknown-host", nil, "unknown host") end
+  local route = resolve(key, lowered)
+  if route == nil then return { status = 404, reason = "unknown-host", text = "unknown host" } end
+  if cacheable and route.key then
+    if route_count >= CACHED_ROUTES then routes, route_count = {}, 0 end
+    routes[host_header], route_count = route, route_count + 1
   end
-  local kind, app, host, port, flag, upstream = fields(value)
-  local refusal = REFUSALS[kind]
-  if refusal then return answer(503, refusal[1], refusal[2], refusal[3], app) end
-  if kind == "N" then return answer(502, nil, nil, "app has no http upstream") end
-  -- The App's credential replaces every Authorization the client sent (headers_in, which the
-  -- proxy module sends on, also after the exec below); an App without one passes the client's.
-  -- An entry that flags a credential the dict does not hold (evicted, or written by another
-  -- client of the socket) is refused, never sent on without it: the sidecar's digest check puts
-  -- the table back within 5 s.
-  if flag ~= "" then
-    local credential = over.c[app] or credential_of(gen, app)
+  return route
+end
+
+-- access_by_lua: answers a refusal, or leaves $mirror_* set for proxy_pass.
+function M.route()
+  strip_client_headers()
+  local current = dict:get("current")
+  if current == nil then
+    return answer(503, "not-synced", "1", "routing table not synced yet")
+  end
+  if current ~= held_current then hold(current) end
+  local host_header = ngx.var.http_host or ""
+  local route = routes[host_header]
+  if route == nil or route.key ~= ngx.var.host then route = route_of(host_header) end
+  if route.status then
+    return answer(route.status, route.reason, route.retry_after, route.text, route.app)
+  end
+  local app = route.app
+  -- The App's credential replaces the Authorization the client sent ($mirror_authorization, which
+  -- nginx.conf sends as the one Authorization; nginx refuses a request with two), also after the
+  -- exec below; an App without one passes the client's. An entry that flags a credential the dict
+  -- does not hold (evicted, or written by another client of the socket) is refused, never sent on
+  -- without it: the sidecar's digest check puts the table back within 5 s.
+  if route.credentialed then
+    local credential = held_over.c[app] or credential_of(held_gen, app)
     if credential == nil or credential == "" then
       return answer(503, "not-synced", "1", "routing table not synced yet")
     end
-    ngx.req.set_header("Authorization", credential)
+    ngx.var.mirror_authorization = credential
   end
   ngx.var.mirror_app = app
-  ngx.var.mirror_revision = revision
-  ngx.var.mirror_upstream = upstream
+  ngx.var.mirror_revision = held_revision
+  ngx.var.mirror_upstream = route.upstream
   -- An IPv4 literal goes through the kept-alive upstream pool; a name needs the resolver.
-  if kind == "D" then
-    ngx.var.mirror_host = host
-    ngx.var.mirror_port = port
+  if route.kind == "D" then
+    ngx.var.mirror_host = route.host
+    ngx.var.mirror_port = route.port_text
     return ngx.exec("@replica_mirror_by_name")
   end
-  local ctx = ngx.ctx
-  ctx.mirror_host = host
-  ctx.mirror_port = tonumber(port)
+  ngx.ctx = route
 end
 
 local balancer = require "ngx.balancer"
 
 -- balancer_by_lua of the pool: the peer access_by_lua chose.
 function M.balance()
-  local ctx = ngx.ctx
-  local ok, err = balancer.set_current_peer(ctx.mirror_host, ctx.mirror_port)
+  local route = ngx.ctx
+  local ok, err = balancer.set_current_peer(route.host, route.port)
   if not ok then
     ngx.log(ngx.ERR, "replica-mirror: ", err)
     return ngx.exit(502)
@@ -269,6 +324,12 @@ function M.load()
   local body = body_of_request()
   local revision = body and body:match("^revision (%d+)\n")
   if not revision then return fail(400, "the table must start with a revision line") end
+  -- A credential goes to the upstream as it is ($mirror_authorization in nginx.conf): a CR or NUL
+  -- in one would end or split the header, so a body that holds one is refused whole (the sidecar
+  -- never sends one: credentialValue).
+  for value in body:gmatch("\nc %S+ ([^\n]*)") do
+    if value:find("[%z\r]") then return fail(400, "a credential holds a CR or NUL") end
+  end
   local current = dict:get("current")
   local held, _, held_overlay = (current or ""):match("^(%d+) (%d+) ?(%d*)$")
   local base
