@@ -150,7 +150,8 @@ describe("Dockerfile", () => {
     expect(threadInputs.filter((i) => !i.startsWith("src/"))).toEqual([]);
     expect(
       threadInputs.filter(
-        (i) => !/^src\/(route|answers|snapshot|registry|runtime)\/|^src\/result\.ts$/.test(i),
+        (i) =>
+          !/^src\/(route|answers|snapshot|registry|runtime)\/|^src\/(result|clock)\.ts$/.test(i),
       ),
     ).toEqual([]);
     expect(threadInputs).toContain("src/route/worker.ts");
