@@ -67,18 +67,9 @@ const VARIANTS: readonly Variant[] = [
       from: "src/route/worker.ts",
     },
   },
-  {
-    name: "status-app-at-start",
-    without: "the status API built on first use (ADR 43)",
-    phases: ["start"],
-    replace: {
-      module: "src/ops/status-app-loader.ts",
-      by: "bench/variants/status-app-at-start.ts",
-    },
-  },
   ...Object.keys(BUNDLE_PLUGINS).map(
     (plugin): Variant => ({
-      name: `no-${plugin}`,
+      name: `without-${plugin}`,
       without: `the bundle plugin ${plugin} (ADRs 14, 42)`,
       phases: ["start"],
       build: [plugin as keyof typeof BUNDLE_PLUGINS],
