@@ -1,245 +1,242 @@
-// What each start-up and memory device still pays for: the shipped artifact beside builds and
-// starts that each leave one device out, and bare Fastify, in one run on the same cluster (10k
-// Apps, 10k 1 KiB Secrets). A device stays only if leaving it out makes start-up, RSS after sync
-// or routing throughput 5% worse or more (BENCHMARKS.md, "Devices").
+// What each device is worth where users pay (ADR 59): the shipped artifact beside builds and
+// starts that each leave one device out, measured end to end at 10k Apps on one cluster. The
+// request path through nginx in hop mode (devices-hop.ts); the start as the image starts it:
+// spawn to the first routed `/v1/route` answer, and RSS after sync. A second process of the
+// shipped build runs in every round as a control: the spread of its ratios is the noise a
+// device's effect must stand above to keep it (BENCHMARKS.md, "devices").
 
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Plugin } from "esbuild";
 import { BUNDLE_PLUGINS, buildArtifact } from "../scripts/build.ts";
-import { startBaseline } from "./baselines.ts";
-import { sharedCluster } from "./cluster.ts";
-import { waitForStatus } from "./http-probe.ts";
-import { startLoadGenerator, writeHostsFile } from "./load.ts";
-import { fmt, median, type Row } from "./measure.ts";
-import { alternate, medianRatio, type RunResult } from "./rounds.ts";
-import type { ServerProcess } from "./server-process.ts";
-import { ROOT, startSynced } from "./shipped.ts";
+import { flag } from "./child.ts";
+import { startCluster } from "./cluster.ts";
+import { startUpstream } from "./dataplanes/upstream.ts";
+import { hopRounds, nginxBinary, type Subject } from "./devices-hop.ts";
+import { startRounds } from "./devices-start.ts";
+import { fmt, median, quantile, type Row } from "./measure.ts";
+import { ROOT } from "./shipped.ts";
 import type { SuiteContext, SuiteOutput } from "./suite.ts";
 
 const APPS = 10_000;
-const SETTLE_MS = 2_000;
 const SHIPPED = "shipped";
-const FASTIFY = "bare fastify";
+const CONTROL = "shipped-again";
+
+/** Where a device could pay: the request path, or the start (time and RSS). */
+type Phase = "hop" | "start";
 
 /** One way of starting the sidecar: the shipped build, or one device left out. */
 interface Variant {
   readonly name: string;
   /** What it leaves out, for the table. */
   readonly without: string;
-  readonly build?: {
-    readonly without?: readonly (keyof typeof BUNDLE_PLUGINS)[];
-    /** src/ module → bench/variants/ module that replaces it. */
-    readonly replace?: Readonly<Record<string, string>>;
-  };
+  readonly phases: readonly Phase[];
+  /** src/ module → bench/variants/ module that replaces it (`from`: only where it imports it). */
+  readonly replace?: { readonly module: string; readonly by: string; readonly from?: string };
+  /** Bundle plugins left out. */
+  readonly build?: readonly (keyof typeof BUNDLE_PLUGINS)[];
   readonly dropEnv?: readonly string[];
 }
 
 const VARIANTS: readonly Variant[] = [
-  { name: SHIPPED, without: "nothing" },
-  {
-    name: "no-tick-record",
-    without: "nextTick record (ADR 21)",
-    build: { replace: { "src/runtime/tick-record.ts": "bench/variants/no-tick-record.ts" } },
-  },
+  { name: SHIPPED, without: "nothing", phases: ["hop", "start"] },
+  { name: CONTROL, without: "nothing (the control)", phases: ["hop", "start"] },
   {
     name: "no-malloc-env",
     without: "MALLOC_*_THRESHOLD_=65536 (ADR 19)",
+    phases: ["start"],
     dropEnv: ["MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"],
   },
   {
     name: "no-collection",
-    without: "collection after start (ADR 25)",
-    build: { replace: { "src/runtime/v8-collection.ts": "bench/variants/no-collection.ts" } },
+    without: "the collections after start (ADR 25), both threads",
+    phases: ["start"],
+    replace: {
+      module: "src/runtime/start-up-collection.ts",
+      by: "bench/variants/no-collection.ts",
+    },
   },
   {
-    name: "status-app-at-start",
-    without: "status API built on first use (ADR 43)",
-    build: {
-      replace: { "src/ops/status-app-loader.ts": "bench/variants/status-app-at-start.ts" },
+    name: "no-thread-collection",
+    without: "the data thread's collection after start",
+    phases: ["start"],
+    replace: {
+      module: "src/runtime/start-up-collection.ts",
+      by: "bench/variants/no-collection.ts",
+      from: "src/route/worker.ts",
     },
   },
   ...Object.keys(BUNDLE_PLUGINS).map(
     (plugin): Variant => ({
-      name: `no-${plugin}`,
-      without: `bundle plugin ${plugin}`,
-      build: { without: [plugin as keyof typeof BUNDLE_PLUGINS] },
+      name: `without-${plugin}`,
+      without: `the bundle plugin ${plugin} (ADRs 14, 42)`,
+      phases: ["start"],
+      build: [plugin as keyof typeof BUNDLE_PLUGINS],
     }),
   ),
   {
+    name: "no-bundle-plugins",
+    without: "both bundle plugins",
+    phases: ["start"],
+    build: Object.keys(BUNDLE_PLUGINS) as (keyof typeof BUNDLE_PLUGINS)[],
+  },
+  {
     name: "fastify-route",
-    without: "plain node:http data listener (Fastify serves the route instead)",
-    build: { replace: { "src/route/route-server.ts": "bench/variants/fastify-route-server.ts" } },
+    without: "node:http serving the route (ADR 41; Fastify instead)",
+    phases: ["hop"],
+    replace: { module: "src/route/route-server.ts", by: "bench/variants/fastify-route-server.ts" },
   },
 ];
 
-/** Replaces modules of src/ with variants from bench/variants/, wherever they are imported. */
-function replacing(replace: Readonly<Record<string, string>>): Plugin {
-  const byPath = new Map(
-    Object.entries(replace).map(([a, b]) => [resolve(ROOT, a), resolve(ROOT, b)]),
-  );
-  const variants = new Set(byPath.values());
+/** Replaces `r.module` with `r.by` wherever it is imported (or only from `r.from`). */
+function replacing(r: NonNullable<Variant["replace"]>): Plugin {
+  const [module, by] = [resolve(ROOT, r.module), resolve(ROOT, r.by)];
+  const from = r.from === undefined ? undefined : resolve(ROOT, r.from);
   return {
     name: "bench-variant",
     setup(b) {
       b.onResolve({ filter: /^\.\.?\// }, async (args) => {
-        if (args.pluginData === "resolved" || variants.has(args.importer)) return undefined;
+        if (args.pluginData === "resolved" || args.importer === by) return undefined;
+        if (from !== undefined && args.importer !== from) return undefined;
         const resolved = await b.resolve(args.path, {
           kind: args.kind,
           importer: args.importer,
           resolveDir: args.resolveDir,
           pluginData: "resolved",
         });
-        const variant = byPath.get(resolved.path);
-        return variant === undefined ? undefined : { path: variant };
+        return resolved.path === module ? { path: by } : undefined;
       });
     },
   };
 }
 
-interface Built {
-  readonly variant: Variant;
-  readonly entry: string;
-  readonly nodeFlags: readonly string[];
-  readonly env: Readonly<Record<string, string>>;
-  readonly withoutEnv: readonly string[];
-}
-
-/** Builds the variant when it needs its own build. */
-async function prepare(variant: Variant, ctx: SuiteContext): Promise<Built> {
+/** The subject that starts `variant`, built into a directory of its own when it needs one. */
+async function prepare(variant: Variant, ctx: SuiteContext): Promise<Subject> {
   let dist = join(ROOT, "dist");
-  if (variant.build !== undefined) {
+  if (variant.replace !== undefined || variant.build !== undefined) {
     dist = mkdtempSync(join(tmpdir(), `replica-mirror-${variant.name}-`));
     await buildArtifact({
       outdir: dist,
-      ...(variant.build.without === undefined ? {} : { without: variant.build.without }),
-      extraPlugins: variant.build.replace === undefined ? [] : [replacing(variant.build.replace)],
+      without: variant.build ?? [],
+      extraPlugins: variant.replace === undefined ? [] : [replacing(variant.replace)],
     });
   }
   return {
-    variant,
+    name: variant.name,
     entry: join(dist, "main.mjs"),
-    nodeFlags: ctx.nodeFlags,
     env: ctx.env,
     withoutEnv: variant.dropEnv ?? [],
   };
 }
 
-async function startVariant(b: Built, cluster: Awaited<ReturnType<typeof sharedCluster>>) {
-  return startSynced(cluster, {
-    entry: b.entry,
-    nodeFlags: b.nodeFlags,
-    env: b.env,
-    withoutEnv: b.withoutEnv,
-    name: b.variant.name,
-  });
-}
-
 /**
- * Start-up (spawn to `/readyz` 200) and RSS after sync (`SETTLE_MS` after every App is ready) of
- * each variant and of bare Fastify in rotating rounds, then `/v1/route` throughput of every
- * variant under wrk (32 connections, random hosts), alternating, in processes that live for the
- * whole phase as a sidecar does: ADR 21's cliff strikes a process minutes into its life, if at
- * all, and only a long-lived process shows what the nextTick record prevents.
+ * Every variant of `--devices=a,b` (default: all) beside the shipped build and the control: hop
+ * rounds (`--rounds`, default 11) for those that could pay on the request path, then start
+ * rounds (`--start-rounds`, default 7).
  */
 export async function benchDevices(ctx: SuiteContext): Promise<SuiteOutput> {
-  // Start-up varies by ±10% between spawns of one artifact here: 11 rounds, and each ratio is
-  // the median of per-round ratios (processes of one round start seconds apart).
-  const startRounds = ctx.quick ? 1 : 11;
-  const rounds = ctx.quick ? 1 : 5;
+  const rounds = ctx.quick ? 1 : Number(flag("rounds") ?? 11);
+  const startRoundsN = ctx.quick ? 1 : Number(flag("start-rounds") ?? 7);
   const seconds = ctx.quick ? 1 : 3;
-  const cluster = await sharedCluster(APPS);
-  const built: Built[] = [];
-  for (const v of VARIANTS) built.push(await prepare(v, ctx));
-  const startMs = new Map<string, number[]>([
-    [FASTIFY, []],
-    ...built.map((b) => [b.variant.name, []] as [string, number[]]),
-  ]);
-  const rss = new Map<string, number[]>([...startMs.keys()].map((k) => [k, []]));
-  const subjects = [FASTIFY, ...built.map((b) => b.variant.name)];
-  for (let r = 0; r < startRounds; r++) {
-    for (let i = 0; i < subjects.length; i++) {
-      const which = subjects[(i + r) % subjects.length]!;
-      let server: ServerProcess;
-      if (which === FASTIFY) {
-        server = await startBaseline("fastify", { nodeFlags: ctx.nodeFlags, env: ctx.env });
-        await waitForStatus(server.opsPort, "/readyz", 200, 30_000, 1);
-        startMs.get(which)!.push(performance.now() - server.spawnedAt);
-      } else {
-        const started = await startVariant(built.find((b) => b.variant.name === which)!, cluster);
-        server = started.server;
-        startMs.get(which)!.push(started.readyMs);
-      }
-      await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
-      rss.get(which)!.push(server.rss());
-      await server.stop();
-    }
-  }
-  const load = await startLoadGenerator();
-  const servers: ServerProcess[] = [];
-  let runs: Map<string, RunResult[]>;
+  const picked = flag("devices")?.split(",");
+  const variants = VARIANTS.filter(
+    (v) => v.name === SHIPPED || v.name === CONTROL || (picked?.includes(v.name) ?? true),
+  );
+  const dir = mkdtempSync(join(tmpdir(), "replica-mirror-devices-"));
+  const upstream = await startUpstream(nginxBinary(), dir);
+  const cluster = await startCluster(APPS, 1024, { upstream: upstream.url });
   try {
-    for (const b of built) servers.push((await startVariant(b, cluster)).server);
-    runs = await alternate(servers, {
-      load,
-      rounds,
-      seconds,
-      connections: 32,
-      hostsFile: writeHostsFile(APPS),
-    });
+    const subjects = new Map<string, Subject>();
+    for (const v of variants) subjects.set(v.name, await prepare(v, ctx));
+    const of = (phase: Phase) =>
+      variants.filter((v) => v.phases.includes(phase)).map((v) => subjects.get(v.name)!);
+    const hopSubjects = of("hop");
+    const hop =
+      hopSubjects.length > 2
+        ? await hopRounds(hopSubjects, cluster, { rounds, seconds, connections: 32 })
+        : { runs: new Map(), split: new Map() };
+    const starts = await startRounds(of("start"), cluster, startRoundsN);
+    const per = <T>(m: ReadonlyMap<string, readonly T[]>, f: (x: T) => number) =>
+      new Map([...m].map(([k, xs]) => [k, xs.map(f)]));
+    const figures: Figure[] = [
+      { what: "req/s", values: per(hop.runs, (r) => r.rps), worse: -1, unit: (x) => fmt(x, 0) },
+      {
+        what: "CPU/request",
+        values: per(hop.runs, (r) => r.cpuPerRequestUs),
+        worse: 1,
+        unit: (x) => `${fmt(x, 0)} µs`,
+      },
+      { what: "start", values: per(starts, (s) => s.routedMs), worse: 1, unit: ms },
+      { what: "start CPU", values: per(starts, (s) => s.cpuMs), worse: 1, unit: ms },
+      {
+        what: "RSS",
+        values: per(starts, (s) => s.rss),
+        worse: 1,
+        unit: (x) => `${fmt(x / MiB, 0)} MiB`,
+      },
+    ];
+    return {
+      rows: rows(variants, figures),
+      data: {
+        apps: APPS,
+        rounds,
+        seconds,
+        startRounds: startRoundsN,
+        hop: Object.fromEntries(hop.runs),
+        hopSplit: Object.fromEntries(hop.split),
+        starts: Object.fromEntries(starts),
+      },
+    };
   } finally {
-    await load.close();
-    await Promise.all(servers.map((s) => s.stop()));
+    await cluster.close();
+    await upstream.stop();
   }
-  return {
-    rows: rows(built, startMs, rss, runs),
-    data: {
-      startRounds,
-      rounds,
-      seconds,
-      startMs: Object.fromEntries(startMs),
-      rss: Object.fromEntries(rss),
-      runs: Object.fromEntries(runs),
-    },
-  };
+}
+
+/** One end-to-end figure per subject and round; `worse`: 1 if a higher one is worse, else -1. */
+interface Figure {
+  readonly what: string;
+  readonly values: ReadonlyMap<string, number[]>;
+  readonly worse: 1 | -1;
+  readonly unit: (x: number) => string;
 }
 
 const MiB = 2 ** 20;
+const ms = (x: number) => `${fmt(x, 0)} ms`;
 
-function rows(
-  built: readonly Built[],
-  startMs: ReadonlyMap<string, number[]>,
-  rss: ReadonlyMap<string, number[]>,
-  runs: ReadonlyMap<string, RunResult[]>,
-): Row[] {
-  const med = (m: ReadonlyMap<string, number[]>, k: string) => median(m.get(k)!);
-  const perRound = (m: ReadonlyMap<string, number[]>, k: string) =>
-    median(m.get(k)!.map((x, i) => x / m.get(SHIPPED)![i]!));
-  const out: Row[] = [
-    {
-      bench: `devices: bare fastify (spawn → /readyz 200; RSS ${SETTLE_MS / 1000} s after)`,
-      figure: `${fmt(med(startMs, FASTIFY), 0)} ms, ${fmt(med(rss, FASTIFY) / MiB, 0)} MiB`,
-      baseline: "-",
-      ratio: `shipped: ${fmt(1 / perRound(startMs, FASTIFY), 2)}x start-up, ${fmt(1 / perRound(rss, FASTIFY), 2)}x RSS`,
-      target: "-",
-      met: "-",
-    },
-  ];
-  for (const b of built) {
-    const name = b.variant.name;
-    const start = perRound(startMs, name);
-    const mem = perRound(rss, name);
-    const rps = medianRatio(runs.get(name)!, runs.get(SHIPPED)!, (r) => r.rps);
-    const pays = start >= 1.05 || mem >= 1.05 || rps <= 0.95;
-    out.push({
-      bench: `devices: ${name} (without ${b.variant.without}), 10k Apps`,
-      figure: `${fmt(med(startMs, name), 0)} ms, ${fmt(med(rss, name) / MiB, 0)} MiB, ${fmt(median(runs.get(name)!.map((r) => r.rps)), 0)} req/s`,
+/** Per round, a subject's figure over the shipped one's in the same round. */
+const ratios = (f: Figure, k: string): number[] =>
+  f.values.get(k)!.map((x, i) => x / f.values.get(SHIPPED)![i]!);
+
+/** "0.98x (0.91–1.04)": the median of per-round ratios, and their spread. */
+function spread(f: Figure, k: string): string {
+  const r = ratios(f, k);
+  return `${fmt(median(r), 2)}x (${fmt(Math.min(...r), 2)}–${fmt(Math.max(...r), 2)})`;
+}
+
+/**
+ * Whether leaving the device out makes `f` worse beyond the noise: its median ratio is worse
+ * than the control's ratio in 9 rounds of 10 (one stray round of the control does not decide).
+ */
+function beyondNoise(f: Figure, k: string): boolean {
+  const control = ratios(f, CONTROL).map((r) => r * f.worse);
+  return median(ratios(f, k)) * f.worse > quantile(control, 0.9);
+}
+
+function rows(variants: readonly Variant[], figures: readonly Figure[]): Row[] {
+  return variants.map((v) => {
+    const k = v.name;
+    const measured = figures.filter((f) => f.values.has(k));
+    const device = k !== SHIPPED && k !== CONTROL;
+    const pays = measured.some((f) => beyondNoise(f, k));
+    return {
+      bench: `devices: ${k} (without ${v.without}), 10k Apps`,
+      figure: measured.map((f) => `${f.what} ${f.unit(median(f.values.get(k)!))}`).join(", "),
       baseline: SHIPPED,
-      ratio: `${fmt(start, 2)}x start-up, ${fmt(mem, 2)}x RSS, ${fmt(rps, 2)}x req/s`,
-      target: name === SHIPPED ? "-" : "device kept if any is 5% worse",
-      met: name === SHIPPED ? "-" : pays ? "pays" : "does not pay",
-    });
-  }
-  return out;
+      ratio: measured.map((f) => `${f.what} ${spread(f, k)}`).join(", "),
+      target: device ? "kept if worse than the control in 9 rounds of 10" : "-",
+      met: device ? (pays ? "pays" : "does not pay") : "-",
+    };
+  });
 }

@@ -111,35 +111,13 @@ describe("Dockerfile", () => {
     // keep every locale (ADR 14). Error messages are English only.
     const locales = inputs.filter((i) => /\/zod\/.*\/locales\//.test(i));
     expect(locales.map((i) => i.replace(/.*\/locales\//, ""))).toEqual(["en.js"]);
-    // The small entry, what it loads (`run`, and chunks shared with it), and the status API,
-    // which `run` imports on its first request.
+    // The small entry, and what it loads (`run`, and chunks shared with it).
     const modules = (await readdir(out)).filter((f) => f.endsWith(".mjs")).sort();
     expect([...new Set(modules.map((f) => f.replace(/-[A-Z0-9]+\.mjs$/, "")))]).toEqual([
       "chunk",
       "main.mjs",
       "run",
-      "status-app",
     ]);
-    // Nothing the start loads holds Fastify or its schema compilers (ADR 43).
-    const atStart = new Set<string>();
-    const visit = (file: string): void => {
-      if (atStart.has(file)) return;
-      atStart.add(file);
-      for (const i of meta.outputs[file]!.imports ?? [])
-        if (
-          i.external !== true &&
-          (i.kind === "import-statement" || /\/run-[A-Z0-9]+\.mjs$/.test(i.path))
-        )
-          visit(i.path);
-    };
-    const outputOf = (f: string) => Object.keys(meta.outputs).find((o) => o.endsWith(`/${f}`))!;
-    visit(outputOf("main.mjs"));
-    const library = (file: string, name: string) =>
-      Object.keys(meta.outputs[file]!.inputs).some((i) => i.includes(`node_modules/${name}/`));
-    const statusChunk = outputOf(modules.find((f) => f.startsWith("status-app-"))!);
-    expect(["fastify", "ajv"].map((l) => library(statusChunk, l))).toEqual([true, true]);
-    expect([...atStart].filter((f) => library(f, "fastify") || library(f, "ajv"))).toEqual([]);
-    expect([...atStart].some((f) => /\/run-[A-Z0-9]+\.mjs$/.test(f))).toBe(true);
 
     // The data thread's own bundle (ADR 27): only the route's code, none of the libraries the
     // main thread loads, so a second isolate costs what its route view costs and little more.
@@ -150,7 +128,8 @@ describe("Dockerfile", () => {
     expect(threadInputs.filter((i) => !i.startsWith("src/"))).toEqual([]);
     expect(
       threadInputs.filter(
-        (i) => !/^src\/(route|answers|snapshot|registry|runtime)\/|^src\/result\.ts$/.test(i),
+        (i) =>
+          !/^src\/(route|answers|snapshot|registry|runtime)\/|^src\/(result|clock)\.ts$/.test(i),
       ),
     ).toEqual([]);
     expect(threadInputs).toContain("src/route/worker.ts");

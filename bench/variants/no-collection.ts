@@ -1,9 +1,10 @@
-// Diagnostic only: the artifact without the full collection after start of ADR 25 (the devices
-// suite builds it with this module in place of src/runtime/v8-collection.ts).
+// Diagnostic only: the artifact without the collection after start of ADR 25 (the devices suite
+// builds it with this module in place of src/runtime/start-up-collection.ts, everywhere or in the
+// data thread only).
 
 import { ok, type Result } from "../../src/result.ts";
 
-export { STARTUP_COLLECTION_DELAY_MS } from "../../src/runtime/v8-collection.ts";
+export * from "../../src/runtime/start-up-collection.ts";
 
 /** Collects nothing. */
 export function v8FullCollection(): Result<void, string> {

@@ -3,10 +3,7 @@
 // another core while this one loads the rest: in the bundle this file stays a small module of its
 // own for that reason, and the import below loads the chunk holding the rest.
 import { spawnDataWorker } from "../route/spawn.ts";
-import { keepTickRecord } from "../runtime/tick-record.ts";
 import { servesSidecar } from "./command.ts";
-
-keepTickRecord();
 
 const argv = process.argv.slice(2);
 const dataWorker = servesSidecar(argv) ? spawnDataWorker() : undefined;

@@ -1,10 +1,14 @@
 import type { Worker } from "node:worker_threads";
 import type { Logger } from "pino";
 import { sleep, systemClock } from "../clock.ts";
-import { STARTUP_COLLECTION_DELAY_MS, v8FullCollection } from "../runtime/v8-collection.ts";
+import {
+  collectOnce,
+  logReleased,
+  MAIN_THREAD_DELAY_MS,
+  v8FullCollection,
+} from "../runtime/start-up-collection.ts";
 import type { SidecarConfig } from "../sidecar/config.ts";
 import { makeLogger, type Sidecar, startSidecar } from "../sidecar/sidecar.ts";
-import { collectAfterFirstPublish, type StartupCollection } from "../sidecar/startup-collection.ts";
 
 /** How long closing the sidecar (its 3 s drain included) may take before the process exits anyway. */
 const CLOSE_DEADLINE_MS = 5_000;
@@ -21,10 +25,18 @@ const LINGER_MS = 1_000;
  */
 export async function runServe(config: SidecarConfig, dataWorker?: Worker): Promise<number> {
   const log = makeLogger(config.logLevel);
-  const collection = startupCollection(log);
+  const collection = collectOnce({
+    clock: systemClock,
+    delayMs: MAIN_THREAD_DELAY_MS,
+    collect: v8FullCollection,
+    report: (released) => logReleased(log, "main", released),
+  });
   const started = await startSidecar(config, {
     logger: log,
-    observer: collection.observer,
+    // The main thread's share of the collection after start (the data thread runs its own).
+    // Here, not in `startSidecar`: it collects the whole heap, which only the CLI owns (tests run
+    // sidecars inside their own process).
+    observer: { published: () => collection.due() },
     ...(dataWorker === undefined ? {} : { dataWorker }),
   });
   if (!started.ok) {
@@ -90,18 +102,4 @@ function stopOnSignals(
     void stop(1, 0);
   });
   return status.promise;
-}
-
-/**
- * The main thread's share of the one full collection after start; the data thread runs
- * its own. Here, not in `startSidecar`: it collects the whole heap, which only the CLI owns
- * (tests run sidecars inside their own process).
- */
-function startupCollection(log: Logger): StartupCollection {
-  return collectAfterFirstPublish({
-    clock: systemClock,
-    delayMs: STARTUP_COLLECTION_DELAY_MS,
-    collect: v8FullCollection,
-    log,
-  });
 }

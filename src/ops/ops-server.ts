@@ -1,13 +1,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
+import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { RetryAfterSeconds } from "../answers/route-answer.ts";
 import type { SnapshotHolder } from "../snapshot/holder.ts";
 import { ConnectionLedger } from "./connection-ledger.ts";
 import { isLoopbackPeer } from "./loopback-peer.ts";
 import type { Metrics } from "./metrics.ts";
-import type { StatusAppOptions } from "./status-app.ts";
-import { type StatusAppLoader, statusAppOnFirstUse } from "./status-app-loader.ts";
+import { createStatusApp, type StatusAppOptions } from "./status-app.ts";
 
 interface OpsServerOptions {
   readonly holder: SnapshotHolder;
@@ -28,15 +28,15 @@ interface OpsServerOptions {
   readonly proxies?: StatusAppOptions["proxies"];
   /** Whether the status API answers peers off loopback (`--allow-remote-status-api`); default: no. */
   readonly allowRemoteStatusApi?: boolean;
-  /** Tests: the status API's loader; default: the Fastify app, built on its first request. */
-  readonly statusApp?: StatusAppLoader;
+  /** Tests: the status API's app, not yet ready; default: `createStatusApp`'s. */
+  readonly statusApp?: FastifyInstance;
 }
 
 /** The ops listener, and the status API it serves. */
 export interface OpsServer {
   /** Not listening yet: the caller listens. */
   readonly server: Server;
-  /** Closes the status API, if it was ever loaded; the server is the caller's to close. */
+  /** Closes the status API; the server is the caller's to close. */
   closeStatusApi(): Promise<void>;
 }
 
@@ -61,9 +61,9 @@ const ROUTED_DENIED = "the status API does not answer a request a data plane rou
  * answers from a first Snapshot, then 200 until shutdown begins: a replica that lost the API
  * server keeps serving its last Snapshot), `/metrics` (GET and
  * HEAD, a query ignored), answered here, to any peer; every other request goes to the lookup and
- * status API, a Fastify app (`createStatusApp`), loaded on the first such request, that routes it
- * through its public `routing`. Unless `allowRemoteStatusApi`, those requests from a peer off
- * loopback are answered 403 here, and never load the app. No body is read.
+ * status API, a Fastify app (`createStatusApp`) built with the listener, that routes it through
+ * its public `routing`. Unless `allowRemoteStatusApi`, those requests from a peer off
+ * loopback are answered 403 here, and never reach the app. No body is read.
  */
 export function createOpsServer(options: OpsServerOptions): OpsServer {
   const { holder, metrics } = options;
@@ -74,12 +74,17 @@ export function createOpsServer(options: OpsServerOptions): OpsServer {
   const allowRemote = options.allowRemoteStatusApi ?? false;
   const statusApp =
     options.statusApp ??
-    statusAppOnFirstUse({
+    createStatusApp({
       holder,
       logger: log,
       retryAfter: options.retryAfter,
       ...(options.proxies === undefined ? {} : { proxies: options.proxies }),
     });
+  const built = new Promise<FastifyInstance>((resolve, reject) => {
+    statusApp.ready((e) => (e ? reject(e) : resolve(statusApp)));
+  });
+  // A failure is answered and logged on the first request that needs the app.
+  built.catch(() => {});
   let failureLogged = false;
 
   const answer = (request: IncomingMessage, response: ServerResponse): void => {
@@ -112,7 +117,7 @@ export function createOpsServer(options: OpsServerOptions): OpsServer {
       // loopback, and its clients must not read the status API through it.
       send(response, 403, TEXT, ROUTED_DENIED);
     } else {
-      statusApp.app().then(
+      built.then(
         (app) => app.routing(request, response),
         (e: unknown) => {
           // A status API that fails to start is a bug, logged once; the probes and /metrics
@@ -136,7 +141,10 @@ export function createOpsServer(options: OpsServerOptions): OpsServer {
   server.on("request", answer);
   return {
     server,
-    closeStatusApi: () => statusApp.close(),
+    closeStatusApi: async () => {
+      await built.catch(() => undefined);
+      await statusApp.close();
+    },
   };
 }
 

@@ -8,6 +8,7 @@ import type { RetryAfterSeconds } from "../answers/route-answer.ts";
 import { type Clock, systemClock } from "../clock.ts";
 import type { SnapshotSink } from "../mirror/sink.ts";
 import { err, ok, type Result } from "../result.ts";
+import { logReleased } from "../runtime/start-up-collection.ts";
 import type { RouteTable, Snapshot } from "../snapshot/types.ts";
 import { Heartbeat, heartbeatMonitor } from "./heartbeat.ts";
 import {
@@ -145,6 +146,9 @@ export function startDataThread(options: DataThreadOptions): DataThread {
         return;
       case "failed":
         log.error({ err: { message: message.message, stack: message.stack } }, "request failed");
+        return;
+      case "collected":
+        logReleased(log, "data", message.released);
         return;
       case "closed":
         onGone();

@@ -5,6 +5,8 @@
 // parsed: the outside world reaches the data thread only as HTTP requests.
 
 import type { RetryAfterSeconds } from "../answers/route-answer.ts";
+import type { Result } from "../result.ts";
+import type { Released } from "../runtime/start-up-collection.ts";
 import type { ListenerLimits } from "./listener-limits.ts";
 import type { RoutesMessage, ViewUpdate } from "./view-update.ts";
 
@@ -40,4 +42,6 @@ export type FromDataThread =
   | { readonly type: "evicted"; readonly idle: number; readonly midRequest: number }
   /** Answering a request threw (a bug); it was answered 500. */
   | { readonly type: "failed"; readonly message: string; readonly stack: string | undefined }
+  /** What the thread's collection after start gave back, or why there was none. */
+  | { readonly type: "collected"; readonly released: Result<Released, string> }
   | { readonly type: "closed" };

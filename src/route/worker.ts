@@ -6,8 +6,12 @@
 
 import type { AddressInfo } from "node:net";
 import { type MessagePort, parentPort } from "node:worker_threads";
-import { keepTickRecord } from "../runtime/tick-record.ts";
-import { STARTUP_COLLECTION_DELAY_MS, v8FullCollection } from "../runtime/v8-collection.ts";
+import { systemClock } from "../clock.ts";
+import {
+  collectOnce,
+  DATA_THREAD_DELAY_MS,
+  v8FullCollection,
+} from "../runtime/start-up-collection.ts";
 import type { RouteView } from "../snapshot/types.ts";
 import { HEARTBEAT_INTERVAL_MS, Heartbeat } from "./heartbeat.ts";
 import type { DataThreadSettings, FromDataThread, ToDataThread } from "./messages.ts";
@@ -38,6 +42,14 @@ function runDataThread(port: MessagePort, settings: DataThreadSettings): void {
   const beats = setInterval(() => heartbeat.beat(), HEARTBEAT_INTERVAL_MS);
   beats.unref();
 
+  // The thread's share of the collection after start: its heap is its own isolate's.
+  const collection = collectOnce({
+    clock: systemClock,
+    delayMs: DATA_THREAD_DELAY_MS,
+    collect: v8FullCollection,
+    report: (released) => send({ type: "collected", released }),
+  });
+
   port.on("message", (message: ToDataThread) => {
     switch (message.type) {
       case "start":
@@ -48,9 +60,7 @@ function runDataThread(port: MessagePort, settings: DataThreadSettings): void {
       case "view": {
         const { update } = message;
         const used = update.kind === "whole" ? routes.get(update.routes) : undefined;
-        // The thread's share of the one full collection after start, after the main
-        // thread's: each turns a process-wide V8 flag on for a moment.
-        if (view === null) setTimeout(v8FullCollection, 2 * STARTUP_COLLECTION_DELAY_MS).unref();
+        collection.due();
         view = applyViewUpdate(view, update, used);
         // Routes as old as those of a whole view will never be used again.
         if (update.kind === "whole")
@@ -60,6 +70,7 @@ function runDataThread(port: MessagePort, settings: DataThreadSettings): void {
       }
       case "close": {
         clearInterval(beats);
+        collection.cancel();
         const cut = setTimeout(() => server.closeAllConnections(), message.drainMs);
         server.close(() => {
           clearTimeout(cut);
@@ -111,7 +122,6 @@ function evictionReporter(send: (message: FromDataThread) => void): (idle: boole
 // The worker boots before the main thread knows its settings (`spawnDataWorker`); its first
 // message brings them.
 if (parentPort !== null) {
-  keepTickRecord();
   const port = parentPort;
   port.once("message", (message: ToDataThread) => {
     if (message.type === "start") runDataThread(port, message.settings);

@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { DEFAULT_RETRY_AFTER } from "../../src/answers/route-answer.ts";
 import { createMetrics } from "../../src/ops/metrics.ts";
 import { createOpsServer, type OpsServer } from "../../src/ops/ops-server.ts";
-import { type StatusAppLoader, statusAppOnFirstUse } from "../../src/ops/status-app-loader.ts";
+import { createStatusApp } from "../../src/ops/status-app.ts";
 import { SnapshotHolder } from "../../src/snapshot/holder.ts";
 import { snapshotOf } from "../support/world.ts";
 
@@ -33,19 +33,15 @@ afterEach(async () => {
   }
 });
 
-/** A ready ops listener on 127.0.0.1, and how many times its status API was asked for. */
+/** A ready ops listener on 127.0.0.1, and how many requests reached its status API. */
 async function ops(allowRemoteStatusApi?: boolean) {
   const holder = new SnapshotHolder();
   holder.swap(snapshotOf(null, {}, 1));
-  const real = statusAppOnFirstUse({ holder, logger: false, retryAfter: DEFAULT_RETRY_AFTER });
+  const statusApp = createStatusApp({ holder, logger: false, retryAfter: DEFAULT_RETRY_AFTER });
   let loads = 0;
-  const statusApp: StatusAppLoader = {
-    app: () => {
-      loads += 1;
-      return real.app();
-    },
-    close: () => real.close(),
-  };
+  statusApp.addHook("onRequest", async () => {
+    loads += 1;
+  });
   const server = createOpsServer({
     holder,
     metrics: createMetrics(),
@@ -111,7 +107,7 @@ async function seen(source: string, port: number, path: string, method = "GET") 
 describe.skipIf(OFF_LOOPBACK === undefined)(`the status API, asked from ${OFF_LOOPBACK}`, () => {
   const remote = OFF_LOOPBACK ?? "";
 
-  it("answers 403 before loading the app, while probes and /metrics answer as ever", async () => {
+  it("answers 403 before the app, while probes and /metrics answer as ever", async () => {
     const { port, loads } = await ops();
     const answers = [];
     for (const [path, method] of [

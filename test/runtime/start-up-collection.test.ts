@@ -1,29 +1,29 @@
-// The one full collection after the first Snapshot (ADR 25): scheduled once, cancellable, logged;
-// and V8's collection itself, obtained without leaving a global `gc` behind.
+// The collection after the first Snapshot (ADR 59): scheduled once, cancellable, logged; and
+// V8's collection itself, which frees garbage without leaving a global `gc` behind.
 
 import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
-import type { Publication } from "../../src/mirror/observer.ts";
 import { err, ok } from "../../src/result.ts";
-import { v8FullCollection } from "../../src/runtime/v8-collection.ts";
-import { collectAfterFirstPublish } from "../../src/sidecar/startup-collection.ts";
+import {
+  collectOnce,
+  logReleased,
+  v8FullCollection,
+} from "../../src/runtime/start-up-collection.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { memoryLogger } from "../support/log-sink.ts";
-
-const publication = {} as Publication;
 
 function harness(result = ok(undefined) as ReturnType<typeof v8FullCollection>) {
   const clock = new FakeClock();
   const memory = memoryLogger("info");
   let calls = 0;
-  const collection = collectAfterFirstPublish({
+  const collection = collectOnce({
     clock,
     delayMs: 250,
     collect: () => {
       calls += 1;
       return result;
     },
-    log: memory.logger,
+    report: (released) => logReleased(memory.logger, "main", released),
   });
   const logged = () =>
     memory.lines().map((l) => {
@@ -35,18 +35,18 @@ function harness(result = ok(undefined) as ReturnType<typeof v8FullCollection>) 
 
 const aMiB = expect.any(Number) as number;
 
-describe("collectAfterFirstPublish", () => {
-  it("collects once, the delay after the first publication, and logs what it gave back", async () => {
+describe("collectOnce", () => {
+  it("collects once, the delay after it is first due, and logs what it gave back", async () => {
     const h = harness();
     expect(h.clock.pending()).toEqual([]);
-    h.collection.observer.published?.(publication);
+    h.collection.due();
     await h.clock.advance(100);
-    h.collection.observer.published?.(publication);
+    h.collection.due();
     expect(h.clock.pending()).toEqual([150]);
     await h.clock.advance(149);
     expect(h.calls()).toBe(0);
     await h.clock.advance(1);
-    h.collection.observer.published?.(publication);
+    h.collection.due();
     await h.clock.advance(10_000);
     expect({ calls: h.calls(), pending: h.clock.pending(), logged: h.logged() }).toEqual({
       calls: 1,
@@ -66,7 +66,7 @@ describe("collectAfterFirstPublish", () => {
 
   it("never collects once cancelled", async () => {
     const h = harness();
-    h.collection.observer.published?.(publication);
+    h.collection.due();
     h.collection.cancel();
     await h.clock.advance(10_000);
     expect({ calls: h.calls(), pending: h.clock.pending(), logged: h.logged() }).toEqual({
@@ -78,7 +78,7 @@ describe("collectAfterFirstPublish", () => {
 
   it("logs a warning when the runtime has no collection to give", async () => {
     const h = harness(err("V8's gc is not available in a new context"));
-    h.collection.observer.published?.(publication);
+    h.collection.due();
     await h.clock.advance(250);
     expect(h.logged()).toEqual([
       {
