@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 // The machine a run measures on: what it is, and how busy the neighbours keep it. Two shared cores
 // move every figure, so a full run waits for a quiet moment (bounded) and records the load.
 
@@ -37,5 +38,16 @@ export class LoadSampler {
     clearInterval(this.#timer);
     this.#samples.push(load1());
     return { min: Math.min(...this.#samples), max: Math.max(...this.#samples) };
+  }
+}
+
+/** The commit measured: its short hash, `+changes` when src/ differs from it, or "unknown". */
+export function gitCommit(): string {
+  try {
+    const sha = execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim();
+    const dirty = execFileSync("git", ["status", "--porcelain", "src"], { encoding: "utf8" });
+    return dirty.trim() === "" ? sha : `${sha}+changes`;
+  } catch {
+    return "unknown";
   }
 }

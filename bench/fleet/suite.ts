@@ -4,8 +4,8 @@
 // restart and throttling; then a fleet with `--secret-selector` for what it saves.
 // Each scenario's file is rewritten after every phase, so an interrupted run keeps what it measured.
 
-import { execFileSync } from "node:child_process";
 import os from "node:os";
+import { gitCommit } from "../machine.ts";
 import { startApiServer } from "./api-server.ts";
 import { closeProbes } from "./converge.ts";
 import type { FleetConfig, Scenario } from "./options.ts";
@@ -21,16 +21,6 @@ import { steadyState } from "./scenarios/steady.ts";
 import { throttledRegistryEdit, throttledResumes } from "./scenarios/throttle.ts";
 import { startsBothWays } from "./scenarios/watch-list.ts";
 import { APP_SELECTOR } from "./world.ts";
-
-function commit(): string {
-  try {
-    const sha = execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim();
-    const dirty = execFileSync("git", ["status", "--porcelain", "src"], { encoding: "utf8" });
-    return dirty.trim() === "" ? sha : `${sha}+changes`;
-  } catch {
-    return "unknown";
-  }
-}
 
 function machine(): string {
   const cpus = os.cpus();
@@ -49,7 +39,7 @@ export async function runSuite(
   const wants = (s: Scenario) => config.scenarios.includes(s);
   const header = {
     label: config.label,
-    commit: commit(),
+    commit: gitCommit(),
     startedAt: new Date().toISOString(),
     machine: machine(),
     config: {

@@ -121,49 +121,49 @@ async function synced(streaming: boolean, random = 0.999) {
   return { h, server };
 }
 
+/** The requests a synced reflector made up to `untilMs` after the server restarted. */
+async function attemptsAfterRestart(
+  streaming: boolean,
+  restart: Parameters<RestartingServer["restart"]>,
+  untilMs = 20_000,
+) {
+  const { h, server } = await synced(streaming);
+  server.restart(...restart);
+  await h.clock.advance(untilMs);
+  return { attempts: server.attempts, synced: h.reflector.lastSyncResourceVersion() };
+}
+
 describe("Reflector: a restart losing the watch history, then lists throttled", () => {
   it("streams again within the spread, then exactly R after each refusal: ≤ R after the end", async () => {
-    const { h, server } = await synced(true);
-    server.restart(8_000);
-    await h.clock.advance(20_000);
-    expect(server.attempts).toEqual([
-      { at: 0, verb: "watch-list", from: "", answer: 200 },
-      { at: 0, verb: "watch", from: "10", answer: 410 },
-      // The relist spread (5 s) at its worst draw, then Retry-After exactly.
-      { at: 4_995, verb: "watch-list", from: "10", answer: 429 },
-      { at: 7_995, verb: "watch-list", from: "10", answer: 429 },
-      { at: 10_995, verb: "watch-list", from: "10", answer: 200 },
-    ]);
-    expect(h.reflector.lastSyncResourceVersion()).toBe("20");
+    expect(await attemptsAfterRestart(true, [8_000])).toEqual({
+      attempts: [
+        { at: 0, verb: "watch-list", from: "", answer: 200 },
+        { at: 0, verb: "watch", from: "10", answer: 410 },
+        // The relist spread (5 s) at its worst draw, then Retry-After exactly.
+        { at: 4_995, verb: "watch-list", from: "10", answer: 429 },
+        { at: 7_995, verb: "watch-list", from: "10", answer: 429 },
+        { at: 10_995, verb: "watch-list", from: "10", answer: 200 },
+      ],
+      synced: "20",
+    });
   });
 
+  // The attempts of the next two, each as `<ms> <verb> <from> <answer>`.
+  const traced = (attempts: readonly Attempt[]) =>
+    attempts.map((a) => `${a.at} ${a.verb} ${a.from || '""'} ${a.answer}`).join("; ");
+
   it("does the same with paged lists when the server refuses streaming ones", async () => {
-    const { h, server } = await synced(false);
-    server.restart(8_000);
-    await h.clock.advance(20_000);
-    expect(server.attempts).toEqual([
-      { at: 0, verb: "list", from: "0", answer: 200 },
-      { at: 0, verb: "watch", from: "10", answer: 200 },
-      { at: 0, verb: "watch", from: "10", answer: 410 },
-      { at: 4_995, verb: "list", from: "10", answer: 429 },
-      { at: 7_995, verb: "list", from: "10", answer: 429 },
-      { at: 10_995, verb: "list", from: "10", answer: 200 },
-      { at: 10_995, verb: "watch", from: "20", answer: 200 },
-    ]);
+    const { attempts } = await attemptsAfterRestart(false, [8_000]);
+    expect(traced(attempts)).toBe(
+      "0 list 0 200; 0 watch 10 200; 0 watch 10 410; 4995 list 10 429; 7995 list 10 429; 10995 list 10 200; 10995 watch 20 200",
+    );
   });
 
   it("relists at once after a 410 the server paced with Retry-After: no spread on top", async () => {
-    const { h, server } = await synced(true);
-    server.restart(8_000, { watches: true });
-    await h.clock.advance(20_000);
-    expect(server.attempts).toEqual([
-      { at: 0, verb: "watch-list", from: "", answer: 200 },
-      { at: 0, verb: "watch", from: "10", answer: 429 },
-      { at: 3_000, verb: "watch", from: "10", answer: 429 },
-      { at: 6_000, verb: "watch", from: "10", answer: 429 },
-      { at: 9_000, verb: "watch", from: "10", answer: 410 },
-      { at: 9_000, verb: "watch-list", from: "10", answer: 200 },
-    ]);
+    const { attempts } = await attemptsAfterRestart(true, [8_000, { watches: true }]);
+    expect(traced(attempts)).toBe(
+      '0 watch-list "" 200; 0 watch 10 429; 3000 watch 10 429; 6000 watch 10 429; 9000 watch 10 410; 9000 watch-list 10 200',
+    );
   });
 
   it("never stops trying through a long throttle, every R exactly", async () => {

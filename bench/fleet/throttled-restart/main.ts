@@ -10,6 +10,7 @@ import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { z } from "zod";
+import { gitCommit } from "../../machine.ts";
 import { throttledRestart } from "./scenario.ts";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
@@ -65,15 +66,7 @@ const config = {
 };
 
 const started = Date.now();
-const commit = (() => {
-  try {
-    const sha = execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim();
-    const dirty = execFileSync("git", ["status", "--porcelain", "src"], { encoding: "utf8" });
-    return dirty.trim() === "" ? sha : `${sha}+changes`;
-  } catch {
-    return "unknown";
-  }
-})();
+const commit = gitCommit();
 if (config.artifact === "dist" && a.build === "true") {
   log("building dist/main.mjs (npm run build)");
   execFileSync(process.execPath, ["scripts/build.ts"], {

@@ -20,18 +20,13 @@ export function clientOf(req: IncomingMessage): string {
   return req.headers["user-agent"] ?? "unknown";
 }
 
+/** What every metav1.Status of a failure holds. */
+const FAILURE = { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure" } as const;
+
 /** A metav1.Status, as kube-apiserver answers a failure (a Retry-After in its details). */
 export function status(code: number, reason: string, message: string, retryAfterSeconds?: number) {
-  return {
-    kind: "Status",
-    apiVersion: "v1",
-    metadata: {},
-    status: "Failure",
-    message,
-    reason,
-    ...(retryAfterSeconds === undefined ? {} : { details: { retryAfterSeconds } }),
-    code,
-  };
+  const details = retryAfterSeconds === undefined ? {} : { details: { retryAfterSeconds } };
+  return { ...FAILURE, message, reason, ...details, code };
 }
 
 /** A whole JSON answer. */
