@@ -7,7 +7,7 @@ import { addBytes, addLine, type LineSum, noLines, sumText } from "./line-sum.ts
 
 const NL = 0x0a;
 /** Entries read between two turns of the event loop: a few ms of the main thread. */
-const SLICE = 8_192;
+const SLICE = 2_048;
 const CR = 0x0d;
 const SPACE = 0x20;
 
