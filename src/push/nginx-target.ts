@@ -19,6 +19,7 @@ import {
   nginxChangesBody,
   nginxTableBody,
   nginxTableDigest,
+  nginxTableDigestSliced,
 } from "./nginx-table.ts";
 import type { PushFailure, PushTarget } from "./target.ts";
 
@@ -103,5 +104,6 @@ export function nginxTarget(options: NginxTargetOptions): PushTarget {
       return ok(answer.value.text);
     },
     digestOf: cachedPer(nginxTableDigest),
+    digestOfSliced: cachedPer(nginxTableDigestSliced),
   };
 }

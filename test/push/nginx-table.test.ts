@@ -4,6 +4,8 @@ import {
   nginxBase,
   nginxChangesBody,
   nginxTableBody,
+  nginxTableDigest,
+  nginxTableDigestSliced,
 } from "../../src/push/nginx-table.ts";
 import { build, rebuildForSecrets } from "../../src/snapshot/build.ts";
 import type { Snapshot } from "../../src/snapshot/types.ts";
@@ -23,6 +25,28 @@ const ready = (except: readonly string[]) =>
 const whole = snapshotOf(apps, Object.fromEntries(names.map((n) => [n, { token: "t" }])), 1);
 const baseOf = (s: Snapshot): NginxBase => nginxBase(s, "7");
 const refs = (...ns: string[]) => ns.map((name) => ({ namespace: "apps", name }));
+
+describe("the nginx table digest", () => {
+  it("is the same hashed in slices as at once, for every view, and tells views apart", async () => {
+    const credentialed = build(
+      registryOf(apps.map((a) => ({ ...a, credential: { prefix: "Bearer " } }))),
+      ready([]),
+      { ...meta(5), serveCredentials: true },
+    );
+    const changed = rebuildForSecrets(
+      whole,
+      refs("app-003-credentials"),
+      ready(["app-003-credentials"]),
+      meta(2),
+    );
+    const views = [whole, changed, credentialed];
+    const sliced = await Promise.all(views.map(nginxTableDigestSliced));
+    expect({
+      same: sliced,
+      distinct: new Set(sliced).size,
+    }).toEqual({ same: views.map(nginxTableDigest), distinct: 3 });
+  });
+});
 
 describe("the nginx changes body", () => {
   it("holds every line changed since the base, not only since the last push", () => {
