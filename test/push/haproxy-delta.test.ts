@@ -244,6 +244,21 @@ describe.skipIf(haproxy.path === undefined)(
       });
     });
 
+    it("answers not-synced for an entry found while the overlay holds no REVISION (a whole push half way after a restart)", async () => {
+      const target = targetOf();
+      await pushed(target, everyAppReady(40));
+      // The map committed, its overlay not yet: what a request sees between the two commits.
+      expect(await runtimeCommand(proxy.socket, `del map ${maps.overlay} REVISION`, 2_000)).toEqual(
+        ok(""),
+      );
+      const between = await Promise.all(["app-1.example.com", "x.w1.example.com"].map(answerFor));
+      const after = await pushed(target, everyAppReady(41));
+      expect({ between, after: after.holds }).toEqual({
+        between: ["not-synced", "not-synced"],
+        after: true,
+      });
+    });
+
     it("holds each Snapshot entry by entry through a run of Secret changes, none of them whole", async () => {
       const target = targetOf();
       let view = everyAppReady(30);
