@@ -1,7 +1,8 @@
 // One request to a proxy's HTTP runtime interface over its Unix socket (Caddy's admin API,
 // nginx's push listener): its status and body, or why there is none, as a PushFailure. node:http,
-// not fetch: fetch cannot reach a Unix socket, and it would load undici (ADR 42). One connection
-// per request: a kept-alive one that the proxy closes while idle fails the next request.
+// not fetch: fetch cannot reach a Unix socket, and it would load undici (kept out of the start,
+// ADR 59). One connection per request: a kept-alive one that the proxy closes while idle fails
+// the next request.
 
 import http from "node:http";
 import { err, ok, type Result } from "../result.ts";
