@@ -137,9 +137,10 @@ export function fromColumns(
     if (n > 0 && !(namespaces[n - 1]! < namespace))
       return err(`its namespaces repeat or are out of order, at namespace ${n}`);
     if (c.secretCounts[n] === 0) return err(`its namespace ${n} has no Secret`);
+    const first = s;
     for (const end = s + c.secretCounts[n]!; s < end; s++) {
       const name = names[s]!;
-      if (out.length > 0 && out.at(-1)!.namespace === namespace && !(out.at(-1)!.name < name))
+      if (s > first && !(names[s - 1]! < name))
         return err(`it lists one Secret twice or out of order, at secrets.${s}`);
       const data: Record<string, string> = {};
       for (const end = k + c.keyCounts[s]!; k < end; k++) {
