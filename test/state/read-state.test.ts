@@ -101,6 +101,16 @@ describe("readStateFile", () => {
     expect(await readStateFile(options())).toEqual({ ok: true, value: absent });
   });
 
+  it("reads back a state of many read slices whole, and refuses it altered in its last one", async () => {
+    const big = sampleState({ secrets: 5, valueBytes: 1 << 20 });
+    const file = await written(big);
+    expect(file.length).toBeGreaterThan(8 << 20);
+    expect(await readStateFile(options())).toEqual({ ok: true, value: big });
+    file[file.length - 100]! ^= 1;
+    writeFileSync(scratch.path, file);
+    expect(await kindOf()).toBe("corrupt");
+  });
+
   it("says the file is missing", async () => {
     expect(await readStateFile(options())).toEqual({
       ok: false,
