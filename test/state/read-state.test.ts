@@ -101,7 +101,7 @@ describe("readStateFile", () => {
     expect(await readStateFile(options())).toEqual({ ok: true, value: absent });
   });
 
-  it("reads back a state of many read slices whole, and refuses it altered in its last one", async () => {
+  it("reads back a state of many cipher slices whole, and refuses it altered in its last one", async () => {
     const big = sampleState({ secrets: 5, valueBytes: 1 << 20 });
     const file = await written(big);
     expect(file.length).toBeGreaterThan(8 << 20);
