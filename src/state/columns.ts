@@ -17,7 +17,7 @@ import * as z from "zod";
 import type { AppSecret } from "../mirror/inputs.ts";
 import { err, ok, type Result } from "../result.ts";
 
-/** Between two names of a column: no namespace, name, key or resourceVersion the API server gives holds one. */
+/** Between two entries of a column: no namespace, name, key or resourceVersion holds a space. */
 export const SEPARATOR = " ";
 
 /** Non-negative integers, checked in one loop: zod's per-element check took 20-60 ms at 200k. */
