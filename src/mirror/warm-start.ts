@@ -40,9 +40,14 @@ export function seedFromInputs(
   }
   const served = tracker.serve();
   referenced.watch(served.registry);
+  // Each saved Secret goes to the reflector of its scope in the same one pass: a filter of every
+  // Secret per scope made a start with many namespaces O(Secrets x namespaces).
+  const known = new Map<string | null, Known[]>(scopes.map((scope) => [scope.namespace, []]));
+  const clusterWide = known.get(null);
   for (const s of inputs.secrets) {
     const metadata = { namespace: s.namespace, name: s.name, resourceVersion: s.resourceVersion };
     referenced.store.apply("upsert", { metadata, data: s.data }, "watch");
+    (clusterWide ?? known.get(s.namespace))?.push([`${s.namespace}/${s.name}`, s.resourceVersion]);
   }
   return {
     served,
@@ -55,13 +60,13 @@ export function seedFromInputs(
         (w) => w.namespace === scope.namespace,
       )?.resourceVersion;
       if (resourceVersion === undefined) return undefined;
-      const known = inputs.secrets
-        .filter((s) => scope.namespace === null || s.namespace === scope.namespace)
-        .map((s) => [`${s.namespace}/${s.name}`, s.resourceVersion] as const);
-      return { resourceVersion, known };
+      return { resourceVersion, known: known.get(scope.namespace)! };
     }),
   };
 }
+
+/** A Secret a resumed reflector knows: its `namespace/name` and resourceVersion. */
+type Known = readonly [key: string, resourceVersion: string];
 
 type Reflectors = { readonly registry: Reflector; readonly secrets: readonly Reflector[] };
 

@@ -28,7 +28,7 @@ const REFRESH_MS = 5 * 60_000;
  * and again, with the watches' newer positions, when the API server is heard from REFRESH_MS
  * after the last write; only whole inputs (a Snapshot whose inputs are not one whole is written
  * once they settle). Each state it hands the writer has one more write in its generation than
- * the one before.
+ * the one before. After a warm start, inputs the watches confirm unchanged are not written again.
  */
 export function startStateKeeper(options: {
   readonly path: string;
@@ -52,6 +52,18 @@ export function startStateKeeper(options: {
   let published: Snapshot | null = null;
   // A Snapshot was published whose inputs were not written yet.
   let changed = false;
+  // After a warm start, the inputs its file holds, until the first whole inputs are compared with
+  // them: when the watches confirm exactly what was loaded, the file already holds it, and
+  // rewriting it (100 MiB at 100k Apps) would only cost the start CPU and memory. Not after a
+  // rolled-back start: that file is older than the pod's mark, and the next write puts it right.
+  let loaded = opened.rolledBack === undefined ? (opened.warm?.inputs ?? null) : null;
+  const stillLoaded = (): boolean => {
+    if (loaded === null || current === null) return false;
+    const same = sameInputs(current, loaded);
+    loaded = null;
+    if (same) changed = false;
+    return same;
+  };
   let savedAt = clock.now();
   const save = (): void => {
     if (current === null) return;
@@ -71,7 +83,7 @@ export function startStateKeeper(options: {
       if (snapshot !== published) changed = true;
       published = snapshot;
       current = reflected?.inputs() ?? null;
-      if (changed) save();
+      if (changed && !stillLoaded()) save();
     },
     heard(reflected) {
       lastHeard = options.wallClock();
@@ -79,7 +91,7 @@ export function startStateKeeper(options: {
       else
         current =
           current === null ? reflected.inputs() : { ...current, watches: reflected.positions };
-      if (changed || clock.now() - savedAt >= REFRESH_MS) save();
+      if ((changed && !stillLoaded()) || clock.now() - savedAt >= REFRESH_MS) save();
     },
     async close() {
       save();
@@ -87,4 +99,22 @@ export function startStateKeeper(options: {
       await writer.close();
     },
   };
+}
+
+/**
+ * Whether two whole inputs hold the same objects: the same Registry Secret and App Secrets at the
+ * same resourceVersions (an object's content changes with its resourceVersion), in the same order
+ * (a store seeded from a file keeps the file's). Another order counts as a change: one write more.
+ */
+function sameInputs(a: MirrorInputs, b: MirrorInputs): boolean {
+  const [ra, rb] = [a.registry, b.registry];
+  if (ra.present !== rb.present) return false;
+  if (ra.present && rb.present && ra.resourceVersion !== rb.resourceVersion) return false;
+  if (a.secrets.length !== b.secrets.length) return false;
+  return a.secrets.every((s, i) => {
+    const t = b.secrets[i]!;
+    return (
+      s.resourceVersion === t.resourceVersion && s.name === t.name && s.namespace === t.namespace
+    );
+  });
 }

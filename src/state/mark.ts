@@ -16,7 +16,7 @@ import {
   writeFileAtomic,
 } from "./file.ts";
 import type { StateKey } from "./key.ts";
-import { FORMAT_VERSION, MARK_MAGIC, seal, unseal } from "./seal.ts";
+import { MARK_FORMAT_VERSION, MARK_MAGIC, seal, unseal } from "./seal.ts";
 import type { Generation, State } from "./state.ts";
 
 /** The newest state a pod wrote, as its mark records it. */
@@ -34,7 +34,7 @@ export interface Mark extends Generation {
 const MAX_MARK_BYTES = 4096;
 
 const markSchema = z.object({
-  format: z.literal(FORMAT_VERSION),
+  format: z.literal(MARK_FORMAT_VERSION),
   ...generationSchema.shape,
   savedAt: z.number().int().nonnegative(),
   registry: z.string().min(1).nullable(),
@@ -59,7 +59,7 @@ export function writeMarkFile(
   mark: Mark,
   fs: FileSystem = nodeFileSystem,
 ): Promise<Result<void, WriteFileError>> {
-  const plaintext = Buffer.from(JSON.stringify({ format: FORMAT_VERSION, ...mark }), "utf8");
+  const plaintext = Buffer.from(JSON.stringify({ format: MARK_FORMAT_VERSION, ...mark }), "utf8");
   return writeFileAtomic(path, seal(plaintext, key, undefined, MARK_MAGIC), fs);
 }
 

@@ -16,7 +16,8 @@ import {
 } from "../../src/sidecar/last-good-state.ts";
 import { startStateKeeper } from "../../src/sidecar/state-keeper.ts";
 import { markPathOf } from "../../src/state/mark.ts";
-import { FORMAT_1_FILE, FORMAT_1_KEY, scratchPerTest } from "../state/fixtures.ts";
+import { FORMAT_VERSION } from "../../src/state/seal.ts";
+import { FORMAT_1_FILE, FORMAT_1_KEY, FORMAT_2_FILE, scratchPerTest } from "../state/fixtures.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { memoryLogger } from "../support/log-sink.ts";
 import { serveFlags } from "../support/serve-flags.ts";
@@ -190,6 +191,39 @@ describe("the state file's generation across the containers of one pod", () => {
   });
 });
 
+describe("a warm start's keeper", () => {
+  it("writes nothing when the watches confirm the inputs it loaded, and writes the first change", async () => {
+    const p = pod();
+    await p.writeOnce(await p.open(T0), inputs("10"), T0);
+    const opened = await p.open(T0 + MINUTE);
+    const clock = new FakeClock();
+    const writes: number[] = [];
+    const keeper = startStateKeeper({
+      path: p.path,
+      opened,
+      clock,
+      wallClock: () => T0 + MINUTE + clock.now(),
+      reports: { written: () => writes.push(clock.now()), failed: (m) => expect.fail(m) },
+    });
+    // The file's Snapshot (its inputs not confirmed yet), then the same inputs, confirmed.
+    keeper.publish(snapshotOf([], {}, 1), null);
+    keeper.publish(snapshotOf([], {}, 2), reflecting(inputs("10")));
+    keeper.heard?.(reflecting(inputs("10")));
+    await clock.advance(10_000);
+    const quiet = [[...writes], (await p.open(T0 + MINUTE + clock.now())).generation.writes];
+    keeper.publish(snapshotOf([], {}, 3), reflecting(inputs("11")));
+    await keeper.close();
+    const after = await p.open(T0 + MINUTE + clock.now());
+    // The change, then the shutdown's write.
+    expect([quiet, writes.length, after.generation.writes, after.warm?.inputs]).toEqual([
+      [[], 1],
+      2,
+      3,
+      { ...inputs("11"), config: opened.config },
+    ]);
+  });
+});
+
 describe("a start that finds an older state file than the newest its pod wrote", () => {
   it("serves the replayed file (same key), warns once naming both generations, and counts rolled-back", async () => {
     const p = pod();
@@ -324,9 +358,37 @@ describe("a start that finds a state file it may not serve", () => {
         level: 40,
         msg: "state file not used: starting cold",
         reason: "old-version",
-        err: `state file ${p.path} format version 1, older than 2`,
+        err: `state file ${p.path} format version 1, older than ${FORMAT_VERSION}`,
       },
     ]);
     expect([opened.warm, p.loads]).toEqual([undefined, ["old-version"]]);
+  });
+
+  it("starts cold from a file of format 2 (App Secrets as objects), keeps the mark, and writes format 3", async () => {
+    const p = pod();
+    writeFileSync(join(scratch.dir, "key"), Buffer.from(FORMAT_1_KEY, "hex"));
+    await p.writeOnce(await p.open(T0), inputs("10"), T0);
+    writeFileSync(p.path, FORMAT_2_FILE);
+    p.lines();
+    const opened = await p.open(T0);
+    expect(p.lines()).toEqual([
+      {
+        level: 40,
+        msg: "state file not used: starting cold",
+        reason: "old-version",
+        err: `state file ${p.path} format version 2, older than ${FORMAT_VERSION}`,
+      },
+    ]);
+    expect([opened.warm, opened.generation]).toEqual([
+      undefined,
+      { series: SERIES, writes: 1, heardAt: null },
+    ]);
+    await p.writeOnce(opened, inputs("11"), T0 + MINUTE);
+    const next = await p.open(T0 + MINUTE);
+    expect([next.generation.writes, next.warm?.inputs.registry, p.loads]).toEqual([
+      2,
+      inputs("11").registry,
+      ["missing", "old-version", "loaded"],
+    ]);
   });
 });

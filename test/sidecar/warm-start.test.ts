@@ -102,8 +102,12 @@ async function snapshot(s: SidecarProcess): Promise<{ source: string | null; rev
   };
 }
 
-/** A synced replica whose state file holds its inputs, killed without a chance to write again. */
+/**
+ * A synced replica whose state file holds its inputs, killed without a chance to write again. It
+ * starts cold: a warm start the watches confirm unchanged would not write its file again.
+ */
 async function syncedThenKilled(): Promise<string[]> {
+  await rm(join(dir, "state"), { force: true });
   const first = await start();
   await untilReady(first.opsPort);
   await waitUntil(

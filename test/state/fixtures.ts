@@ -46,12 +46,13 @@ export function sampleState(
     },
     config: CONFIG,
     registry: { present: true, resourceVersion: "41", value: byteString(valueBytes) },
+    // In the order a state file keeps them: by namespace, then name.
     secrets: Array.from({ length: n }, (_, i) => ({
       namespace: i % 2 === 0 ? "tenant-a" : "tenant-b",
-      name: `app-${i}`,
+      name: `app-${String(i).padStart(6, "0")}`,
       resourceVersion: String(100 + i),
       data: { token: byteString(valueBytes), "tls.key": byteString(valueBytes) },
-    })),
+    })).sort((a, b) => a.namespace.localeCompare(b.namespace)),
     watches: {
       registry: "45",
       secrets: [
@@ -80,6 +81,24 @@ export const FORMAT_1_FILE = Buffer.from(
   "base64",
 );
 export const FORMAT_1_KEY = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
+
+/**
+ * A state file of format 2, as the code before ADR 66 wrote it (commit 5bcfc9e): one App Secret
+ * per object in the skeleton, under CONFIG, sealed under FORMAT_1_KEY.
+ */
+export const FORMAT_2_FILE = Buffer.from(
+  "Uk1TVEFURQAAAoyHwbw0A6i5BwcHBwcHBwcHBwcHAAACWw9qpBYULbGbtPBy9KJrxreDL+wF7ZPAbdyBb80x7gIr" +
+    "F3TBTrFwxL4gmcSTp2W4UtIn3Wvv2iN4+JqIhx6audJwwMdXvK0dpHm+ACXS5ie/5hRwV8THP1GcGF1vRAVv7q/9" +
+    "6+yqaS6+eEjxH6n5z2iSAb4GUG8gDIjWyqvpELIEdfOhaJnT+N1eFAdm+rn2/1E7R7nqTKFjzDeWv1R5somuFviW" +
+    "daVbQH/yFQku4dEFzEmdi+kpDJwX0Sz1qDOLwwlNP5JSSdvO3grteSJBqVXxc/q9rDTbpRIMqIh90n7EInvHsxGt" +
+    "Ql8nN9j4+cyGtKKcLPpS1/sbtPpkhHV/+i12ppborlU5/Q5JFkoP1n66P6+ba1AKD4Hk8c2SnkNhmg5J3ccV5A5W" +
+    "o85gzLzkGXXZL8HBraV5AhQ0BA+SZzyyoUmm5rM5ld0OZ0Zwdjpc6FfUyZDAPgG4816YBzVcshX5XhPZcgHLv4Nw" +
+    "WiCIvOkf//QlvwSZwoiYhJvtFX6D5CwJOI91b8mUYCiVEUakJIZhRAuM9DWhviyQydjZ/XLrK+blKh5pCUbBR0CU" +
+    "2ilEaBWT8F49dCQs1p83mFeLIn22YGv9jObAFGUjCA8TgT2jf0bqZD4pTzCmcBv05W0w9JR7cdOmLRK1LfuM+cY+" +
+    "0AW2+JfQ3dnDMatjYCfz/d7wyhOWTuWbSfkxjZiQ1uCRDz/pOt3Aw94o8ut4WZYbbp3/ld7Jz2lNbz00Yvlizto2" +
+    "y/83P1agtyiu0Zc9tlILb9sjt2bUEqjryxx+e09KZwqwTfUV/7n8gQKrbYlahzgaAGrDekt27RWDs6c=",
+  "base64",
+);
 
 /** Every Secret byte string a state holds: the Registry value and each App Secret value. */
 export function secretValues(state: State): string[] {

@@ -16,6 +16,7 @@ import {
   CONFIG,
   FORMAT_1_FILE,
   FORMAT_1_KEY,
+  FORMAT_2_FILE,
   newKey,
   sampleState,
   scratchPerTest,
@@ -42,6 +43,18 @@ async function written(s: State = state): Promise<Buffer> {
   return readFileSync(scratch.path);
 }
 
+/** The document of `s` with the App Secret columns of its skeleton changed by `patch`. */
+function patched(s: State, patch: (columns: Record<string, unknown>) => void): Buffer {
+  const doc = encodeState(s);
+  const end = 4 + doc.readUInt32BE(0);
+  const skeleton = JSON.parse(doc.toString("utf8", 4, end)) as { secrets: Record<string, unknown> };
+  patch(skeleton.secrets);
+  const json = Buffer.from(JSON.stringify(skeleton), "utf8");
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(json.length);
+  return Buffer.concat([length, json, doc.subarray(end)]);
+}
+
 async function kindOf(overrides: Partial<ReadStateOptions> = {}): Promise<StateErrorKind | "ok"> {
   const r = await readStateFile(options(overrides));
   return r.ok ? "ok" : r.error.kind;
@@ -66,6 +79,7 @@ describe("readStateFile", () => {
       }),
       registry: { present: true, resourceVersion: "9", value: null },
       secrets: [
+        { namespace: "tenant-a", name: "no-keys", resourceVersion: "8", data: {} },
         {
           namespace: "tenant-a",
           name: "odd",
@@ -75,17 +89,26 @@ describe("readStateFile", () => {
             ["empty", ""],
           ]),
         },
-        { namespace: "tenant-a", name: "no-keys", resourceVersion: "8", data: {} },
       ],
       watches: { registry: "10", secrets: [{ namespace: null, resourceVersion: "11" }] },
     };
     await written(odd);
     const back = await readStateFile(options({ config: odd.config }));
     expect(back).toEqual({ ok: true, value: odd });
-    expect(back.ok && Object.keys(back.value.secrets[0]!.data)).toEqual(["__proto__", "empty"]);
+    expect(back.ok && Object.keys(back.value.secrets[1]!.data)).toEqual(["__proto__", "empty"]);
     const absent: State = { ...state, registry: { present: false } };
     await written(absent);
     expect(await readStateFile(options())).toEqual({ ok: true, value: absent });
+  });
+
+  it("reads back a state of many cipher slices whole, and refuses it altered in its last one", async () => {
+    const big = sampleState({ secrets: 5, valueBytes: 1 << 20 });
+    const file = await written(big);
+    expect(file.length).toBeGreaterThan(8 << 20);
+    expect(await readStateFile(options())).toEqual({ ok: true, value: big });
+    file[file.length - 100]! ^= 1;
+    writeFileSync(scratch.path, file);
+    expect(await kindOf()).toBe("corrupt");
   });
 
   it("says the file is missing", async () => {
@@ -205,6 +228,84 @@ describe("readStateFile", () => {
     }
   });
 
+  it("keeps the App Secrets in columns, sorted by namespace then name, whatever the order given", async () => {
+    const reversed = { ...state, secrets: [...state.secrets].reverse() };
+    await written(reversed);
+    expect(await readStateFile(options())).toEqual({ ok: true, value: state });
+    const doc = encodeState(reversed);
+    const skeleton = JSON.parse(doc.toString("utf8", 4, 4 + doc.readUInt32BE(0))) as {
+      secrets: unknown;
+    };
+    expect(skeleton.secrets).toEqual({
+      namespaces: "tenant-a tenant-b",
+      secretCounts: [2, 1],
+      names: "app-000000 app-000002 app-000001",
+      resourceVersions: "100 102 101",
+      keyCounts: [2, 2, 2],
+      keys: "token tls.key token tls.key token tls.key",
+      lengths: [48, 48, 48, 48, 48, 48],
+    });
+  });
+
+  it("says malformed for App Secret columns that disagree, in any way", async () => {
+    const patches: ((c: Record<string, unknown>) => void)[] = [
+      (c) => (c.secretCounts = [3]),
+      (c) => (c.namespaces = "tenant-a  tenant-b"),
+      (c) => (c.namespaces = "tenant-b tenant-a"),
+      (c) => (c.namespaces = "tenant-a tenant-a"),
+      (c) => (c.secretCounts = [3, 0]),
+      (c) => (c.secretCounts = ["2", 1]),
+      (c) => (c.secretCounts = [1.5, 1.5]),
+      (c) => (c.names = "app-000002 app-000000 app-000001"),
+      (c) => (c.names = "app-000000 app-000000 app-000001"),
+      (c) => (c.names = "app-000000 app-000002"),
+      (c) => (c.names = "app-000000 app-000002 app-000001 app-000003"),
+      (c) => (c.names = 5),
+      (c) => (c.resourceVersions = "100 102"),
+      (c) => (c.resourceVersions = "100  101"),
+      (c) => (c.keyCounts = [2, 2]),
+      (c) => (c.keyCounts = [2, 2, 1]),
+      (c) => (c.keyCounts = [2, 2, -2]),
+      (c) => (c.keys = "token token token tls.key token tls.key"),
+      (c) => (c.keys = "token tls.key token tls.key token"),
+      (c) => (c.lengths = [48, 48, 48, 48, 48]),
+      (c) => (c.lengths = [48, 48, 48, 48, 48, 49]),
+      (c) => (c.lengths = [-48, 48, 48, 48, 48, 144]),
+      (c) => (c.lengths = "48"),
+      (c) => delete c.keys,
+    ];
+    const kinds: string[] = [];
+    for (const patch of patches) {
+      writeFileSync(scratch.path, seal(patched(state, patch), key));
+      kinds.push(await kindOf());
+    }
+    expect(kinds).toEqual(patches.map(() => "malformed"));
+    // The unpatched document reads back.
+    writeFileSync(
+      scratch.path,
+      seal(
+        patched(state, () => {}),
+        key,
+      ),
+    );
+    expect(await kindOf()).toBe("ok");
+  });
+
+  it("refuses to write a name, key or resourceVersion a column cannot hold", async () => {
+    const [first, ...rest] = state.secrets;
+    for (const bad of [
+      { ...first!, name: "two words" },
+      { ...first!, namespace: "" },
+      { ...first!, resourceVersion: "1 2" },
+      { ...first!, data: { "a key": "v" } },
+    ]) {
+      const w = await writeStateFile(scratch.path, key, { ...state, secrets: [bad, ...rest] });
+      expect(w.ok ? "written" : w.error.message.replace(/: a Secret's .*/, "")).toBe(
+        `encoding the state for ${scratch.path}`,
+      );
+    }
+  });
+
   it("refuses a state older than the max age", async () => {
     await written();
     expect(await readStateFile(options({ now: state.savedAt + HOUR + 1 }))).toEqual({
@@ -240,6 +341,18 @@ describe("readStateFile", () => {
       error: {
         kind: "old-version",
         message: `state file ${scratch.path} format version 1, older than ${FORMAT_VERSION}`,
+      },
+    });
+  });
+
+  it("refuses a file of format 2, one skeleton object per App Secret, by its header", async () => {
+    writeFileSync(scratch.path, FORMAT_2_FILE);
+    const formatTwoKey = new StateKey(Buffer.from(FORMAT_1_KEY, "hex"));
+    expect(await readStateFile(options({ key: formatTwoKey }))).toEqual({
+      ok: false,
+      error: {
+        kind: "old-version",
+        message: `state file ${scratch.path} format version 2, older than ${FORMAT_VERSION}`,
       },
     });
   });
