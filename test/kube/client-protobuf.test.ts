@@ -3,10 +3,11 @@
 
 import type { Envtest } from "@replica-mirror/envtest";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { SecretObject } from "../../src/kube/cache/list-watch.ts";
+import type { SecretObject, WatchItem } from "../../src/kube/cache/list-watch.ts";
 import { createListWatch } from "../../src/kube/rest/client.ts";
 import { readList } from "../../src/kube/rest/list-stream.ts";
 import type { Accept, KubeTransport } from "../../src/kube/rest/transport.ts";
+import { createWatchStream } from "../../src/kube/rest/watch-stream.ts";
 import { envtestFor, transportFor } from "../support/world.ts";
 
 let envtest: Envtest;
@@ -108,5 +109,88 @@ describe("lists in protobuf", () => {
         error: expect.objectContaining({ kind: "http", status: 410, reason: "Expired" }),
       },
     });
+  });
+});
+
+describe("watches in protobuf (ADR 65)", () => {
+  /** Opens a streaming list of every Secret with the given Accept; `take(n)` reads n items. */
+  async function streamingList(accept: Accept) {
+    const stop = new AbortController();
+    const query = new URLSearchParams({
+      watch: "1",
+      sendInitialEvents: "true",
+      resourceVersionMatch: "NotOlderThan",
+      allowWatchBookmarks: "true",
+    });
+    const opened = await transport.openStream("/api/v1/secrets", query, stop.signal, { accept });
+    if (!opened.ok) throw new Error(opened.error.kind);
+    const { contentType } = opened.value;
+    const iterator = createWatchStream(opened.value, stop.signal)[Symbol.asyncIterator]();
+    const take = async (n: number) => {
+      const items: WatchItem[] = [];
+      while (items.length < n) items.push((await iterator.next()).value as WatchItem);
+      return items;
+    };
+    return { contentType, take, close: () => stop.abort() };
+  }
+
+  it("yields the events JSON gives, from frames split anywhere", async () => {
+    envtest.faults.chunking({ mode: "split", seed: 7 });
+    const protobuf = await streamingList("protobuf-or-json");
+    const json = await streamingList("json");
+    envtest.apply({ namespace: "tenant-b", name: "blog-credentials", data: { token: "b2" } });
+    envtest.delete("tenant-b", "empty");
+    const [fromProtobuf, fromJson] = [await protobuf.take(6), await json.take(6)];
+    protobuf.close();
+    json.close();
+    expect({ contentType: protobuf.contentType, events: fromProtobuf }).toEqual({
+      contentType: "application/vnd.kubernetes.protobuf;stream=watch",
+      events: fromJson,
+    });
+    expect(fromJson.map((e) => e.ok && e.value.type)).toEqual([
+      "ADDED",
+      "ADDED",
+      "ADDED",
+      "BOOKMARK",
+      "MODIFIED",
+      "DELETED",
+    ]);
+    expect(fromJson[3]).toMatchObject({ ok: true, value: { initialEventsEnd: true } });
+  });
+
+  it("is what the ListWatch asks for", async () => {
+    const lw = createListWatch(transport, {});
+    const stop = new AbortController();
+    const opened = await lw.watch({
+      resourceVersion: "",
+      sendInitialEvents: true,
+      timeoutSeconds: 30,
+      signal: stop.signal,
+    });
+    if (!opened.ok) throw new Error(opened.error.kind);
+    const iterator = opened.value[Symbol.asyncIterator]();
+    const mine: WatchItem[] = [];
+    while (mine.length < 4) mine.push((await iterator.next()).value as WatchItem);
+    stop.abort();
+    const json = await streamingList("json");
+    const fromJson = await json.take(4);
+    json.close();
+    expect(mine).toEqual(fromJson);
+    // The ListWatch's stream was the protobuf one: fewer bytes for the same events.
+    const [protobufBytes, jsonBytes] = envtest.requests
+      .entries()
+      .slice(-2)
+      .map((e) => e.bytes);
+    expect(protobufBytes).toBeLessThan(jsonBytes ?? 0);
+  });
+
+  it("ends with a decode item, holding no Secret data, on a frame cut short or too long", async () => {
+    const watch = await streamingList("protobuf-or-json");
+    await watch.take(4);
+    envtest.faults.injectGarbage("bytes");
+    const [item] = await watch.take(1);
+    watch.close();
+    expect(item).toMatchObject({ ok: false, error: { kind: "decode" } });
+    expect(JSON.stringify(item)).not.toContain("s3cr3t");
   });
 });
