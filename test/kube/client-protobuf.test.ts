@@ -8,6 +8,7 @@ import { createListWatch } from "../../src/kube/rest/client.ts";
 import { readList } from "../../src/kube/rest/list-stream.ts";
 import type { Accept, KubeTransport } from "../../src/kube/rest/transport.ts";
 import { createWatchStream } from "../../src/kube/rest/watch-stream.ts";
+import { connect, drain, openWatch } from "../support/list-watch-harness.ts";
 import { envtestFor, transportFor } from "../support/world.ts";
 
 let envtest: Envtest;
@@ -192,5 +193,72 @@ describe("watches in protobuf (ADR 65)", () => {
     watch.close();
     expect(item).toMatchObject({ ok: false, error: { kind: "decode" } });
     expect(JSON.stringify(item)).not.toContain("s3cr3t");
+  });
+
+  /** Envtest's frames of the streaming list above (3 Secrets and the end bookmark), as bytes. */
+  async function framesOfEnvtest(): Promise<{ body: Buffer; items: WatchItem[] }> {
+    const stop = new AbortController();
+    const query = "watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan";
+    const res = await fetch(`${envtest.url}/api/v1/secrets?${query}&allowWatchBookmarks=true`, {
+      headers: { accept: "application/vnd.kubernetes.protobuf" },
+      signal: stop.signal,
+    });
+    let body = Buffer.alloc(0);
+    for await (const chunk of res.body ?? []) {
+      body = Buffer.concat([body, chunk]);
+      if (body.includes("k8s.io/initial-events-end")) break;
+    }
+    stop.abort();
+    const json = await streamingList("json");
+    const items = await json.take(4);
+    json.close();
+    return { body, items };
+  }
+
+  /** A stub answering `chunks` as a protobuf watch body, a pause between writes. */
+  async function replay(chunks: readonly Buffer[]) {
+    const { lw } = await connect(async (_req, res) => {
+      res.writeHead(200, { "content-type": "application/vnd.kubernetes.protobuf;stream=watch" });
+      for (const c of chunks) {
+        res.write(c);
+        await new Promise((r) => setTimeout(r, 1));
+      }
+      res.end();
+    });
+    return drain(await openWatch(lw));
+  }
+
+  it("reads frames cut into pieces of a few bytes, and a frame cut short at the end", async () => {
+    const { body, items } = await framesOfEnvtest();
+    const pieces: Buffer[] = [];
+    for (let at = 0, n = 1; at < body.length; at += n, n = (n % 7) + 1)
+      pieces.push(body.subarray(at, at + n));
+    expect(await replay(pieces)).toEqual(items);
+    const cut = body.length - 3;
+    expect(await replay([body.subarray(0, cut)])).toEqual([
+      ...items.slice(0, 3),
+      {
+        ok: false,
+        error: expect.objectContaining({
+          kind: "decode",
+          message: expect.stringMatching(/^watch frame truncated after \d+ bytes$/),
+        }),
+      },
+    ]);
+  });
+
+  it("refuses a frame announced longer than 16 MiB without buffering it", async () => {
+    const head = Buffer.alloc(4);
+    head.writeUInt32BE(16 * 1024 * 1024 + 1);
+    expect(await replay([head, Buffer.alloc(1024)])).toEqual([
+      {
+        ok: false,
+        error: {
+          kind: "decode",
+          message: "watch frame of 16777217 bytes exceeds the frame limit",
+          bytes: 16777217,
+        },
+      },
+    ]);
   });
 });
