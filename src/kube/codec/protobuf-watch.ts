@@ -112,18 +112,21 @@ export function decodeWatchFrame(body: Buffer): Result<WatchEvent, DecodeFailure
   }
   if (r.failure !== null) return err({ message: `watch event: ${r.failure}` });
   if (raw === undefined) return err({ message: "watch event: required at object" });
-  const object = body.subarray(raw.start, raw.end);
+  // The object is read in place: no Buffer view per event.
+  const { start, end } = raw;
   switch (type) {
     case "ADDED":
     case "MODIFIED":
     case "DELETED": {
-      const secret = secretIn(object, `${type} object`);
+      const what = `${type} object`;
+      const inner = unwrap(body, start, end, "Secret", what);
+      const secret = inner.ok ? decodeSecretMessage(inner.value, what) : inner;
       return secret.ok ? ok({ type, object: secret.value }) : secret;
     }
     case "BOOKMARK":
-      return bookmarkIn(object);
+      return bookmarkIn(body, start, end);
     case "ERROR": {
-      const status = decodeStatusBody(object);
+      const status = decodeStatusBody(body.subarray(start, end));
       return status.ok ? ok({ type, status: status.value }) : status;
     }
     default:
@@ -131,11 +134,17 @@ export function decodeWatchFrame(body: Buffer): Result<WatchEvent, DecodeFailure
   }
 }
 
-/** The message inside an object's envelope, when the envelope names `kind`. */
-function unwrap(object: Buffer, kind: string, what: string): Result<WireReader, DecodeFailure> {
-  if (object.length < MAGIC.length || !object.subarray(0, MAGIC.length).equals(MAGIC))
-    return err({ message: `${what}: not a Kubernetes protobuf object` });
-  const r = new WireReader(object, MAGIC.length);
+/** The message inside the envelope at `buf[start, end)`, when the envelope names `kind`. */
+function unwrap(
+  buf: Buffer,
+  start: number,
+  end: number,
+  kind: string,
+  what: string,
+): Result<WireReader, DecodeFailure> {
+  const magic = end - start >= MAGIC.length && MAGIC.every((b, i) => buf[start + i] === b);
+  if (!magic) return err({ message: `${what}: not a Kubernetes protobuf object` });
+  const r = new WireReader(buf, start + MAGIC.length, end);
   let named = "";
   let inner: WireReader | undefined;
   while (r.more) {
@@ -150,19 +159,14 @@ function unwrap(object: Buffer, kind: string, what: string): Result<WireReader, 
   return ok(inner);
 }
 
-function secretIn(object: Buffer, what: string) {
-  const inner = unwrap(object, "Secret", what);
-  return inner.ok ? decodeSecretMessage(inner.value, what) : inner;
-}
-
 /** A BOOKMARK's Secret: only its metadata's resourceVersion (6) and annotations (12) matter. */
-function bookmarkIn(object: Buffer): Result<WatchEvent, DecodeFailure> {
+function bookmarkIn(buf: Buffer, start: number, end: number): Result<WatchEvent, DecodeFailure> {
   const what = "BOOKMARK object";
-  const inner = unwrap(object, "Secret", what);
+  const inner = unwrap(buf, start, end, "Secret", what);
   if (!inner.ok) return inner;
   const secret = inner.value;
   let resourceVersion = "";
-  let end = false;
+  let ended = false;
   while (secret.more) {
     const tag = secret.varint();
     if (tag !== (1 << 3) + LENGTH_DELIMITED) {
@@ -175,7 +179,7 @@ function bookmarkIn(object: Buffer): Result<WatchEvent, DecodeFailure> {
       if (t === (6 << 3) + LENGTH_DELIMITED) resourceVersion = meta.string();
       else if (t === (12 << 3) + LENGTH_DELIMITED) {
         const entry = meta.message();
-        end = initialEventsEnd(entry) || end;
+        ended = initialEventsEnd(entry) || ended;
         if (entry.failure !== null) meta.fail(entry.failure);
       } else meta.skip(t & 7);
     }
@@ -185,7 +189,7 @@ function bookmarkIn(object: Buffer): Result<WatchEvent, DecodeFailure> {
   if (resourceVersion === "")
     return err({ message: `${what}: required at metadata.resourceVersion` });
   return ok(
-    end
+    ended
       ? { type: "BOOKMARK", resourceVersion, initialEventsEnd: true }
       : { type: "BOOKMARK", resourceVersion },
   );
