@@ -21,8 +21,13 @@ export const SECRET_READS: Offers = { table: true, protobuf: true };
 /** Secret writes answer the object (or Status) they wrote. */
 export const SECRET_WRITES: Offers = { table: false, protobuf: true };
 /**
- * Watches (no protobuf watch framing here), Namespaces and the rest: JSON, or a Table where the
- * handler builds one; a client asking for protobuf first gets its second choice, JSON.
+ * Secret watches: protobuf frames (`;stream=watch`) for client-go, as kube-apiserver streams any
+ * type with a protobuf serializer; Tables for kubectl.
+ */
+export const SECRET_WATCHES: Offers = { table: true, protobuf: true };
+/**
+ * Namespaces and the rest: JSON, or a Table where the handler builds one; a client asking for
+ * protobuf first gets its second choice, JSON.
  */
 export const JSON_OR_TABLE: Offers = { table: true, protobuf: false };
 
@@ -85,6 +90,7 @@ export function negotiate(accept: string | undefined, offers: Offers): Represent
 
 /** What the endpoint a request reaches offers. */
 function offersFor(r: Route, verb: Verb): Offers {
+  if (r.kind === "secrets" && verb === "watch") return SECRET_WATCHES;
   if (r.kind !== "secrets" || r.watchPath) return JSON_OR_TABLE;
   switch (verb) {
     case "get":

@@ -192,3 +192,34 @@ export function encodeStatus(s: Omit<Status, "code"> & { readonly code?: number 
   w.int(6, s.code ?? 0);
   return w.finish();
 }
+
+/**
+ * One frame of a protobuf watch (`application/vnd.kubernetes.protobuf;stream=watch`): a 4-byte
+ * big-endian length, then metav1.WatchEvent { type = 1, object = 2 (RawExtension { raw = 1 }) }
+ * written without an envelope (apimachinery's protobuf RawSerializer, framed by its
+ * LengthDelimitedFramer), its `raw` the object as a GET answers it, envelope and all (the watch
+ * handler's embedded encoder).
+ */
+export function watchFrame(type: string, kind: string, raw: Buffer): Buffer {
+  const object = Buffer.concat(envelopeParts(kind, [raw]));
+  const w = new ProtoWriter(object.length + 32);
+  w.string(1, type).message(2, (e) => e.bytes(1, object));
+  const body = w.view();
+  const head = Buffer.alloc(4);
+  head.writeUInt32BE(body.length);
+  return Buffer.concat([head, body]);
+}
+
+/** A BOOKMARK frame: a Secret whose metadata holds only the resourceVersion and annotations. */
+export function bookmarkFrame(rv: number, initialEventsEnd: boolean): Buffer {
+  const metadata = {
+    name: "",
+    namespace: "",
+    uid: "",
+    resourceVersion: String(rv),
+    creationTimestamp: "",
+    ...(initialEventsEnd ? { annotations: { "k8s.io/initial-events-end": "true" } } : {}),
+  };
+  const secret: SecretJSON = { kind: "Secret", apiVersion: "v1", metadata, type: "" };
+  return watchFrame("BOOKMARK", "Secret", encodeSecret(secret));
+}

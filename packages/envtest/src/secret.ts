@@ -4,7 +4,7 @@
  * sorts them, each object serialised once (as JSON, and as protobuf when a client asks for it).
  */
 
-import { encodeSecret } from "./protobuf-encode.ts";
+import { encodeSecret, watchFrame } from "./protobuf-encode.ts";
 
 /** A managedFields `fieldsV1` tree: `{"f:data": {".": {}, "f:key": {}}}`. */
 export type FieldsV1 = { readonly [path: string]: FieldsV1 };
@@ -169,6 +169,7 @@ export class StoredSecret {
   #item: Buffer | undefined;
   #added: Buffer | undefined;
   #proto: Buffer | undefined;
+  #addedFrame: Buffer | undefined;
 
   constructor(obj: SecretJSON) {
     this.obj = obj;
@@ -211,5 +212,11 @@ export class StoredSecret {
   get addedLine(): Buffer {
     this.#added ??= Buffer.from(`{"type":"ADDED","object":${this.json}}\n`);
     return this.#added;
+  }
+
+  /** The same ADDED event as a protobuf watch frame. */
+  get addedFrame(): Buffer {
+    this.#addedFrame ??= watchFrame("ADDED", "Secret", this.proto);
+    return this.#addedFrame;
   }
 }

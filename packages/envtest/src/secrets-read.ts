@@ -7,8 +7,13 @@ import type { FeatureGates } from "./feature-gates.ts";
 import type { EventType, StoreEvent } from "./history.ts";
 import { parseBool, sendError, sendJson, sendJsonParts, sendProtobuf } from "./http-io.ts";
 import { listSecrets, secretListBody } from "./list.ts";
-import { JSON_OR_TABLE, negotiate, SECRET_READS } from "./negotiate.ts";
-import { envelopeParts, secretListProtoParts } from "./protobuf-encode.ts";
+import { negotiate, SECRET_READS, SECRET_WATCHES } from "./negotiate.ts";
+import {
+  encodeSecret,
+  envelopeParts,
+  secretListProtoParts,
+  watchFrame,
+} from "./protobuf-encode.ts";
 import { type StoredSecret, storeKey } from "./secret.ts";
 import { compileSelection } from "./selectors.ts";
 import {
@@ -133,7 +138,7 @@ function watchOptionsErrors(
  * a fault.
  */
 export function watchSecrets(ctx: Ctx, namespace: string | undefined, name: string | undefined) {
-  const repr = negotiate(ctx.req.headers.accept, JSON_OR_TABLE);
+  const repr = negotiate(ctx.req.headers.accept, SECRET_WATCHES);
   if (repr === "none") return sendError(ctx.res, notAcceptable());
   const sel = selection(ctx, namespace, name);
   if (!sel.ok) return sendError(ctx.res, sel.failure);
@@ -148,14 +153,20 @@ export function watchSecrets(ctx: Ctx, namespace: string | undefined, name: stri
   const timeout =
     q.timeoutSeconds !== undefined && /^\d+$/.test(q.timeoutSeconds) ? Number(q.timeoutSeconds) : 0;
   const encode =
-    repr === "table" ? tableEncoder(ctx) : (e: StoreEvent, as: EventType) => e.line(as);
+    repr === "table"
+      ? tableEncoder(ctx)
+      : repr === "protobuf"
+        ? protobufEncoder
+        : (e: StoreEvent, as: EventType) => e.line(as);
   const addedLine =
     repr === "table"
       ? (s: StoredSecret) => tableLine(ctx, "ADDED", s.obj)
-      : (s: StoredSecret) => s.addedLine;
-
-  startWatchResponse(ctx.res);
-  const watch = ctx.hub.open(ctx.res, ctx.record, sel.value.matches, bookmarks, encode);
+      : repr === "protobuf"
+        ? (s: StoredSecret) => s.addedFrame
+        : (s: StoredSecret) => s.addedLine;
+  const encoding = repr === "protobuf" ? "protobuf" : "json";
+  startWatchResponse(ctx.res, encoding);
+  const watch = ctx.hub.open(ctx.res, ctx.record, sel.value.matches, bookmarks, encode, encoding);
   const state = ctx.state;
   const fromState =
     initial === true || (initial === undefined && (rvParam === "" || rvParam === "0"));
@@ -181,6 +192,16 @@ export function watchSecrets(ctx: Ctx, namespace: string | undefined, name: stri
     for (const e of since.events) watch.offer(e);
   }
   if (timeout > 0) watch.endAfter(timeout * 1000, () => state.resourceVersion);
+}
+
+/** An event as a protobuf watch frame, built at most once per event and type. */
+function protobufEncoder(e: StoreEvent, as: EventType): Buffer {
+  return e.cached(`protobuf:${as}`, () => {
+    const obj = as === "DELETED" ? e.deletedObject() : e.current?.obj;
+    if (obj === undefined) return e.line(as);
+    const raw = as === "DELETED" || e.current === undefined ? encodeSecret(obj) : e.current.proto;
+    return watchFrame(as, "Secret", raw);
+  });
 }
 
 function tableLine(ctx: Ctx, as: EventType, obj: StoredSecret["obj"]): Buffer {

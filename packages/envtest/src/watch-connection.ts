@@ -9,6 +9,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { coalesceCount, splitRandomly } from "./chunking.ts";
 import type { FaultSettings } from "./faults.ts";
 import type { EventType, StoreEvent } from "./history.ts";
+import { bookmarkFrame, encodeStatus, PROTOBUF_MEDIA_TYPE, watchFrame } from "./protobuf-encode.ts";
 import type { RequestRecord } from "./request-log.ts";
 import type { Predicate } from "./selectors.ts";
 import type { Status } from "./status.ts";
@@ -38,9 +39,14 @@ function bookmarkLine(rv: number, initialEventsEnd: boolean): Buffer {
 const TYPE_KEY = Buffer.from('{"type":"');
 const EVENT_INITIALS = new Set(["A", "M", "D"].map((c) => c.charCodeAt(0)));
 
+/** A protobuf frame's WatchEvent starts with its type: field 1's tag, a one-byte length, the text. */
+const TYPE_TAG = 0x0a;
+const FRAME_HEAD = 4;
+
 /**
  * How many of `lines` are events carrying an object (ADDED, MODIFIED, DELETED), as opposed to
- * BOOKMARK, ERROR or injected garbage: read from the line itself, so the queue stays plain buffers.
+ * BOOKMARK, ERROR or injected garbage: read from the line (or protobuf frame) itself, so the queue
+ * stays plain buffers.
  */
 function eventsIn(lines: readonly Buffer[]): number {
   let n = 0;
@@ -50,14 +56,20 @@ function eventsIn(lines: readonly Buffer[]): number {
       l.subarray(0, TYPE_KEY.length).equals(TYPE_KEY)
     )
       n++;
+    else if (l[FRAME_HEAD] === TYPE_TAG && EVENT_INITIALS.has(l[FRAME_HEAD + 2] ?? 0)) n++;
   }
   return n;
 }
 
+/** How a watch writes its events: JSON lines, or protobuf frames (`;stream=watch`). */
+export type WatchEncoding = "json" | "protobuf";
+
 /** Starts a watch response: 200, chunked, headers flushed before any event. */
-export function startWatchResponse(res: ServerResponse): void {
+export function startWatchResponse(res: ServerResponse, encoding: WatchEncoding = "json"): void {
   res.writeHead(200, {
-    "Content-Type": "application/json",
+    // kube-apiserver's watch handler names the framing for any stream but JSON.
+    "Content-Type":
+      encoding === "protobuf" ? `${PROTOBUF_MEDIA_TYPE};stream=watch` : "application/json",
     "Cache-Control": "no-cache, private",
     "Transfer-Encoding": "chunked",
   });
@@ -77,6 +89,7 @@ interface WatchConnectionOptions {
   readonly encode: EventEncoder;
   readonly matches: Predicate;
   readonly bookmarks: boolean;
+  readonly encoding: WatchEncoding;
   readonly faults: FaultSettings;
   readonly random: () => number;
   /** Runs a flush in the hub's next write batch. */
@@ -94,6 +107,7 @@ export class WatchConnection {
   readonly #record: RequestRecord;
   readonly #matches: Predicate;
   readonly #encode: EventEncoder;
+  readonly #encoding: WatchEncoding;
   readonly #faults: FaultSettings;
   readonly #random: () => number;
   readonly #schedule: (flush: () => void) => void;
@@ -112,6 +126,7 @@ export class WatchConnection {
     this.#record = o.record;
     this.#matches = o.matches;
     this.#encode = o.encode;
+    this.#encoding = o.encoding;
     this.bookmarks = o.bookmarks;
     this.#faults = o.faults;
     this.#serial = o.faults.nextWatchSerial();
@@ -160,13 +175,22 @@ export class WatchConnection {
   /** Queues a BOOKMARK at `rv` (never older than an event already queued). */
   bookmark(rv: number, initialEventsEnd = false): void {
     if (!this.bookmarks) return;
-    this.push(bookmarkLine(Math.max(rv, this.#lastRv), initialEventsEnd));
+    const at = Math.max(rv, this.#lastRv);
+    this.push(
+      this.#encoding === "protobuf"
+        ? bookmarkFrame(at, initialEventsEnd)
+        : bookmarkLine(at, initialEventsEnd),
+    );
   }
 
   /** Writes the ERROR event carrying `status` and ends the watch; the log records its code. */
   fail(status: Status): void {
     if (!this.#closed && !this.#ending) this.#record.watchError(status.code);
-    this.push(Buffer.from(`{"type":"ERROR","object":${JSON.stringify(status)}}\n`));
+    this.push(
+      this.#encoding === "protobuf"
+        ? watchFrame("ERROR", "Status", encodeStatus(status))
+        : Buffer.from(`{"type":"ERROR","object":${JSON.stringify(status)}}\n`),
+    );
     this.end();
   }
 

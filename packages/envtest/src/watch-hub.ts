@@ -9,7 +9,7 @@ import { FlushScheduler } from "./flush.ts";
 import type { RequestRecord } from "./request-log.ts";
 import type { Predicate } from "./selectors.ts";
 import type { EnvtestState } from "./store.ts";
-import { type EventEncoder, WatchConnection } from "./watch-connection.ts";
+import { type EventEncoder, WatchConnection, type WatchEncoding } from "./watch-connection.ts";
 
 /** Quiet time earned per socket written in a flush pass, and its cap (see FlushScheduler). */
 const FLUSH_MS_PER_WATCH = 0.25;
@@ -55,11 +55,13 @@ export class WatchHub implements FaultTargets {
     matches: Predicate,
     bookmarks: boolean,
     encode: EventEncoder,
+    encoding: WatchEncoding = "json",
   ): WatchConnection {
     const watch = new WatchConnection({
       res,
       record,
       encode,
+      encoding,
       matches,
       bookmarks,
       faults: this.#settings,

@@ -260,3 +260,24 @@ export function withDataBytes<T extends { data?: Record<string, string> }>(s: T)
         ),
       };
 }
+
+/**
+ * The frames of a protobuf watch body (a 4-byte big-endian length, then a metav1.WatchEvent
+ * { type 1, object 2: RawExtension { raw 1 } } without an envelope), each with its object unwrapped.
+ */
+export function watchFrames(body: Buffer) {
+  const frames: {
+    type: string;
+    envelope: ReturnType<typeof unwrap>["envelope"];
+    raw: Uint8Array;
+  }[] = [];
+  for (let pos = 0; pos + 4 <= body.length; ) {
+    const length = body.readUInt32BE(pos);
+    if (pos + 4 + length > body.length) break;
+    const e = new Msg(body.subarray(pos + 4, pos + 4 + length), { 1: 2, 2: 2 }, "WatchEvent");
+    const ext = new Msg(e.bytes(2) ?? new Uint8Array(), { 1: 2 }, "RawExtension");
+    frames.push({ type: e.string(1), ...unwrap(ext.bytes(1) ?? new Uint8Array()) });
+    pos += 4 + length;
+  }
+  return frames;
+}

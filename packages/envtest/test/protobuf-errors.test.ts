@@ -1,7 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type Envtest, startEnvtest } from "../src/index.ts";
 import { openWatch } from "./helpers.ts";
-import { secret, secretList, status, unwrap, withDataBytes } from "./protobuf-decode.ts";
+import {
+  secret,
+  secretList,
+  status,
+  unwrap,
+  watchFrames,
+  withDataBytes,
+} from "./protobuf-decode.ts";
 import { fetchBytes, manifest, PROTOBUF, PROTOBUF_FIRST } from "./protobuf-http.ts";
 
 let env: Envtest;
@@ -90,12 +97,8 @@ describe("protobuf Status errors", () => {
     expect(codes).toEqual([409, 422, 500, 503, 504]);
   });
 
-  it("stays JSON where protobuf is not served: watches, Namespaces, unknown paths", async () => {
-    for (const path of [
-      "/api/v1/secrets?watch=true&resourceVersion=x",
-      "/api/v1/namespaces/missing",
-      "/api/v1/configmaps",
-    ]) {
+  it("stays JSON where protobuf is not served: Namespaces, unknown paths", async () => {
+    for (const path of ["/api/v1/namespaces/missing", "/api/v1/configmaps"]) {
       const r = await fetchBytes(env, "GET", path, PROTOBUF_FIRST);
       expect(r.headers.get("content-type"), path).toBe("application/json");
       expect(JSON.parse(r.body.toString())).toMatchObject({ kind: "Status" });
@@ -182,10 +185,52 @@ describe("negotiation", () => {
     expect(got).toEqual(cases);
   });
 
-  it("streams watches as JSON whatever the Accept header prefers", async () => {
+  it("streams watches in protobuf frames when asked first, as kube-apiserver does", async () => {
+    env.apply({ namespace: "default", name: "w", data: { k: "v" } });
+    const query = "watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan";
+    const res = await fetch(
+      `${env.url}/api/v1/namespaces/default/secrets?${query}&allowWatchBookmarks=true`,
+      { headers: { accept: PROTOBUF_FIRST } },
+    );
+    let body = Buffer.alloc(0);
+    for await (const chunk of res.body ?? []) {
+      body = Buffer.concat([body, chunk]);
+      if (watchFrames(body).length === 2) break;
+    }
+    const [added, bookmark] = watchFrames(body);
+    expect({
+      contentType: res.headers.get("content-type"),
+      added: { type: added?.type, kind: added?.envelope.kind, secret: secret(added!.raw) },
+      bookmark: {
+        type: bookmark?.type,
+        kind: bookmark?.envelope.kind,
+        metadata: secret(bookmark!.raw).metadata,
+      },
+    }).toEqual({
+      contentType: "application/vnd.kubernetes.protobuf;stream=watch",
+      added: {
+        type: "ADDED",
+        kind: "Secret",
+        secret: expect.objectContaining({
+          metadata: expect.objectContaining({ name: "w", namespace: "default" }),
+          data: { k: Buffer.from("v") },
+        }),
+      },
+      bookmark: {
+        type: "BOOKMARK",
+        kind: "Secret",
+        metadata: expect.objectContaining({
+          resourceVersion: expect.stringMatching(/^\d+$/),
+          annotations: { "k8s.io/initial-events-end": "true" },
+        }),
+      },
+    });
+  });
+
+  it("streams watches as JSON to a client that asks for JSON", async () => {
     env.apply({ namespace: "default", name: "w" });
     const w = await openWatch(env, "/api/v1/namespaces/default/secrets?watch=true", {
-      accept: PROTOBUF_FIRST,
+      accept: "application/json",
     });
     expect(w.headers["content-type"]).toBe("application/json");
     expect((await w.next()).object.metadata.name).toBe("w");

@@ -173,7 +173,8 @@ function statusMessage(r: WireReader): Result<ApiStatus, DecodeFailure> {
       const details = r.message();
       while (details.more) {
         const t = details.varint();
-        if (t === (5 << 3) + VARINT) retryAfterSeconds = details.varint();
+        // Written even when 0, which JSON omits (omitempty): 0 is no Retry-After either way.
+        if (t === (5 << 3) + VARINT) retryAfterSeconds = details.varint() || undefined;
         else details.skip(t & 7);
       }
       if (details.failure !== null) r.fail(details.failure);

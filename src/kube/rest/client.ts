@@ -55,7 +55,10 @@ export function createListWatch(transport: KubeTransport, scope: ListWatchScope)
         query.set("resourceVersion", resourceVersion);
       }
       query.set("timeoutSeconds", String(timeoutSeconds));
-      const opened = await transport.openStream(path, query, signal);
+      // Protobuf first (ADR 65): no JSON parse or base64 per event; a server may answer JSON.
+      const opened = await transport.openStream(path, query, signal, {
+        accept: "protobuf-or-json",
+      });
       if (!opened.ok) return opened;
       return ok(createWatchStream(opened.value, signal, onActivity));
     },

@@ -1,8 +1,11 @@
-// Turns an open watch response into a WatchStream: bytes → lines → decoded events.
+// Turns an open watch response into a WatchStream: bytes → lines (JSON) or frames (protobuf, the
+// encoding asked for first, ADR 65) → decoded events. The response's Content-Type picks.
 
 import { err } from "../../result.ts";
 import type { WatchItem, WatchStream } from "../cache/list-watch.ts";
 import { createLineSplitter, type SplitLine } from "../codec/ndjson.ts";
+import { createFrameSplitter, decodeWatchFrame, type Frame } from "../codec/protobuf-watch.ts";
+import { isProtobuf } from "../codec/protobuf-wire.ts";
 import { decodeWatchLine } from "../codec/wire.ts";
 import type { OpenResponse } from "./transport.ts";
 
@@ -18,6 +21,48 @@ function decodeLine(line: SplitLine): WatchItem {
   return event.ok
     ? event
     : err({ kind: "decode", message: event.error.message, bytes: line.bytes });
+}
+
+function decodeFrame(frame: Frame): WatchItem {
+  if (frame.kind === "overlong") {
+    return err({
+      kind: "decode",
+      message: `watch frame of ${frame.bytes} bytes exceeds the frame limit`,
+      bytes: frame.bytes,
+    });
+  }
+  const event = decodeWatchFrame(frame.body);
+  return event.ok
+    ? event
+    : err({ kind: "decode", message: event.error.message, bytes: frame.body.length });
+}
+
+/** Chunks in, decoded items out, in either encoding. */
+interface WatchDecoder {
+  push(chunk: Buffer): WatchItem[];
+  /** What the body's end leaves: the unterminated last line, or a truncated frame. */
+  end(): WatchItem[];
+}
+
+function watchDecoder(contentType: string | undefined): WatchDecoder {
+  if (isProtobuf(contentType)) {
+    const frames = createFrameSplitter();
+    return {
+      push: (chunk) => frames.push(chunk).map(decodeFrame),
+      end() {
+        const bytes = frames.end();
+        if (bytes === 0) return [];
+        return [
+          err({ kind: "decode", message: `watch frame truncated after ${bytes} bytes`, bytes }),
+        ];
+      },
+    };
+  }
+  const lines = createLineSplitter();
+  return {
+    push: (chunk) => lines.push(chunk).map(decodeLine),
+    end: () => lines.end().map(decodeLine),
+  };
 }
 
 /**
@@ -40,15 +85,15 @@ export function createWatchStream(
   else signal.addEventListener("abort", close, { once: true });
 
   async function* items(): AsyncGenerator<WatchItem> {
-    const splitter = createLineSplitter();
+    const decoder = watchDecoder(response.contentType);
     try {
       if (closed) return;
       try {
         for await (const chunk of response.body) {
           if (closed) return;
           onActivity?.();
-          for (const line of splitter.push(chunk as Buffer)) {
-            yield decodeLine(line);
+          for (const item of decoder.push(chunk as Buffer)) {
+            yield item;
             if (closed) return;
           }
         }
@@ -66,7 +111,7 @@ export function createWatchStream(
         });
         return;
       }
-      for (const line of splitter.end()) yield decodeLine(line);
+      for (const item of decoder.end()) yield item;
     } finally {
       close();
     }
