@@ -20,7 +20,7 @@ export type ShippedVariant = "hop" | "zero-hop";
 export type Baseline = "alone" | "alone-pooled";
 
 /** Each proxy: its name, each shipped configuration's mechanism, zero-hop's baseline. */
-export const PROXIES: readonly {
+const ALL_PROXIES: readonly {
   readonly kind: PlaneKind;
   readonly name: string;
   /** The hop configuration's mechanism. */
@@ -53,6 +53,14 @@ export const PROXIES: readonly {
     zeroHopBaseline: "alone",
   },
 ];
+
+/**
+ * The proxies measured: all of them, or, for a diagnostic partial run, those BENCH_PROXIES names
+ * (`BENCH_PROXIES=nginx,haproxy`); a run so filtered is not one to chart.
+ */
+const only = process.env.BENCH_PROXIES?.split(",");
+export const PROXIES: typeof ALL_PROXIES =
+  only === undefined ? ALL_PROXIES : ALL_PROXIES.filter((p) => only.includes(p.kind));
 
 /** The measured server's name: "nginx alone", "nginx hop", "nginx zero-hop". */
 export const variantName = (kind: PlaneKind, variant: Variant) => `${kind} ${variant}`;
