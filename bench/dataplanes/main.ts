@@ -44,7 +44,14 @@ const command = shippedCommand();
 const ctx = {
   quick,
   nodeFlags: command.nodeFlags,
-  env: command.env,
+  // A diagnostic run's flags for the sidecars (`BENCH_SIDECAR_NODE_OPTIONS=--import=/x.mjs`): this
+  // process's own NODE_OPTIONS never reach them.
+  env: {
+    ...command.env,
+    ...(process.env.BENCH_SIDECAR_NODE_OPTIONS === undefined
+      ? {}
+      : { NODE_OPTIONS: process.env.BENCH_SIDECAR_NODE_OPTIONS }),
+  },
 };
 // A full run waits (at most 3 minutes) for the neighbours to quieten; the load is recorded anyway.
 const startLoad = quick || noWait ? load1() : await waitForQuiet(1.5, 180_000);

@@ -20,7 +20,7 @@ export type ShippedVariant = "hop" | "zero-hop";
 export type Baseline = "alone" | "alone-pooled";
 
 /** Each proxy: its name, each shipped configuration's mechanism, zero-hop's baseline. */
-export const PROXIES: readonly {
+export const ALL_PROXIES: readonly {
   readonly kind: PlaneKind;
   readonly name: string;
   /** The hop configuration's mechanism. */
@@ -54,6 +54,14 @@ export const PROXIES: readonly {
   },
 ];
 
+/**
+ * The proxies measured: all of them, or, for a diagnostic partial run, those BENCH_PROXIES names
+ * (`BENCH_PROXIES=nginx,haproxy`); a run so filtered is not one to chart.
+ */
+const only = process.env.BENCH_PROXIES?.split(",");
+export const PROXIES: typeof ALL_PROXIES =
+  only === undefined ? ALL_PROXIES : ALL_PROXIES.filter((p) => only.includes(p.kind));
+
 /** The measured server's name: "nginx alone", "nginx hop", "nginx zero-hop". */
 export const variantName = (kind: PlaneKind, variant: Variant) => `${kind} ${variant}`;
 
@@ -84,7 +92,7 @@ export const CREDENTIAL_VARIANTS: readonly (readonly [PlaneKind, ShippedVariant]
 
 /** What `variant` of `kind` is compared with. */
 export const baselineOf = (kind: PlaneKind, variant: ShippedVariant): Baseline =>
-  variant === "hop" ? "alone" : PROXIES.find((p) => p.kind === kind)!.zeroHopBaseline;
+  variant === "hop" ? "alone" : ALL_PROXIES.find((p) => p.kind === kind)!.zeroHopBaseline;
 
 /**
  * A run beside a mode's with credentials off, in its baseline's group of rounds: the mode with
@@ -134,14 +142,14 @@ export const baselineLabel = (kind: PlaneKind, baseline: Baseline) =>
   `${kind} alone${baseline === "alone-pooled" ? ", upstream connections kept" : ""}`;
 
 /** The proxy's hop label, from PROXIES. */
-export const labelOf = (kind: PlaneKind) => PROXIES.find((p) => p.kind === kind)!.label;
+export const labelOf = (kind: PlaneKind) => ALL_PROXIES.find((p) => p.kind === kind)!.label;
 
 /** The proxy's zero-hop label, from PROXIES. */
 export const zeroHopLabelOf = (kind: PlaneKind) =>
-  PROXIES.find((p) => p.kind === kind)!.zeroHopLabel;
+  ALL_PROXIES.find((p) => p.kind === kind)!.zeroHopLabel;
 
 /** The proxy's name, from PROXIES. */
-export const nameOf = (kind: PlaneKind) => PROXIES.find((p) => p.kind === kind)!.name;
+export const nameOf = (kind: PlaneKind) => ALL_PROXIES.find((p) => p.kind === kind)!.name;
 
 const VERSION_ARGS: Record<PlaneKind, string[]> = {
   nginx: ["-v"],

@@ -23,7 +23,7 @@ import {
 } from "./credentials.ts";
 import type { DataplanesData, RotationData, SizeData, WriteToAnswerData } from "./data.ts";
 import { benchLoad, type PhaseOptions } from "./load-phase.ts";
-import { PROXIES, planeVersion } from "./proxies.ts";
+import { ALL_PROXIES, PROXIES, planeVersion } from "./proxies.ts";
 import { dataplaneRows } from "./report.ts";
 import { benchRotations } from "./rotation-phase.ts";
 import { startSeenUpstream } from "./seen-upstream.ts";
@@ -150,8 +150,9 @@ export async function benchDataplanes(
   // An odd number of rounds, so that a median ratio is one round's ratio.
   const rounds = ctx.quick ? 1 : 5;
   const seconds = ctx.quick ? 1 : 3;
+  // Every proxy's, also in a run BENCH_PROXIES filters: the upstream is nginx.
   const binaries = Object.fromEntries(
-    PROXIES.map(({ kind }) => {
+    ALL_PROXIES.map(({ kind }) => {
       const tool = findPlane(kind);
       if (tool.path === undefined) throw new Error(`${kind}: ${tool.missing}`);
       return [kind, tool.path];

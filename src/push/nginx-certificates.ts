@@ -24,7 +24,7 @@ const nameLine = (name: string, app: string) => `n ${name} ${app}`;
 
 /**
  * The certificate lines of a whole table (a PUT): every name's `n` line in name order (code
- * units), then every App's `k` line in App order: the order nginx's digest rebuilds them in.
+ * units), then every App's `k` line in App order.
  * Computed once per view; empty when no App has a served certificate.
  */
 export const nginxCertificateLines = cachedPer((view: PushView): readonly string[] => {

@@ -7,7 +7,6 @@
 // (nginx reads it with the table's generation), so an App's line is rendered once (table-lines.ts)
 // and a push only joins them.
 
-import { createHash } from "node:crypto";
 import { cachedPer } from "../cached-per.ts";
 import type { PushView, RouteView } from "../snapshot/types.ts";
 import { type CertificateEntry, certificateEntries } from "./certificates.ts";
@@ -24,50 +23,12 @@ import { entryFields, type LineFormat, tableLines } from "./table-lines.ts";
 
 /**
  * The whole table's body, for a PUT: the entries, then the credentials in App name order, then
- * the certificates' names in name order and certificates in App order (the orders nginx's digest
- * rebuilds them in when a PATCH added some). Holds Secret bytes.
+ * the certificates' names in name order and certificates in App order. Holds Secret bytes.
  */
 export function nginxTableBody(view: PushView): string {
   const credentials = nginxCredentials(view).map(credentialText);
   const certificates = nginxCertificateLines(view);
   return body(`revision ${view.revision}\n`, [...nginxLines(view), ...credentials, certificates]);
-}
-
-/**
- * The digest nginx gives (GET /replica-mirror/digest) while it answers from `view`'s table: the
- * SHA-1, hex, of `nginxTableBody(view)`. nginx rebuilds that body from its dict, whether the
- * table came whole or as a whole table and its changes (a PATCH keeps the hostnames, so the
- * order of the keys of the whole table stands), and nginx keeps the keys in the order they came:
- * no sort is needed for the same table to give the same digest (but of the credentials, names
- * and certificates a PATCH added, which nginx merges in by key). It covers each certificate's id,
- * names and bytes.
- */
-export const nginxTableDigest = (view: PushView): string =>
-  createHash("sha1").update(nginxTableBody(view)).digest("hex");
-
-/** Bytes of the body hashed between two turns of the event loop. */
-const SLICE_BYTES = 256 * 1024;
-
-/**
- * `nginxTableDigest(view)`, hashed a chunk at a time with a turn of the event loop every
- * SLICE_BYTES: the body of 100k Apps is about 10 MB, which joined and hashed at once held the
- * main thread for tens of ms, and a rotation that came meanwhile waited for it.
- */
-export async function nginxTableDigestSliced(view: PushView): Promise<string> {
-  const hash = createHash("sha1").update(`revision ${view.revision}\n`);
-  const credentials = nginxCredentials(view).map(credentialText);
-  let bytes = 0;
-  for (const lines of [...nginxLines(view), ...credentials, nginxCertificateLines(view)]) {
-    if (lines.length === 0) continue;
-    const text = `${lines.join("\n")}\n`;
-    hash.update(text);
-    bytes += text.length;
-    if (bytes >= SLICE_BYTES) {
-      bytes = 0;
-      await new Promise(setImmediate);
-    }
-  }
-  return hash.digest("hex");
 }
 
 /**
@@ -150,7 +111,9 @@ function body(head: string, chunks: readonly (readonly string[])[]): string {
 const credentialLine = (line: CredentialLine) => `c ${line.app} ${line.value}`;
 
 /** A chunk's credential lines as text, once per list. */
-const credentialText = cachedPer((lines: readonly CredentialLine[]) => lines.map(credentialLine));
+export const credentialText = cachedPer((lines: readonly CredentialLine[]) =>
+  lines.map(credentialLine),
+);
 
 const nginxLine: LineFormat = (kind, name, entry) =>
   `${kind === "exact" ? "=" : "*"} ${name} ${entryValue(entry)}`;

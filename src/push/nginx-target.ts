@@ -4,7 +4,8 @@
 // of the Apps changed since, which nginx fills as an overlay generation read before the whole one
 // and switches to the same way. A restarted nginx has an empty dict: it answers 404 for the
 // revision (not synced) and 409 to a PATCH, and gets the whole table again. nginx hashes the
-// table it holds itself (GET /replica-mirror/digest): the digest of the whole table's body.
+// table it holds itself (GET /replica-mirror/digest): an order-free digest of the whole table's
+// lines (nginx-digest.ts, ADR 67).
 // The certificates it serves by SNI (ADR 56) are lines of the same table (nginx-certificates.ts),
 // so a rotation is a PATCH of the App's `k` line, and the digest covers them. A body holds
 // Secret bytes (credentials, private keys): no failure returned here quotes one.
@@ -13,14 +14,8 @@ import { cachedPer } from "../cached-per.ts";
 import { ok, type Result } from "../result.ts";
 import type { PushView } from "../snapshot/types.ts";
 import { type AdminAnswer, adminCall, adminRefused } from "./admin-http.ts";
-import {
-  type NginxBase,
-  nginxBase,
-  nginxChangesBody,
-  nginxTableBody,
-  nginxTableDigest,
-  nginxTableDigestSliced,
-} from "./nginx-table.ts";
+import { NGINX_DIGEST, nginxTableDigest, nginxTableDigestSliced } from "./nginx-digest.ts";
+import { type NginxBase, nginxBase, nginxChangesBody, nginxTableBody } from "./nginx-table.ts";
 import type { PushFailure, PushTarget } from "./target.ts";
 
 export interface NginxTargetOptions {
@@ -98,7 +93,7 @@ export function nginxTarget(options: NginxTargetOptions): PushTarget {
       const answer = await get("/replica-mirror/digest");
       if (!answer.ok) return answer;
       if (answer.value.status === 404) return ok(null);
-      if (answer.value.status !== 200 || !/^[0-9a-f]{40}$/.test(answer.value.text)) {
+      if (answer.value.status !== 200 || !NGINX_DIGEST.test(answer.value.text)) {
         return adminRefused("GET digest", answer.value);
       }
       return ok(answer.value.text);

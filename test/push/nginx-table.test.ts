@@ -1,11 +1,11 @@
+import { crc32 } from "node:zlib";
 import { describe, expect, it } from "vitest";
+import { nginxTableDigest, nginxTableDigestSliced } from "../../src/push/nginx-digest.ts";
 import {
   type NginxBase,
   nginxBase,
   nginxChangesBody,
   nginxTableBody,
-  nginxTableDigest,
-  nginxTableDigestSliced,
 } from "../../src/push/nginx-table.ts";
 import { build, rebuildForSecrets } from "../../src/snapshot/build.ts";
 import type { Snapshot } from "../../src/snapshot/types.ts";
@@ -45,6 +45,15 @@ describe("the nginx table digest", () => {
       same: sliced,
       distinct: new Set(sliced).size,
     }).toEqual({ same: views.map(nginxTableDigest), distinct: 3 });
+  });
+
+  it("counts and sums the CRC-32 of the whole body's lines, in whatever order nginx reads them", () => {
+    const lines = nginxTableBody(whole).split("\n").slice(0, -1).reverse();
+    const crcs = lines.map((line) => crc32(line));
+    const hex = (n: number) => n.toString(16).padStart(8, "0");
+    const a = crcs.reduce((s, h) => (s + h) >>> 0, 0);
+    const b = crcs.reduce((s, h) => (s + Math.imul(h, h)) >>> 0, 0);
+    expect(nginxTableDigest(whole)).toBe(`${lines.length}:${hex(a)}:${hex(b)}`);
   });
 });
 

@@ -38,6 +38,8 @@ class FakeProxy implements PushTarget {
    */
   verificationGated = false;
   readsAtEnd = false;
+  /** When set, verifications read a table half changed: a digest of no table pushed. */
+  readsTorn = false;
   #releaseVerification: (() => void)[] = [];
 
   async push(table: RouteView, options?: PushOptions): Promise<Result<void, PushFailure>> {
@@ -68,6 +70,7 @@ class FakeProxy implements PushTarget {
     if (this.down) return err({ reason: "unreachable", message: "connect ECONNREFUSED" });
     if (this.slowToVerify) return err({ reason: "timeout", message: "no answer in 2000 ms" });
     const table = this.readsAtEnd ? this.table : atStart;
+    if (this.readsTorn) return ok("torn");
     return ok(table === null ? null : digestOf(table));
   }
 
@@ -353,6 +356,7 @@ describe("the pusher", () => {
     pusher.publish(snapshot(1));
     await settle();
     proxy.verificationGated = true;
+    proxy.readsTorn = true;
     let revision = 1;
     for (let i = 0; i < MAX_DROPPED_VERIFICATIONS; i++) {
       await clock.advance(VERIFY);
@@ -362,6 +366,7 @@ describe("the pusher", () => {
       await settle();
     }
     // Another writer changes the table under the last revision pushed.
+    proxy.readsTorn = false;
     proxy.table = snapshot(revision, "victim.example.com");
     await clock.advance(VERIFY);
     pusher.publish(snapshot(revision + 1));
@@ -400,6 +405,31 @@ describe("the pusher", () => {
       wholes: proxy.wholes.some(Boolean),
       drifted: events.filter((e) => e.startsWith("drifted")),
     }).toEqual({ pushes: [1, 2, 3, 4, 5], wholes: false, drifted: [] });
+    await pusher.close();
+  });
+
+  it("counts a verification that read the table confirmed when it began, though pushes came through meanwhile, and never holds a push back", async () => {
+    const { clock, proxy, events, pusher } = setup();
+    pusher.publish(snapshot(1));
+    await settle();
+    proxy.verificationGated = true;
+    let revision = 1;
+    const during: number[] = [];
+    for (let i = 0; i <= MAX_DROPPED_VERIFICATIONS; i++) {
+      await clock.advance(VERIFY);
+      pusher.publish(snapshot(++revision));
+      await settle();
+      pusher.publish(snapshot(++revision));
+      await settle();
+      during.push(proxy.pushes.length);
+      proxy.releaseVerification();
+      await settle();
+    }
+    expect({
+      during,
+      wholes: proxy.wholes.some(Boolean),
+      drifted: events.filter((e) => e.startsWith("drifted")),
+    }).toEqual({ during: [3, 5, 7, 9], wholes: false, drifted: [] });
     await pusher.close();
   });
 

@@ -385,81 +385,56 @@ function M.revision()
   return ngx.exit(200)
 end
 
--- GET /replica-mirror/digest: the SHA-1 (hex) of the table held, read from the dict now and
--- written as the body of a PUT that would hold it: "revision <n>", then the line of every key of
--- the whole generation in the order it came (the entries, then the credentials by App name, the
--- certificates' names by name and the certificates by App name), with the overlay's value where
--- it has one and the credentials, names and certificates only the overlay has merged in by key,
--- then the overlay's other keys (none while a PATCH keeps the hostnames); each line ends with
--- "\n". A key whose value is gone (evicted) or empty (removed by the overlay) has no line. The
--- sidecar compares it with the digest of what it pushed (ADR 51). 404 before the first push. It
--- yields every 1,000 keys (10k Apps: about 20 ms of CPU in all), so requests on this worker wait a
--- few ms at most; the sidecar pushes nothing while it waits for the answer.
-local MERGED = { "c", "n", "k" }
-local RANK = { c = 1, n = 2, k = 3 }
+-- GET /replica-mirror/digest: an order-free digest of the table held, read from the dict now
+-- (ADR 67, after ADR 51): "<count>:<a>:<b>", the number of lines and two sums mod 2^32 (8 hex
+-- digits each) of h and h*h, h the CRC-32 of each line as the body of a PUT that would hold the
+-- table writes it, without its "\n": "revision <n>", then every key of the whole generation with
+-- the overlay's value where it has one, then the overlay's keys the whole generation has not. A
+-- key whose value is gone (evicted) or empty (removed by the overlay) has no line, so a lost,
+-- added or altered line changes the digest. The sidecar compares it with the digest of what it
+-- pushed (src/push/nginx-digest.ts). 404 before the first push. Each line is hashed as its key is
+-- read, no body is built, and it sleeps 1 ms every DIGEST_GROUP keys (100k Apps: 200k keys), so
+-- requests on this worker wait for one group at most. Not ngx.sleep(0): with stock nginx that
+-- posts the handler to the queue nginx is draining, so it runs on at once and no request does.
+local DIGEST_GROUP = 500
+local crc32, tohex = ngx.crc32_long, require("bit").tohex
 function M.digest()
   local current = dict:get("current")
   if current == nil then return ngx.exit(404) end
   local gen, revision, overlay = current:match("^(%d+) (%d+) ?(%d*)$")
   local over = overlay_of(overlay)
-  -- Per merged kind: the overlay's keys the whole generation holds none for, sorted.
-  local extra, is_extra, next_extra = {}, {}, {}
-  for _, kind in ipairs(MERGED) do
-    local list, set = {}, {}
-    for key in pairs(over[kind]) do
-      if dict:get(gen .. kind .. key) == nil then list[#list + 1], set[key] = key, true end
-    end
-    table.sort(list)
-    extra[kind], is_extra[kind], next_extra[kind] = list, set, 1
+  local count, a, b = 0, 0, 0
+  local function add(line)
+    local h = crc32(line)
+    local lo = h % 65536
+    -- h*h mod 2^32 from its halves: lo*lo + (2*lo*hi mod 2^16) * 2^16, exact in a double.
+    local square = lo * lo + (2 * lo * ((h - lo) / 65536)) % 65536 * 65536
+    count, a, b = count + 1, (a + h) % 4294967296, (b + square) % 4294967296
   end
+  add("revision " .. revision)
+  local seen = { ["="] = {}, ["*"] = {}, c = {}, n = {}, k = {} }
   local keys = dict:get(gen .. "#keys") or ""
-  -- Pieces, not lines: table.concat joins them once, where a line each would be a string each.
-  local out, n, used, at, from, count = { "revision ", revision, "\n" }, 3, {}, #gen + 1, 1, 0
-  local function line(kind, key, value)
-    if value == nil or value == "" then return end
-    out[n + 1], out[n + 2], out[n + 3], out[n + 4], out[n + 5] = kind, " ", key, " ", value
-    out[n + 6], n = "\n", n + 6
-  end
-  -- The overlay-only keys of `kind` that sort before `before` (nil: all that are left).
-  local function extras(kind, before)
-    local list, i = extra[kind], next_extra[kind]
-    while list[i] and (before == nil or list[i] < before) do
-      line(kind, list[i], over[kind][list[i]])
-      i = i + 1
-    end
-    next_extra[kind] = i
-  end
-  local function extras_below(rank)
-    for r = 1, rank - 1 do extras(MERGED[r]) end
-  end
+  local at, from, n = #gen + 1, 1, 0
   while from <= #keys do
     local to = keys:find("\n", from, true) or #keys + 1
     local kind, key = keys:sub(from + at - 1, from + at - 1), keys:sub(from + at, to - 1)
-    local rank = RANK[kind]
-    if rank then
-      extras_below(rank)
-      extras(kind, key)
+    local value = over[kind][key]
+    if value ~= nil then
+      seen[kind][key] = true
+    else
+      value = dict:get(keys:sub(from, to - 1))
     end
-    if not (rank and is_extra[kind][key]) then
-      local value = over[kind][key]
-      if value then
-        used[kind .. key] = true
-      else
-        value = dict:get(keys:sub(from, to - 1))
-      end
-      line(kind, key, value)
-    end
-    from, count = to + 1, count + 1
-    if count % 1000 == 0 then ngx.sleep(0) end
+    if value ~= nil and value ~= "" then add(kind .. " " .. key .. " " .. value) end
+    from, n = to + 1, n + 1
+    if n % DIGEST_GROUP == 0 then ngx.sleep(0.001) end
   end
-  extras_below(#MERGED + 1)
-  for _, kind in ipairs({ "=", "*" }) do
-    for key, value in pairs(over[kind]) do
-      if not used[kind .. key] then line(kind, key, value) end
+  for kind, values in pairs(over) do
+    local done = seen[kind]
+    for key, value in pairs(values) do
+      if not done[key] and value ~= "" then add(kind .. " " .. key .. " " .. value) end
     end
   end
-  local sum = ngx.sha1_bin(table.concat(out))
-  ngx.print((sum:gsub(".", function(c) return string.format("%02x", c:byte()) end)))
+  ngx.print(count, ":", tohex(a), ":", tohex(b))
   return ngx.exit(200)
 end
 
