@@ -379,6 +379,8 @@ describe("readStateFile", () => {
       { secretNamespaces: [] },
       { secretSelector: undefined },
       { secretSelector: "replica-mirror/app=yes" },
+      { serveCredentials: true },
+      { serveCertificates: true },
     ]) {
       const r = await readStateFile(other({ ...flags, ...patch }));
       expect(r.ok ? "ok" : r.error.kind).toBe("other-config");
@@ -392,6 +394,8 @@ describe("readStateFile", () => {
       "written under App Secret scopes namespaces tenant-a,tenant-b, configured now: cluster-wide",
       "written under label selector 'replica-mirror/app=true', configured now: none",
       "written under label selector 'replica-mirror/app=true', configured now: 'replica-mirror/app=yes'",
+      "written under --serve-credentials false, configured now: true",
+      "written under --serve-certificates false, configured now: true",
     ]);
   });
 });
