@@ -52,12 +52,7 @@ export function sampleState(
       namespace: i % 2 === 0 ? "tenant-a" : "tenant-b",
       name: `app-${String(i).padStart(6, "0")}`,
       resourceVersion: String(100 + i),
-      // A value read only for its presence has no bytes to keep (ADR 68).
-      data: {
-        token: byteString(valueBytes),
-        "tls.key": byteString(valueBytes),
-        seen: UNKEPT_VALUE,
-      },
+      data: { token: byteString(valueBytes), "tls.key": byteString(valueBytes) },
     })).sort((a, b) => a.namespace.localeCompare(b.namespace)),
     watches: {
       registry: "45",
