@@ -24,6 +24,8 @@ export interface Subject {
   readonly entry: string;
   readonly env: Readonly<Record<string, string>>;
   readonly withoutEnv: readonly string[];
+  /** The V8 flags it starts with: the image's, less those the variant leaves out. */
+  readonly nodeFlags: readonly string[];
 }
 
 export interface HopOptions {
@@ -66,6 +68,7 @@ export async function hopRounds(
         entry: s.entry,
         env: s.env,
         withoutEnv: s.withoutEnv,
+        nodeFlags: s.nodeFlags,
         name: `${s.name} sidecar`,
       });
       sidecars.push(server);

@@ -26,6 +26,7 @@ async function start(s: Subject, cluster: BenchCluster): Promise<Start> {
     entry: s.entry,
     env: s.env,
     withoutEnv: s.withoutEnv,
+    nodeFlags: s.nodeFlags,
     name: s.name,
   });
   try {

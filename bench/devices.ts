@@ -37,6 +37,8 @@ interface Variant {
   /** Bundle plugins left out. */
   readonly build?: readonly (keyof typeof BUNDLE_PLUGINS)[];
   readonly dropEnv?: readonly string[];
+  /** The image's V8 flags left out. */
+  readonly dropFlags?: readonly string[];
 }
 
 const VARIANTS: readonly Variant[] = [
@@ -47,6 +49,12 @@ const VARIANTS: readonly Variant[] = [
     without: "MALLOC_*_THRESHOLD_=65536 (ADR 19)",
     phases: ["start"],
     dropEnv: ["MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"],
+  },
+  {
+    name: "no-semi-space-flag",
+    without: "--max-semi-space-size=4 (ADR 69)",
+    phases: ["hop", "start"],
+    dropFlags: ["--max-semi-space-size=4"],
   },
   {
     name: "no-collection",
@@ -127,6 +135,7 @@ async function prepare(variant: Variant, ctx: SuiteContext): Promise<Subject> {
     entry: join(dist, "main.mjs"),
     env: ctx.env,
     withoutEnv: variant.dropEnv ?? [],
+    nodeFlags: ctx.nodeFlags.filter((f) => !(variant.dropFlags ?? []).includes(f)),
   };
 }
 

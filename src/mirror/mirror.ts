@@ -68,7 +68,7 @@ export class Mirror {
       scopes: options.secrets.scopes,
       clock: this.#clock,
       observer: this.#observer,
-      serveCertificates: options.serveCertificates ?? false,
+      served: options,
       onRetryDue: () => this.#adoptions.signal(),
     });
     const stage = (run: () => void | Promise<void>, onError: (e: unknown) => void) =>

@@ -5,7 +5,7 @@ import type { Registry, SecretRef } from "../registry/schema.ts";
 import { fetchSecrets, type SecretScope } from "./fetch-secrets.ts";
 import type { MirrorObserver } from "./observer.ts";
 import { SecretStore } from "./secret-store.ts";
-import { addedSecrets, deriveWatchedSet, unionOf } from "./watched-set.ts";
+import { addedSecrets, deriveWatchedSet, type Served, unionOf } from "./watched-set.ts";
 
 /** Waits before fetching failed Secrets again: a schedule whose last delay repeats. */
 export const RETRY_DELAYS_MS: readonly number[] = [1_000, 2_000, 5_000, 10_000, 30_000];
@@ -14,8 +14,8 @@ interface ReferencedSecretsOptions {
   readonly scopes: readonly SecretScope[];
   readonly clock: Clock;
   readonly observer: Required<Pick<MirrorObserver, "fetchFailed">>;
-  /** Whether TLS Secrets are kept (`--serve-certificates`); default false. */
-  readonly serveCertificates?: boolean;
+  /** What the process serves, which says which values are kept (ADR 68); default nothing. */
+  readonly served?: Served;
   /** A retry of failed fetches fell due: the owner calls `retryFailed` when it can. */
   readonly onRetryDue: () => void;
 }
@@ -47,7 +47,7 @@ export class ReferencedSecrets {
    * App Secrets, which then keeps exactly them.
    */
   watch(registry: Registry | null): void {
-    this.#watched = deriveWatchedSet(registry, this.#options.serveCertificates === true);
+    this.#watched = deriveWatchedSet(registry, this.#options.served);
     this.store.setWatched(this.#watched);
   }
 
@@ -56,7 +56,7 @@ export class ReferencedSecrets {
    * for the others. Resolves with the Secrets whose stored state the fetch changed.
    */
   async follow(registry: Registry | null): Promise<SecretRef[]> {
-    const next = deriveWatchedSet(registry, this.#options.serveCertificates === true);
+    const next = deriveWatchedSet(registry, this.#options.served);
     const added = addedSecrets(this.#watched, next);
     let changed: SecretRef[] = [];
     if (added.length > 0) {

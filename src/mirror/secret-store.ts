@@ -2,22 +2,35 @@ import type { SecretObject } from "../kube/cache/list-watch.ts";
 import { ownRecord } from "../kube/codec/secret-data.ts";
 import type { SecretRef } from "../registry/schema.ts";
 import { SecretIndex } from "../snapshot/secret-index.ts";
-import type { SecretData, SecretLookup } from "../snapshot/types.ts";
+import { type SecretData, type SecretLookup, UNKEPT_VALUE } from "../snapshot/types.ts";
 import { compareResourceVersions } from "./resource-version.ts";
-import type { WatchedSet } from "./watched-set.ts";
+import { covers, demoted, narrowed, type ReadKeys, type WatchedSet } from "./watched-set.ts";
 
 /**
- * The values of the referenced keys, byte strings as decoded, in a new frozen `ownRecord`: the
- * store shares nothing mutable with the decoder, keeps no byte an App does not read (a `tls.key`
- * beside the token), and a key the Secret lacks reads undefined whatever its name.
+ * What the store keeps of a Secret's data, in a new frozen `ownRecord`: the value of each key read
+ * for its bytes; for a key read only for its presence, "" or UNKEPT_VALUE (ADR 68). It shares
+ * nothing mutable with the decoder, keeps no byte an App does not read (a `tls.key` beside the
+ * token), and a key the Secret lacks reads undefined whatever its name. An unkept value stays
+ * unkept: the bytes were never here (a fetch brings them, `keptFor` says so).
  */
-function referencedBytes(
+function keptData(
   data: Readonly<Record<string, string>> | undefined,
-  keys: ReadonlySet<string>,
+  keys: ReadKeys,
 ): SecretData["data"] {
   const kept = ownRecord<string>();
-  if (data !== undefined) for (const k of keys) if (Object.hasOwn(data, k)) kept[k] = data[k]!;
+  if (data !== undefined) {
+    for (const k of keys.bytes) if (Object.hasOwn(data, k)) kept[k] = data[k]!;
+    for (const k of keys.presence)
+      if (Object.hasOwn(data, k)) kept[k] = data[k] === "" ? "" : UNKEPT_VALUE;
+  }
   return Object.freeze(kept);
+}
+
+/** What `keptData(data, keys)` holds: a bytes key whose value came unkept is presence only. */
+function keptFor(data: Readonly<Record<string, string>> | undefined, keys: ReadKeys): ReadKeys {
+  if (data === undefined) return keys;
+  const unkept = [...keys.bytes].filter((k) => data[k] === UNKEPT_VALUE && Object.hasOwn(data, k));
+  return unkept.length === 0 ? keys : demoted(keys, unkept);
 }
 
 /**
@@ -27,7 +40,7 @@ function referencedBytes(
  * at 100k Secrets that index held 3.6 MiB of hash table.
  */
 interface Held extends SecretData {
-  readonly keptFor: ReadonlySet<string>;
+  readonly keptFor: ReadKeys;
 }
 
 /** Where a Secret's state came from: a watch event is in order; a GET may race the watch. */
@@ -65,13 +78,17 @@ export class SecretStore {
       if (!watched.has(namespace, name)) this.#deletedAt.delete(namespace, name);
     for (const [namespace, name, held] of [...this.#present.entries()]) {
       const keys = watched.get(namespace, name);
-      if (keys === undefined) this.#present.delete(namespace, name);
-      else if (Object.keys(held.data).some((k) => !keys.has(k)))
-        this.#present.set(namespace, name, {
-          data: referencedBytes(held.data, keys),
-          resourceVersion: held.resourceVersion,
-          keptFor: keys,
-        });
+      if (keys === undefined) {
+        this.#present.delete(namespace, name);
+        continue;
+      }
+      const kept = narrowed(keys, held.keptFor);
+      if (kept === held.keptFor) continue;
+      this.#present.set(namespace, name, {
+        data: keptData(held.data, kept),
+        resourceVersion: held.resourceVersion,
+        keptFor: kept,
+      });
     }
   }
 
@@ -134,19 +151,17 @@ export class SecretStore {
     } else {
       this.#deletedAt.delete(namespace, name);
       this.#present.set(namespace, name, {
-        data: referencedBytes(object.data, keys),
+        data: keptData(object.data, keys),
         resourceVersion,
-        keptFor: keys,
+        keptFor: keptFor(object.data, keys),
       });
     }
     return "changed";
   }
 
-  /** Whether the held bytes of a present Secret were kept for every key of `keys`. */
-  #kept(namespace: string, name: string, keys: ReadonlySet<string>): boolean {
+  /** Whether a present Secret was kept for at least `keys`. */
+  #kept(namespace: string, name: string, keys: ReadKeys): boolean {
     const kept = this.#present.get(namespace, name)?.keptFor;
-    if (kept === undefined) return false;
-    for (const k of keys) if (!kept.has(k)) return false;
-    return true;
+    return kept !== undefined && covers(kept, keys);
   }
 }

@@ -2,76 +2,143 @@ import type { Registry, SecretRef } from "../registry/schema.ts";
 import { TLS_CERT_KEY, TLS_KEY_KEY } from "../snapshot/certificate.ts";
 import { SecretIndex } from "../snapshot/secret-index.ts";
 
+/**
+ * The keys of one Secret that Apps read (ADR 68): `bytes`, whose values this replica keeps (a
+ * served credential's, a served certificate's), and `presence`, of whose values it keeps only
+ * whether they are empty (an App's readiness). Disjoint: a key read both ways is in `bytes`.
+ */
+export interface ReadKeys {
+  readonly bytes: ReadonlySet<string>;
+  readonly presence: ReadonlySet<string>;
+}
+
 /** The Secrets a Registry references, each with the keys its Apps read. */
-export type WatchedSet = SecretIndex<ReadonlySet<string>>;
+export type WatchedSet = SecretIndex<ReadKeys>;
+
+/** What the process serves besides routes: fixed for its life. */
+export interface Served {
+  /** `--serve-credentials`: a credential's value is kept. */
+  readonly serveCredentials?: boolean;
+  /** `--serve-certificates`: TLS Secrets are kept; off, no private key is read (ADR 56). */
+  readonly serveCertificates?: boolean;
+}
+
+/** Whether `held` keeps, of a Secret, at least what `wanted` reads: the same keys or more. */
+export function covers(held: ReadKeys, wanted: ReadKeys): boolean {
+  for (const k of wanted.bytes) if (!held.bytes.has(k)) return false;
+  for (const k of wanted.presence) if (!held.bytes.has(k) && !held.presence.has(k)) return false;
+  return true;
+}
+
+/** Every key of `keys`, read either way. */
+export function readsKey(keys: ReadKeys, key: string): boolean {
+  return keys.bytes.has(key) || keys.presence.has(key);
+}
 
 /**
- * One set per combination of keys, shared by every Secret read for those keys: at 100k
- * Apps a set of its own per Secret cost about 230 bytes each, 22 MiB, for what is nearly always
- * the one set `{token}`. The sets are never changed: adding a key takes another shared set, whose
- * keys keep the order they were added in.
+ * One `ReadKeys` per combination, shared by every Secret read that way: at 100k Apps sets of
+ * their own per Secret cost about 230 bytes each, 22 MiB, for what is nearly always `{token}`.
+ * Never changed: adding a key takes another shared one, whose keys keep the order they came in.
  */
 class KeySets {
-  readonly #sets = new Map<string, ReadonlySet<string>>();
+  readonly #sets = new Map<string, ReadKeys>();
 
-  /** The shared set of `keys` and `key`. */
-  with(keys: ReadonlySet<string> | undefined, key: string): ReadonlySet<string> {
-    if (keys?.has(key) === true) return keys;
-    const all = keys === undefined ? [key] : [...keys, key];
-    // Secret keys are `[-._a-zA-Z0-9]+`: a line break cannot be part of one.
-    const id = all.join("\n");
+  /** The shared keys of `keys` and `key`, read as `how`. */
+  with(keys: ReadKeys | undefined, key: string, how: "bytes" | "presence"): ReadKeys {
+    // A bound, not a cache policy: a Registry's combinations are few, a tenant's could be many.
+    if (this.#sets.size > MAX_SHARED) this.#sets.clear();
+    if (keys?.bytes.has(key) === true) return keys;
+    if (how === "presence" && keys?.presence.has(key) === true) return keys;
+    const bytes = [...(keys?.bytes ?? [])];
+    let presence = [...(keys?.presence ?? [])];
+    if (how === "bytes") {
+      bytes.push(key);
+      presence = presence.filter((k) => k !== key);
+    } else presence.push(key);
+    // Secret keys are `[-._a-zA-Z0-9]+`: neither a line break nor a space is part of one.
+    const id = `${bytes.join("\n")} ${presence.join("\n")}`;
     let set = this.#sets.get(id);
     if (set === undefined) {
-      set = new Set(all);
+      set = Object.freeze({ bytes: new Set(bytes), presence: new Set(presence) });
       this.#sets.set(id, set);
     }
     return set;
   }
 }
 
+const MAX_SHARED = 4096;
+const shared = new KeySets();
+
+/** No key read: what a store keeps of a Secret read for nothing. */
+export const NO_KEYS: ReadKeys = Object.freeze({
+  bytes: new Set<string>(),
+  presence: new Set<string>(),
+});
+
 /**
- * The Secrets and keys a Registry references: the only bytes this replica keeps. TLS Secrets
- * only with `serveCertificates`: off, no private key is read (ADR 56).
+ * Of `wanted`, what `held` keeps: a key `held` reads for its presence only stays so, a key it
+ * does not read is left out.
  */
-export function deriveWatchedSet(registry: Registry | null, serveCertificates = false): WatchedSet {
-  const watched = new SecretIndex<ReadonlySet<string>>();
-  const sets = new KeySets();
-  const add = (namespace: string, name: string, key: string) => {
+export function narrowed(wanted: ReadKeys, held: ReadKeys): ReadKeys {
+  if (covers(held, wanted)) return wanted;
+  let keys: ReadKeys | undefined;
+  for (const k of wanted.bytes)
+    if (held.bytes.has(k)) keys = shared.with(keys, k, "bytes");
+    else if (held.presence.has(k)) keys = shared.with(keys, k, "presence");
+  for (const k of wanted.presence) if (readsKey(held, k)) keys = shared.with(keys, k, "presence");
+  return keys ?? NO_KEYS;
+}
+
+/** `keys` with `unkept` read for their presence only. */
+export function demoted(keys: ReadKeys, unkept: readonly string[]): ReadKeys {
+  let out: ReadKeys | undefined;
+  for (const k of keys.bytes) out = shared.with(out, k, unkept.includes(k) ? "presence" : "bytes");
+  for (const k of keys.presence) out = shared.with(out, k, "presence");
+  return out ?? NO_KEYS;
+}
+
+/**
+ * The Secrets and keys a Registry references, and how each key is read: the only bytes this
+ * replica keeps are the values of served credentials and certificates.
+ */
+export function deriveWatchedSet(registry: Registry | null, served: Served = {}): WatchedSet {
+  const watched = new SecretIndex<ReadKeys>();
+  const add = (namespace: string, name: string, key: string, how: "bytes" | "presence") => {
     const keys = watched.get(namespace, name);
-    const next = sets.with(keys, key);
+    const next = shared.with(keys, key, how);
     if (next !== keys) watched.set(namespace, name, next);
   };
-  for (const { secretRef: ref, tls } of registry?.apps ?? []) {
-    add(ref.namespace, ref.name, ref.key);
-    if (tls === null || !serveCertificates) continue;
-    add(tls.secretRef.namespace, tls.secretRef.name, TLS_CERT_KEY);
-    add(tls.secretRef.namespace, tls.secretRef.name, TLS_KEY_KEY);
+  for (const { secretRef: ref, credential, tls } of registry?.apps ?? []) {
+    const how = credential !== null && served.serveCredentials === true ? "bytes" : "presence";
+    add(ref.namespace, ref.name, ref.key, how);
+    if (tls === null || served.serveCertificates !== true) continue;
+    add(tls.secretRef.namespace, tls.secretRef.name, TLS_CERT_KEY, "bytes");
+    add(tls.secretRef.namespace, tls.secretRef.name, TLS_KEY_KEY, "bytes");
   }
   return watched;
 }
 
 /**
- * Secrets in `next` whose referenced keys `previous` did not hold all of: their bytes (or those
- * of a newly read key) were dropped and must be fetched.
+ * Secrets in `next` that `previous` did not read at least as much of: their bytes (or those of a
+ * key now read for its value) were dropped and must be fetched.
  */
 export function addedSecrets(previous: WatchedSet, next: WatchedSet): SecretRef[] {
   const added: SecretRef[] = [];
   for (const [namespace, name, keys] of next.entries()) {
     const before = previous.get(namespace, name);
-    if (before === undefined || [...keys].some((k) => !before.has(k)))
-      added.push({ namespace, name });
+    if (before === undefined || !covers(before, keys)) added.push({ namespace, name });
   }
   return added;
 }
 
 /** Both sets at once: the set watched while newly referenced Secrets are being fetched. */
 export function unionOf(a: WatchedSet, b: WatchedSet): WatchedSet {
-  const union = new SecretIndex<ReadonlySet<string>>();
-  const sets = new KeySets();
+  const union = new SecretIndex<ReadKeys>();
   for (const set of [a, b])
     for (const [namespace, name, keys] of set.entries()) {
       let held = union.get(namespace, name);
-      for (const k of keys) held = sets.with(held, k);
+      for (const k of keys.bytes) held = shared.with(held, k, "bytes");
+      for (const k of keys.presence) held = shared.with(held, k, "presence");
       union.set(namespace, name, held!);
     }
   return union;

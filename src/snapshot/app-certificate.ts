@@ -9,7 +9,7 @@ import {
   TLS_CERT_KEY,
   TLS_KEY_KEY,
 } from "./certificate.ts";
-import type { App, AppCertificate, SecretLookup } from "./types.ts";
+import { type App, type AppCertificate, type SecretLookup, UNKEPT_VALUE } from "./types.ts";
 
 const OFF: AppCertificate = Object.freeze({
   state: "off",
@@ -69,6 +69,7 @@ function sameTls(previous: App, spec: AppSpec): boolean {
   );
 }
 
-// Own keys only: a Secret lacking a key must not read Object.prototype's.
+// Own keys only: a Secret lacking a key must not read Object.prototype's. An unkept value is a
+// key whose fetch, since a Registry made it a certificate's, has not brought its bytes yet.
 const own = (data: Readonly<Record<string, string>>, key: string) =>
-  Object.hasOwn(data, key) ? data[key] : undefined;
+  Object.hasOwn(data, key) && data[key] !== UNKEPT_VALUE ? data[key] : undefined;

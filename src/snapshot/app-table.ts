@@ -2,7 +2,14 @@ import type { AppSpec } from "../registry/schema.ts";
 import { resolveCertificate } from "./app-certificate.ts";
 import { credentialValue, stateOf } from "./credential.ts";
 import { freezeArray } from "./freeze.ts";
-import type { App, AppTable, BuildMeta, NotReadyReason, SecretLookup } from "./types.ts";
+import {
+  type App,
+  type AppTable,
+  type BuildMeta,
+  type NotReadyReason,
+  type SecretLookup,
+  UNKEPT_VALUE,
+} from "./types.ts";
 
 /** What resolving an App reads of the build besides its inputs. */
 export type ResolveMeta = Pick<BuildMeta, "builtAt" | "serveCredentials" | "serveCertificates">;
@@ -12,7 +19,8 @@ export const CHUNK_SIZE = 64;
 
 /**
  * Resolves one App against the Secrets this replica sees (docs/serving.md, "The situations"):
- * ready only if the referenced Secret exists, has the key, and the value is non-empty; for an App
+ * ready only if the referenced Secret exists, has the key, and the value is non-empty (kept or
+ * not: UNKEPT_VALUE is non-empty); for an App
  * with a `credential`, also only with `serveCredentials` (else `credentials-off`, whatever the
  * Secret) and a value `credentialValue` accepts. The leader's `secretReady` never gets here.
  * A certificate does not bear on readiness (`resolveCertificate`; `previous`: the same App in the
@@ -40,6 +48,8 @@ export function resolveApp(
   let credential: string | null = null;
   if (spec.credential !== null) {
     if (meta.serveCredentials !== true) reason = "credentials-off";
+    // Unkept: the Registry has just made it a credential and its fetch has not brought it yet.
+    else if (value === UNKEPT_VALUE) reason = "key-missing";
     else if (reason === null) {
       const header = credentialValue(value!);
       if (header.ok) credential = spec.credential.prefix + header.value;
@@ -55,7 +65,7 @@ export function resolveApp(
     ready: reason === null,
     reason,
     state: stateOf(reason),
-    secretValue: reason === null ? (value ?? null) : null,
+    secretValue: credential === null ? null : value!,
     credential,
     secretResourceVersion: secret?.resourceVersion ?? null,
     tls: spec.tls,

@@ -42,7 +42,10 @@ export interface App {
   readonly reason: NotReadyReason | null;
   /** `ready` and `reason` as `/v1/route` answers them. */
   readonly state: AppState;
-  /** The value of the referenced key when ready: its bytes, one character per byte. Strings are immutable: no copy to guard. */
+  /**
+   * The value a ready App's served credential reads (`credential` is made of it): its bytes,
+   * one character per byte; else null, as no other value is kept (ADR 68). Immutable: no copy.
+   */
   readonly secretValue: string | null;
   /**
    * A ready App with a `credential`: the `Authorization` value its upstream gets (the prefix,
@@ -96,7 +99,16 @@ export interface RegistryStatus {
   readonly contentHash: string | null;
 }
 
-/** A Secret as the builder reads it: each value's bytes, one character per byte. */
+/**
+ * A non-empty value whose bytes this replica does not keep: no served credential or certificate
+ * reads it (ADR 68). Not a byte string (one character above U+00FF), so no value can be taken for it.
+ */
+export const UNKEPT_VALUE = "\u{fffd}unkept";
+
+/**
+ * A Secret as the builder reads it: each value's bytes, one character per byte, or UNKEPT_VALUE
+ * for a non-empty value read only for its presence.
+ */
 export interface SecretData {
   readonly data: Readonly<Record<string, string>>;
   readonly resourceVersion: string;

@@ -54,5 +54,9 @@ export function checkConfig(stored: StateConfig, expected: StateConfig): Result<
   const [wasSelector, nowSelector] = [stored.secrets.labelSelector, expected.secrets.labelSelector];
   if (wasSelector !== nowSelector)
     return differs("label selector", show(wasSelector), show(nowSelector));
+  for (const field of ["credentials", "certificates"] as const) {
+    const [was, now] = [stored.served[field], expected.served[field]];
+    if (was !== now) return differs(`--serve-${field}`, String(was), String(now));
+  }
   return ok(undefined);
 }

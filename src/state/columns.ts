@@ -9,13 +9,15 @@
 //   resourceVersions  each Secret's resourceVersion, joined
 //   keyCounts         how many keys each Secret has
 //   keys              each Secret's keys in turn, joined
-//   lengths           each key's value length, in the same order
+//   lengths           each key's value length, in the same order; UNKEPT_LENGTH for a value
+//                     read for its presence only, which has no bytes (ADR 68)
 //
 // Sorted, so a Secret listed twice shows as two names out of order: no set of 100k names to build.
 
 import * as z from "zod";
 import type { AppSecret } from "../mirror/inputs.ts";
 import { err, ok, type Result } from "../result.ts";
+import { UNKEPT_VALUE } from "../snapshot/types.ts";
 
 /** Between two entries of a column: no namespace, name, key or resourceVersion holds a space. */
 export const SEPARATOR = " ";
@@ -26,6 +28,15 @@ const counts = z.custom<readonly number[]>(
   "expected an array of non-negative integers",
 );
 
+/** The length of a non-empty value whose bytes are not kept (UNKEPT_VALUE). */
+const UNKEPT_LENGTH = -1;
+
+/** Value lengths: non-negative integers, or UNKEPT_LENGTH. */
+const valueLengths = z.custom<readonly number[]>(
+  (v) => Array.isArray(v) && v.every((n) => Number.isSafeInteger(n) && n >= UNKEPT_LENGTH),
+  "expected an array of value lengths",
+);
+
 /** What the skeleton holds of the App Secrets. No transforms: zod compiles it into one function. */
 export const secretColumnsSchema = z.object({
   namespaces: z.string(),
@@ -34,7 +45,7 @@ export const secretColumnsSchema = z.object({
   resourceVersions: z.string(),
   keyCounts: counts,
   keys: z.string(),
-  lengths: counts,
+  lengths: valueLengths,
 });
 
 export type SecretColumns = z.infer<typeof secretColumnsSchema>;
@@ -86,7 +97,7 @@ export function toColumns(
     keyCounts.push(data.length);
     for (const [key, value] of data) {
       keys.push(entry(key, "key"));
-      lengths.push(add(value));
+      lengths.push(value === UNKEPT_VALUE ? UNKEPT_LENGTH : add(value));
     }
   }
   return {
@@ -145,16 +156,18 @@ export function fromColumns(
       const data: Record<string, string> = {};
       for (const end = k + c.keyCounts[s]!; k < end; k++) {
         const key = keys[k]!;
+        const length = c.lengths[k]!;
+        const value = length === UNKEPT_LENGTH ? UNKEPT_VALUE : take(length);
         if (Object.hasOwn(data, key)) return err(`it repeats a key of the Secret at secrets.${s}`);
         // Defined, not assigned: a key named `__proto__` stays a key.
         if (key === "__proto__")
           Object.defineProperty(data, key, {
-            value: take(c.lengths[k]!),
+            value,
             enumerable: true,
             writable: true,
             configurable: true,
           });
-        else data[key] = take(c.lengths[k]!);
+        else data[key] = value;
       }
       out.push({ namespace, name, resourceVersion: resourceVersions[s]!, data });
     }

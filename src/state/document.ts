@@ -41,6 +41,7 @@ const skeletonSchema = z.object({
       namespaces: z.array(name).min(1).nullable(),
       labelSelector: z.string().nullable(),
     }),
+    served: z.object({ credentials: z.boolean(), certificates: z.boolean() }),
   }),
   registry: z.discriminatedUnion("present", [
     z.object({ present: z.literal(false) }),
@@ -77,6 +78,7 @@ export function encodeState(state: State): Buffer {
         namespaces: state.config.secrets.namespaces && [...state.config.secrets.namespaces],
         labelSelector: state.config.secrets.labelSelector,
       },
+      served: { ...state.config.served },
     },
     registry: state.registry.present
       ? {

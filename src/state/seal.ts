@@ -22,7 +22,8 @@ export const MAGIC = Buffer.from("RMSTATE\0", "latin1");
 export const MARK_MAGIC = Buffer.from("RMSTMARK", "latin1");
 /**
  * 2: the state carries its generation, and a high-water mark is written beside it (ADR 50).
- * 3: the App Secrets in columns, sorted (ADR 66).
+ * 3: the App Secrets in columns, sorted (ADR 66); a value kept for its presence only has no
+ * bytes, and the state names the flags that say which are kept (ADR 68).
  */
 export const FORMAT_VERSION = 3;
 /** The high-water mark's own version: unchanged by format 3, so an upgrade keeps the pod's mark. */

@@ -17,6 +17,11 @@ export interface StateConfig {
     /** The App Secrets' label selector; null: none. */
     readonly labelSelector: string | null;
   };
+  /**
+   * `--serve-credentials` and `--serve-certificates`: which values the state keeps (ADR 68). A
+   * state written with either off lacks bytes the other setting reads.
+   */
+  readonly served: { readonly credentials: boolean; readonly certificates: boolean };
 }
 
 /**
@@ -55,6 +60,8 @@ export function stateConfig(options: {
   /** Empty: cluster-wide, as SidecarConfig.secretNamespaces. */
   readonly secretNamespaces: readonly string[];
   readonly secretSelector: string | undefined;
+  readonly serveCredentials?: boolean;
+  readonly serveCertificates?: boolean;
 }): StateConfig {
   const namespaces = [...new Set(options.secretNamespaces)].sort();
   return {
@@ -66,6 +73,10 @@ export function stateConfig(options: {
     secrets: {
       namespaces: namespaces.length === 0 ? null : namespaces,
       labelSelector: options.secretSelector || null,
+    },
+    served: {
+      credentials: options.serveCredentials === true,
+      certificates: options.serveCertificates === true,
     },
   };
 }

@@ -64,6 +64,7 @@ describe("the reflector and the mirror under garbage in the watch stream", () =>
     envtest.apply({ namespace: "tenant-b", name: "blog-credentials", data: { token: "b0" } });
     writeApps(envtest, APPS.length);
     m = await startTestSidecar(envtest, {
+      flags: ["--serve-credentials", "true"],
       observer: { reflector: (_name, status) => statuses.push(status) },
       watchTimeoutSeconds: 5,
     });

@@ -129,6 +129,8 @@ export function writeApps(envtest: Envtest, apps: number): void {
       hostnames: [...a.hostnames],
       namespace: a.namespace,
       secret: a.secret,
+      // Served credentials keep the values the fuzzer compares (ADR 68).
+      credential: {},
     })),
   );
 }

@@ -18,8 +18,19 @@ afterEach(async () => {
   await envtest.close();
 });
 
-const shop = { name: "shop", hostnames: ["shop.example.com"], namespace: "tenant-a" };
-const blog = { name: "blog", hostnames: ["blog.example.com"], namespace: "tenant-b" };
+// Credentials declared and served: the mirror keeps the values this test follows (ADR 68).
+const shop = {
+  name: "shop",
+  hostnames: ["shop.example.com"],
+  namespace: "tenant-a",
+  credential: {},
+};
+const blog = {
+  name: "blog",
+  hostnames: ["blog.example.com"],
+  namespace: "tenant-b",
+  credential: {},
+};
 
 /** Each App of a published Snapshot with its readiness and decoded value. */
 const shown = (s: Snapshot) =>
@@ -35,6 +46,7 @@ describe("Registry adoption and rebuild", () => {
     writeRegistry(envtest, [shop]);
     const published: Snapshot[] = [];
     m = await startTestSidecar(envtest, {
+      flags: ["--serve-credentials", "true"],
       // Long watches: no reconnect may be slowed down by the latency below.
       watchTimeoutSeconds: 60,
       observer: { published: (p) => published.push(p.snapshot) },

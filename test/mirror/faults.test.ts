@@ -9,14 +9,16 @@ let envtest: Envtest;
 let m: TestSidecar | undefined;
 let statuses: { name: string; status: ReflectorStatus }[];
 
+// Credentials declared and served: the mirror keeps the values these tests follow (ADR 68).
 const apps = [
-  { name: "shop", hostnames: ["shop.example.com"], namespace: "tenant-a" },
-  { name: "blog", hostnames: ["blog.example.com"], namespace: "tenant-b" },
+  { name: "shop", hostnames: ["shop.example.com"], namespace: "tenant-a", credential: {} },
+  { name: "blog", hostnames: ["blog.example.com"], namespace: "tenant-b", credential: {} },
 ];
 
 async function started(): Promise<TestSidecar> {
   statuses = [];
   m = await startTestSidecar(envtest, {
+    flags: ["--serve-credentials", "true"],
     observer: { reflector: (name, status) => statuses.push({ name, status }) },
   });
   await waitUntil(() => m!.holder.current() ?? undefined, {

@@ -19,8 +19,10 @@ import {
 
 let envtest: Envtest;
 const running: TestSidecar[] = [];
-const start = async (options?: TestSidecarOptions) => {
-  const m = await startTestSidecar(envtest, options);
+// Credentials served and declared: the mirror keeps the values, which these tests follow.
+const start = async (options: TestSidecarOptions = {}) => {
+  const flags = ["--serve-credentials", "true", ...(options.flags ?? [])];
+  const m = await startTestSidecar(envtest, { ...options, flags });
   running.push(m);
   return m;
 };
@@ -37,8 +39,14 @@ const shop = {
   name: "shop",
   hostnames: ["shop.example.com", "*.shop.example.com"],
   namespace: "tenant-a",
+  credential: {},
 };
-const blog = { name: "blog", hostnames: ["blog.example.com"], namespace: "tenant-b" };
+const blog = {
+  name: "blog",
+  hostnames: ["blog.example.com"],
+  namespace: "tenant-b",
+  credential: {},
+};
 
 describe("mirror on envtest", () => {
   it("bootstraps with no Registry Secret: synced, empty, ready; then the Registry appears", async () => {
@@ -168,6 +176,7 @@ describe("mirror on envtest", () => {
         hostnames: [`h${(k + i) % 5}.example.com`, `*.w${k % 3}.example.com`],
         namespace: "tenant-a",
         secret: `s${(k + i) % 4}`,
+        credential: {},
       }));
       writeRegistry(envtest, apps);
       writeSecret(envtest, "tenant-a", `s${i % 4}`, { token: i % 3 === 0 ? "" : `v${i}` });
@@ -184,6 +193,7 @@ describe("mirror on envtest", () => {
       hostnames: [`a${i}.example`],
       namespace: "tenant-a",
       secret: `s${i}`,
+      credential: {},
     }));
     writeRegistry(envtest, apps);
     const m = await start();

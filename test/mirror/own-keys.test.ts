@@ -40,11 +40,14 @@ function decoded(data: Record<string, string>): SecretObject {
 
 /** How the App reading `key` of Secret `apps/s` is served, given the Secret's data. */
 function appServed(key: string, data: Record<string, string>) {
-  const registry = registryOf([{ name: "app", hostnames: ["app.example"], secret: "s", key }]);
+  // A served credential: its value is kept (ADR 68), so the bytes read can be compared.
+  const registry = registryOf([
+    { name: "app", hostnames: ["app.example"], secret: "s", key, credential: {} },
+  ]);
   const store = new SecretStore();
-  store.setWatched(deriveWatchedSet(registry));
+  store.setWatched(deriveWatchedSet(registry, { serveCredentials: true }));
   store.apply("upsert", decoded(data), "watch");
-  const app = findApp(build(registry, store.lookup, meta()), "app")!;
+  const app = findApp(build(registry, store.lookup, { ...meta(), serveCredentials: true }), "app")!;
   return { ready: app.ready, reason: app.reason, value: app.secretValue };
 }
 

@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createListWatch } from "../../src/kube/rest/client.ts";
 import type { KubeTransport } from "../../src/kube/rest/transport.ts";
 import { RETRY_DELAYS_MS, ReferencedSecrets } from "../../src/mirror/referenced-secrets.ts";
+import { UNKEPT_VALUE } from "../../src/snapshot/types.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import {
   type AppInput,
@@ -30,8 +31,19 @@ afterEach(async () => {
   await envtest.close();
 });
 
-const shop: AppInput = { name: "shop", hostnames: ["shop.x"], namespace: "tenant-a" };
-const blog: AppInput = { name: "blog", hostnames: ["blog.x"], namespace: "tenant-b" };
+// Served credentials: their values are kept (ADR 68), so `kept` shows the bytes fetched.
+const shop: AppInput = {
+  name: "shop",
+  hostnames: ["shop.x"],
+  namespace: "tenant-a",
+  credential: {},
+};
+const blog: AppInput = {
+  name: "blog",
+  hostnames: ["blog.x"],
+  namespace: "tenant-b",
+  credential: {},
+};
 const registry = (...apps: AppInput[]) => registryOf(apps);
 
 /** A ReferencedSecrets over one cluster-wide scope of envtest, on a manual clock. */
@@ -43,6 +55,7 @@ function start(options: { labelSelector?: string } = {}) {
     scopes: [{ namespace: null, listWatch }],
     clock,
     observer: { fetchFailed: (count, message) => told.fetchFailed.push(`${count} ${message}`) },
+    served: { serveCredentials: true },
     onRetryDue: () => told.retryDue++,
   });
   return { referenced, clock, told };
@@ -56,6 +69,28 @@ const requests = () =>
   envtest.requests.entries().map((e) => `${e.verb} ${e.namespace ?? "*"}/${e.name ?? ""}`);
 
 describe("ReferencedSecrets", () => {
+  it("keeps a value no credential reads as present only, and fetches it once one does", async () => {
+    const { referenced: r } = start();
+    const { credential: _, ...plainShop } = shop;
+    r.watch(registry(plainShop));
+    await r.store.apply(
+      "upsert",
+      {
+        metadata: { namespace: "tenant-a", name: "shop-credentials", resourceVersion: "1" },
+        data: { token: "s" },
+      },
+      "watch",
+    );
+    const before = kept(r);
+    const added = await r.follow(registry(shop));
+    expect({ before, added, after: kept(r), requests: requests() }).toEqual({
+      before: [`tenant-a/shop-credentials ${UNKEPT_VALUE}`],
+      added: [{ namespace: "tenant-a", name: "shop-credentials" }],
+      after: ["tenant-a/shop-credentials s"],
+      requests: ["get tenant-a/shop-credentials"],
+    });
+  });
+
   it("fetches the Secrets a new Registry adds, and keeps nothing of those it drops", async () => {
     const { referenced: r } = start();
     r.watch(registry(shop));

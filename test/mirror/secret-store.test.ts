@@ -3,8 +3,14 @@ import type { SecretObject } from "../../src/kube/cache/list-watch.ts";
 import { RegistryTracker, serveRegistry } from "../../src/mirror/registry-tracker.ts";
 import { compareResourceVersions } from "../../src/mirror/resource-version.ts";
 import { SecretStore } from "../../src/mirror/secret-store.ts";
-import { addedSecrets, deriveWatchedSet, unionOf } from "../../src/mirror/watched-set.ts";
+import {
+  addedSecrets,
+  deriveWatchedSet,
+  type ReadKeys,
+  unionOf,
+} from "../../src/mirror/watched-set.ts";
 import { SecretIndex } from "../../src/snapshot/secret-index.ts";
+import { UNKEPT_VALUE } from "../../src/snapshot/types.ts";
 import { registryDoc, registryOf } from "../support/world.ts";
 
 /** A Secret as the decoders hand it on: the token as a byte string (ADR 20). */
@@ -13,10 +19,13 @@ const secret = (name: string, rv: string, token?: string): SecretObject => ({
   ...(token === undefined ? {} : { data: { token } }),
 });
 
+/** Keys read for their values, as a served credential reads its key. */
+const valuesOf = (...keys: string[]): ReadKeys => ({ bytes: new Set(keys), presence: new Set() });
+
 function storeWatching(...names: string[]): SecretStore {
   const store = new SecretStore();
-  const watched = new SecretIndex<ReadonlySet<string>>();
-  for (const n of names) watched.set("ns", n, new Set(["token"]));
+  const watched = new SecretIndex<ReadKeys>();
+  for (const n of names) watched.set("ns", n, valuesOf("token"));
   store.setWatched(watched);
   return store;
 }
@@ -64,7 +73,7 @@ describe("SecretStore.apply", () => {
       data: { token: "t", alt: "x" },
     };
     const reading = (...keys: string[]) =>
-      new SecretIndex<ReadonlySet<string>>().set("ns", "a", new Set(keys));
+      new SecretIndex<ReadKeys>().set("ns", "a", valuesOf(...keys));
     expect(store.apply("upsert", read, "watch")).toBe("changed");
     expect(store.apply("upsert", read, "get")).toBe("unchanged");
     // A Registry that now reads `alt` as well: the GET that follows brings what was dropped.
@@ -82,7 +91,7 @@ describe("SecretStore.apply", () => {
     const store = storeWatching("a", "b");
     store.apply("upsert", secret("a", "1", "x"), "watch");
     store.apply("upsert", secret("b", "2", "y"), "watch");
-    const onlyB = new SecretIndex<ReadonlySet<string>>().set("ns", "b", new Set(["token"]));
+    const onlyB = new SecretIndex<ReadKeys>().set("ns", "b", valuesOf("token"));
     store.setWatched(onlyB);
     expect(contents(store)).toEqual([["ns/b", "2", "y"]]);
   });
@@ -100,7 +109,7 @@ describe("SecretStore.apply", () => {
       absent: ["constructor", "toString", "__proto__", "hasOwnProperty"].map((k) => kept[k]),
     }).toEqual({ keys: ["token"], absent: [undefined, undefined, undefined, undefined] });
     // A key read later is dropped too once no App reads it.
-    store.setWatched(new SecretIndex<ReadonlySet<string>>().set("ns", "a", new Set(["other"])));
+    store.setWatched(new SecretIndex<ReadKeys>().set("ns", "a", valuesOf("other")));
     expect(Object.keys(store.lookup.get("ns", "a")!.data)).toEqual([]);
   });
 
@@ -119,11 +128,7 @@ describe("SecretStore.apply", () => {
   it("keeps every value as its bytes, one character per byte, under any key", () => {
     const store = new SecretStore();
     store.setWatched(
-      new SecretIndex<ReadonlySet<string>>().set(
-        "ns",
-        "a",
-        new Set(["token", "__proto__", "empty"]),
-      ),
+      new SecretIndex<ReadKeys>().set("ns", "a", valuesOf("token", "__proto__", "empty")),
     );
     const bytes = String.fromCharCode(0, 1, 127, 128, 200, 255);
     const data = JSON.parse(
@@ -225,7 +230,7 @@ describe("watched set and registry state", () => {
       ]),
     );
     const keys = (set: ReturnType<typeof deriveWatchedSet>) =>
-      [...set.entries()].map(([ns, name, k]) => [`${ns}/${name}`, [...k]]);
+      [...set.entries()].map(([ns, name, k]) => [`${ns}/${name}`, [...k.presence]]);
     expect(keys(watched)).toEqual([
       ["apps/s1", ["token"]],
       ["apps/s2", ["token", "password"]],
@@ -391,5 +396,81 @@ describe("watched set and registry state", () => {
       flags.push(t.serve().newlyRefused);
       expect(flags).toEqual([true, false, true]);
     });
+  });
+});
+
+describe("values read for their presence only (ADR 68)", () => {
+  const presenceOf = (...keys: string[]): ReadKeys => ({
+    bytes: new Set(),
+    presence: new Set(keys),
+  });
+  const watching = (keys: ReadKeys) => new SecretIndex<ReadKeys>().set("ns", "a", keys);
+  const object = (rv: string, data: Record<string, string>): SecretObject => ({
+    metadata: { namespace: "ns", name: "a", resourceVersion: rv },
+    data,
+  });
+  const held = (store: SecretStore) => ({ ...store.lookup.get("ns", "a")?.data });
+
+  it("keeps whether a value is empty, never its bytes", () => {
+    const store = new SecretStore();
+    store.setWatched(watching(presenceOf("token", "empty", "absent")));
+    store.apply("upsert", object("1", { token: "s3cr3t", empty: "", other: "x" }), "watch");
+    expect(held(store)).toEqual({ token: UNKEPT_VALUE, empty: "" });
+  });
+
+  it("drops the bytes of a value no credential reads any more", () => {
+    const store = new SecretStore();
+    store.setWatched(watching(valuesOf("token")));
+    store.apply("upsert", object("1", { token: "s3cr3t" }), "watch");
+    store.setWatched(watching(presenceOf("token")));
+    expect(held(store)).toEqual({ token: UNKEPT_VALUE });
+    // Still kept for what is read now: the same version again is no news.
+    expect(store.apply("upsert", object("1", { token: "s3cr3t" }), "watch")).toBe("unchanged");
+  });
+
+  it("takes the same version again once a credential reads a value kept for its presence", () => {
+    const store = new SecretStore();
+    store.setWatched(watching(presenceOf("token")));
+    store.apply("upsert", object("1", { token: "s3cr3t" }), "watch");
+    store.setWatched(watching(valuesOf("token")));
+    expect(held(store)).toEqual({ token: UNKEPT_VALUE });
+    expect(store.apply("upsert", object("1", { token: "s3cr3t" }), "get")).toBe("changed");
+    expect(held(store)).toEqual({ token: "s3cr3t" });
+  });
+
+  it("does not count an unkept value handed back (a state file) as kept bytes", () => {
+    const store = new SecretStore();
+    store.setWatched(watching(valuesOf("token")));
+    store.apply("upsert", object("1", { token: UNKEPT_VALUE }), "watch");
+    expect(held(store)).toEqual({ token: UNKEPT_VALUE });
+    expect(store.apply("upsert", object("1", { token: "s3cr3t" }), "get")).toBe("changed");
+    expect(held(store)).toEqual({ token: "s3cr3t" });
+  });
+
+  it("reads a key for its value when any App's served credential reads it", () => {
+    const apps = [
+      { name: "a", hostnames: ["a.x"], secret: "s1" },
+      { name: "b", hostnames: ["b.x"], secret: "s2" },
+      { name: "c", hostnames: ["c.x"], secret: "s2", credential: { prefix: "Bearer " } },
+    ];
+    const how = (served: { serveCredentials?: boolean }) =>
+      [...deriveWatchedSet(registryOf(apps), served).entries()].map(([, name, k]) => [
+        name,
+        [...k.bytes],
+        [...k.presence],
+      ]);
+    expect(how({ serveCredentials: true })).toEqual([
+      ["s1", [], ["token"]],
+      ["s2", ["token"], []],
+    ]);
+    expect(how({})).toEqual([
+      ["s1", [], ["token"]],
+      ["s2", [], ["token"]],
+    ]);
+    // A credential served from now on reads bytes that were never kept: they are fetched.
+    const before = deriveWatchedSet(registryOf(apps));
+    const after = deriveWatchedSet(registryOf(apps), { serveCredentials: true });
+    expect(addedSecrets(before, after)).toEqual([{ namespace: "apps", name: "s2" }]);
+    expect(addedSecrets(after, before)).toEqual([]);
   });
 });

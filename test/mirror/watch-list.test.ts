@@ -12,8 +12,8 @@ let envtest: Envtest;
 let sidecar: TestSidecar | undefined;
 
 const apps = [
-  { name: "shop", hostnames: ["shop.example.com"], namespace: "tenant-a" },
-  { name: "blog", hostnames: ["blog.example.com"], namespace: "tenant-b" },
+  { name: "shop", hostnames: ["shop.example.com"], namespace: "tenant-a", credential: {} },
+  { name: "blog", hostnames: ["blog.example.com"], namespace: "tenant-b", credential: {} },
 ];
 
 beforeEach(async () => {
@@ -31,7 +31,11 @@ afterEach(async () => {
 
 /** Starts a sidecar logging at info; resolves once it serves both Apps. */
 async function started(): Promise<TestSidecar> {
-  sidecar = await startTestSidecar(envtest, { logLevel: "info" });
+  // Credentials served: the mirror keeps the values the figures show (ADR 68).
+  sidecar = await startTestSidecar(envtest, {
+    logLevel: "info",
+    flags: ["--serve-credentials", "true"],
+  });
   const m = sidecar;
   await waitUntil(() => m.holder.current() ?? undefined, { what: "first Snapshot" });
   return m;

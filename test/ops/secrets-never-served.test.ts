@@ -18,7 +18,27 @@ const VALUES = { shop: "SECRET-shop-7f3a91", blog: "SECRET-blog-c04e2d" };
 // The Snapshot holds the bytes (ADR 20), the API sends base64: neither form may leave the process.
 const FORBIDDEN = Object.values(VALUES).flatMap((v) => [v, Buffer.from(v).toString("base64")]);
 
+/** Apps whose credentials are served: the only values a Snapshot keeps (ADR 68). */
 const snapshot = () =>
+  build(
+    registryOf([
+      {
+        name: "shop",
+        hostnames: ["shop.example.com", "*.shop.example.com"],
+        upstream: "http://s",
+        credential: {},
+      },
+      { name: "blog", hostnames: ["blog.example.com"], credential: {} },
+    ]),
+    secretsOf([
+      ["apps/shop-credentials", secretData({ token: VALUES.shop })],
+      ["apps/blog-credentials", secretData({ token: VALUES.blog })],
+    ]),
+    { ...meta(), serveCredentials: true },
+  );
+
+/** The same Apps without a credential: their Secrets' values are read, never kept. */
+const plainSnapshot = () =>
   snapshotOf(
     [
       { name: "shop", hostnames: ["shop.example.com", "*.shop.example.com"], upstream: "http://s" },
@@ -79,8 +99,10 @@ describe("Secret bytes", () => {
     await new Promise<void>((resolve) => ops.listen(0, "127.0.0.1", resolve));
     try {
       for (const [url, host] of routeRequests) {
+        // The one place a served credential goes: its App's 200 (ADR 53, docs/security.md).
         const r = await get(data.port, url, { host });
-        expect(leaks(JSON.stringify(r.headers) + r.body), url).toEqual([]);
+        const { "x-mirror-credential": _, ...headers } = r.headers;
+        expect(leaks(JSON.stringify(headers) + r.body), url).toEqual([]);
       }
       for (const url of opsRequests) {
         const r = await get((ops.address() as AddressInfo).port, url);
@@ -98,14 +120,14 @@ describe("Secret bytes", () => {
 
   it("cannot be serialised by the App schema even if a handler passed an App whole", async () => {
     const app = Fastify();
-    const shop = listApps(snapshot()).find((a) => a.name === "shop")!;
+    const shop = listApps(plainSnapshot()).find((a) => a.name === "shop")!;
     app.get("/leak", { schema: { response: { 200: appRecordSchema } } }, () => shop);
     const r = await app.inject({ url: "/leak" });
     expect(r.statusCode).toBe(200);
     expect(leaks(r.body)).toEqual([]);
     // Byte for byte the record `/v1/apps/shop` serves (its fields are pinned in status-api).
     const holder = new SnapshotHolder();
-    holder.swap(snapshot());
+    holder.swap(plainSnapshot());
     const record = await createStatusApp({
       holder,
       logger: false,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { build } from "../../src/snapshot/build.ts";
 import { findApp, listApps, lookup } from "../../src/snapshot/lookup.ts";
+import { UNKEPT_VALUE } from "../../src/snapshot/types.ts";
 import { assertConsistent } from "../support/consistency.ts";
 import {
   meta,
@@ -25,22 +26,29 @@ describe("build: the rows of the routing contract (README) the pure core decides
     assertConsistent(s);
   });
 
-  it("an App whose Secret has a non-empty value is ready, with the value and its resourceVersion", () => {
-    const secrets = secretsOf([["apps/shop-credentials", secretData({ token: "s3cr3t" }, "42")]]);
-    const s = build(registry, secrets, meta());
-    const { credential: _, ...declared } = SHOP_DECLARED;
-    expect(findApp(s, "shop")).toEqual({
-      ...declared,
-      credentialPrefix: null,
-      ready: true,
-      reason: null,
-      state: "ready",
-      secretValue: "s3cr3t",
-      credential: null,
-      secretResourceVersion: "42",
-      certificate: null,
-    });
-  });
+  it.each([
+    ["s3cr3t", "its bytes"],
+    [UNKEPT_VALUE, "unkept (ADR 68)"],
+  ])(
+    "an App whose Secret has a non-empty value (%s, %s) is ready, with its resourceVersion",
+    (token) => {
+      const secrets = secretsOf([["apps/shop-credentials", secretData({ token }, "42")]]);
+      const s = build(registry, secrets, meta());
+      const { credential: _, ...declared } = SHOP_DECLARED;
+      expect(findApp(s, "shop")).toEqual({
+        ...declared,
+        credentialPrefix: null,
+        ready: true,
+        reason: null,
+        state: "ready",
+        // No credential reads it: the value is not the App's to carry.
+        secretValue: null,
+        credential: null,
+        secretResourceVersion: "42",
+        certificate: null,
+      });
+    },
+  );
 
   it.each<[string, ReturnType<typeof secretsOf>, string]>([
     ["absent", secretsOf(), "secret-absent"],
@@ -98,7 +106,8 @@ describe("build: the rows of the routing contract (README) the pure core decides
     const s = build(registry, secrets, meta());
     data.token = "";
     secrets.delete("apps", "shop-credentials");
-    expect(findApp(s, "shop")?.secretValue).toBe("dmFsdWU=");
+    const shop = findApp(s, "shop");
+    expect(shop && [shop.ready, shop.secretResourceVersion]).toEqual([true, "1"]);
   });
 
   it("ignores Secrets no App references", () => {

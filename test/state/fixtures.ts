@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach } from "vitest";
+import { UNKEPT_VALUE } from "../../src/snapshot/types.ts";
 import { type FileSystem, nodeFileSystem, type WritableFile } from "../../src/state/file.ts";
 import { StateKey } from "../../src/state/key.ts";
 import { type State, type StateConfig, stateConfig } from "../../src/state/state.ts";
@@ -104,7 +105,7 @@ export const FORMAT_2_FILE = Buffer.from(
 export function secretValues(state: State): string[] {
   return [
     ...(state.registry.present && state.registry.value !== null ? [state.registry.value] : []),
-    ...state.secrets.flatMap((s) => Object.values(s.data)),
+    ...state.secrets.flatMap((s) => Object.values(s.data).filter((v) => v !== UNKEPT_VALUE)),
   ];
 }
 

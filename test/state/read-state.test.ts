@@ -4,6 +4,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { UNKEPT_VALUE } from "../../src/snapshot/types.ts";
 import { FUTURE_SKEW_MS } from "../../src/state/check.ts";
 import { encodeState } from "../../src/state/document.ts";
 import { STATE_ERROR_KINDS, type StateErrorKind } from "../../src/state/errors.ts";
@@ -247,6 +248,29 @@ describe("readStateFile", () => {
     });
   });
 
+  it("keeps a value read for its presence only as length -1, without bytes (ADR 68)", async () => {
+    const [first, ...rest] = state.secrets;
+    const unkept = {
+      ...state,
+      secrets: [{ ...first!, data: { ...first!.data, seen: UNKEPT_VALUE } }, ...rest],
+    };
+    await written(unkept);
+    expect(await readStateFile(options())).toEqual({ ok: true, value: unkept });
+    const doc = encodeState(unkept);
+    const skeleton = JSON.parse(doc.toString("utf8", 4, 4 + doc.readUInt32BE(0))) as {
+      secrets: { lengths: number[] };
+    };
+    expect(skeleton.secrets.lengths).toEqual([48, 48, -1, 48, 48, 48, 48]);
+    writeFileSync(
+      scratch.path,
+      seal(
+        patched(unkept, (c) => (c.lengths = [48, 48, -2, 48, 48, 48, 48])),
+        key,
+      ),
+    );
+    expect(await kindOf()).toBe("malformed");
+  });
+
   it("says malformed for App Secret columns that disagree, in any way", async () => {
     const patches: ((c: Record<string, unknown>) => void)[] = [
       (c) => (c.secretCounts = [3]),
@@ -379,6 +403,8 @@ describe("readStateFile", () => {
       { secretNamespaces: [] },
       { secretSelector: undefined },
       { secretSelector: "replica-mirror/app=yes" },
+      { serveCredentials: true },
+      { serveCertificates: true },
     ]) {
       const r = await readStateFile(other({ ...flags, ...patch }));
       expect(r.ok ? "ok" : r.error.kind).toBe("other-config");
@@ -392,6 +418,8 @@ describe("readStateFile", () => {
       "written under App Secret scopes namespaces tenant-a,tenant-b, configured now: cluster-wide",
       "written under label selector 'replica-mirror/app=true', configured now: none",
       "written under label selector 'replica-mirror/app=true', configured now: 'replica-mirror/app=yes'",
+      "written under --serve-credentials false, configured now: true",
+      "written under --serve-certificates false, configured now: true",
     ]);
   });
 });

@@ -34,7 +34,9 @@ function checkConsistency(snapshot: Snapshot): string[] {
       problems.push(`apps not strictly sorted at ${app.name}`);
     if (
       app.ready !== (app.reason === null) ||
-      app.ready !== (app.secretValue !== null && app.secretValue !== "") ||
+      // A value is kept only where a served credential reads it (ADR 68).
+      (app.secretValue !== null) !== (app.credential !== null) ||
+      app.secretValue === "" ||
       app.state !== stateOf(app.reason) ||
       (app.credential !== null) !== (app.ready && app.credentialPrefix !== null)
     ) {
