@@ -10,13 +10,18 @@ import { type RegistryOptions, registryBytes } from "./fixtures.ts";
 
 export const NOISE_NAMESPACE = "noise";
 
-/** An envtest in this process, its kubeconfig on disk for sidecars in other processes. */
-export interface BenchCluster {
-  readonly envtest: Envtest;
+/** What a sidecar started against a cluster needs of it. */
+export interface ClusterAddress {
+  /** Its kubeconfig on disk, for sidecars in other processes. */
   readonly kubeconfigPath: string;
   /** Where the Registry Secret is (the sidecar's `--registry-namespace`). */
   readonly registryNamespace: string;
   readonly apps: number;
+}
+
+/** An envtest in this process. */
+export interface BenchCluster extends ClusterAddress {
+  readonly envtest: Envtest;
   close(): Promise<void>;
 }
 

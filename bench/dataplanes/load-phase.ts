@@ -9,7 +9,7 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { type PlaneKind, through, writeShippedConfig } from "../../test/support/data-plane.ts";
 import { freePort } from "../child.ts";
-import type { BenchCluster } from "../cluster.ts";
+import type { ClusterAddress } from "../cluster.ts";
 import { type LoadGenerator, writeHostsFile } from "../load.ts";
 import { type RoundGroup, sandwiched } from "../rounds.ts";
 import type { ServerProcess } from "../server-process.ts";
@@ -46,7 +46,7 @@ export interface PhaseOptions {
 
 /** The same cluster through a Registry whose Apps carry a credential of `bytes` (`withRegistry`). */
 export interface Credentialed {
-  readonly cluster: BenchCluster;
+  readonly cluster: ClusterAddress;
   readonly bytes: number;
 }
 
@@ -62,7 +62,7 @@ export interface LoadExtras {
 
 /** Every proxy in its three variants at `cluster`'s size; stops what it started. */
 export async function benchLoad(
-  cluster: BenchCluster,
+  cluster: ClusterAddress,
   o: PhaseOptions,
   extras: LoadExtras = {},
 ): Promise<SizeData> {

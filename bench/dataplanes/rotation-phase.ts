@@ -8,10 +8,11 @@
 // the old one (rotation-observer.ts). The clients send an Authorization of their own, which every
 // configuration must replace.
 
-import { appSecret, appValue, type BenchCluster } from "../cluster.ts";
+import { appSecret, appValue } from "../cluster.ts";
 import { seededRandom } from "../fixtures.ts";
 import { startSynced } from "../shipped.ts";
 import { answerProbe } from "./answer-probe.ts";
+import type { WorldCluster } from "./cluster-process.ts";
 import { bytesLabel, CREDENTIAL } from "./credentials.ts";
 import type { AfterNewCounts, RotationData } from "./data.ts";
 import { type PhaseOptions, scratch, startVariant } from "./load-phase.ts";
@@ -53,7 +54,7 @@ class NotDelivered extends Error {}
  * values of `valueBytes` (as seeded, and as written).
  */
 export async function benchRotations(
-  cluster: BenchCluster,
+  cluster: WorldCluster,
   o: PhaseOptions,
   rotations: number,
   valueBytes: number,
@@ -151,7 +152,7 @@ const digestOf = (value: string) => authorizationDigest([`${CREDENTIAL.prefix}${
  * the upstream.
  */
 async function rotate(
-  cluster: BenchCluster,
+  cluster: WorldCluster,
   port: number,
   apps: readonly number[],
   book: ValueBook,
@@ -185,8 +186,7 @@ async function rotate(
       const fresh = digestOf(value);
       const classify = (a: { status: number; seen: string | null }): Seen =>
         a.status !== 200 ? "other" : a.seen === fresh ? "new" : a.seen === old ? "old" : "other";
-      const since = performance.now();
-      cluster.envtest.apply({ ...appSecret(i), data: { token: value } });
+      const since = await cluster.write([{ ...appSecret(i), data: { token: value } }]);
       const observed = await observeRotation(askers, host, classify, {
         since,
         checkMs: CHECK_MS,

@@ -10,9 +10,9 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { findPlane, type PlaneKind } from "../../test/support/data-plane.ts";
-import { startCluster, withRegistry } from "../cluster.ts";
 import { startLoadGenerator, writeHostsFile } from "../load.ts";
 import type { SuiteContext, SuiteOutput } from "../suite.ts";
+import { startClusterProcess } from "./cluster-process.ts";
 import {
   bytesLabel,
   CREDENTIAL,
@@ -192,21 +192,23 @@ export async function benchDataplanes(
         timed();
         continue;
       }
-      const cluster = await startCluster(
+      const cluster = await startClusterProcess(
         stage.apps,
         VALUE_BYTES,
         { upstream: upstream.url },
         extraKeys(stage.credentialBytes),
       );
       try {
-        const credentialed = stage.credentialBytes.map((bytes) => ({
-          bytes,
-          cluster: withRegistry(cluster, credentialsNamespace(bytes), {
-            upstream: upstream.url,
-            credential: CREDENTIAL,
-            key: credentialKey(bytes),
-          }),
-        }));
+        const credentialed = await Promise.all(
+          stage.credentialBytes.map(async (bytes) => ({
+            bytes,
+            cluster: await cluster.withRegistry(credentialsNamespace(bytes), {
+              upstream: upstream.url,
+              credential: CREDENTIAL,
+              key: credentialKey(bytes),
+            }),
+          })),
+        );
         if (stage.load) sizes[stage.apps] = await benchLoad(cluster, o, { credentialed });
         if (stage.writes > 0) writes.push(await benchWrites(cluster, o, stage.writes));
       } finally {
@@ -255,7 +257,7 @@ function stageName(stage: Stage): string {
 async function rotationStage(stage: RotationStage, o: PhaseOptions): Promise<RotationData> {
   const seen = await startSeenUpstream();
   try {
-    const cluster = await startCluster(stage.apps, stage.valueBytes, {
+    const cluster = await startClusterProcess(stage.apps, stage.valueBytes, {
       upstream: seen.url,
       credential: CREDENTIAL,
     });
@@ -271,7 +273,7 @@ async function rotationStage(stage: RotationStage, o: PhaseOptions): Promise<Rot
 
 /** TLS on a cluster of its own whose first Apps name a TLS Secret; stops what it started. */
 async function tlsStage(stage: TlsStage, o: PhaseOptions): Promise<TlsData> {
-  const cluster = await startCluster(stage.apps, VALUE_BYTES, {
+  const cluster = await startClusterProcess(stage.apps, VALUE_BYTES, {
     upstream: o.upstream.url,
     tlsApps: stage.certificates,
   });
@@ -279,7 +281,7 @@ async function tlsStage(stage: TlsStage, o: PhaseOptions): Promise<TlsData> {
     const certificates = await benchCertificates(
       Array.from({ length: stage.certificates }, (_, i) => i),
     );
-    await writeTlsSecrets(cluster.envtest, certificates);
+    await writeTlsSecrets(cluster, certificates);
     return await benchTls({
       cluster,
       certificates,

@@ -8,13 +8,13 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import type { Envtest } from "@replica-mirror/envtest";
 import { parseRegistryDocument } from "../../src/registry/parse.ts";
 import { build } from "../../src/snapshot/build.ts";
 import { SecretIndex } from "../../src/snapshot/secret-index.ts";
 import type { PushView, SecretData } from "../../src/snapshot/types.ts";
 import { meta } from "../../test/support/world.ts";
 import { registryDocument } from "../fixtures.ts";
+import type { WorldCluster } from "./cluster-process.ts";
 
 const run = promisify(execFile);
 
@@ -86,16 +86,19 @@ export async function benchCertificates(
   }
 }
 
-/** Writes each certificate into its App's TLS Secret; resolves with the last resourceVersion. */
+/** Writes each certificate into its App's TLS Secret; resolves once the API server stored them. */
 export async function writeTlsSecrets(
-  envtest: Envtest,
+  cluster: WorldCluster,
   certificates: readonly BenchCertificate[],
 ): Promise<void> {
-  for (const [i, c] of certificates.entries()) {
-    envtest.apply({ ...appTlsSecret(c.app), data: { "tls.crt": c.crt, "tls.key": c.key } });
-    if (i % 200 === 199) await new Promise<void>((r) => setImmediate(r));
-  }
+  await cluster.write(certificates.map(tlsSecretOf));
 }
+
+/** App `c.app`'s TLS Secret holding certificate `c`. */
+export const tlsSecretOf = (c: BenchCertificate) => ({
+  ...appTlsSecret(c.app),
+  data: { "tls.crt": c.crt, "tls.key": c.key },
+});
 
 /**
  * The view a sidecar with `--serve-certificates true` pushes for the bench Registry of `apps`

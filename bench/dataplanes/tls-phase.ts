@@ -14,14 +14,14 @@ import type { PushView } from "../../src/snapshot/types.ts";
 import type { PlaneKind } from "../../test/support/data-plane.ts";
 import { identityOf, servedIdentity } from "../../test/support/tls-client.ts";
 import { waitUntil } from "../../test/support/wait.ts";
-import type { BenchCluster } from "../cluster.ts";
 import type { LoadGenerator } from "../load.ts";
+import type { WorldCluster } from "./cluster-process.ts";
 import type { HandshakeLoadResult } from "./handshake-load.ts";
 
 import {
-  appTlsSecret,
   type BenchCertificate,
   benchCertificates,
+  tlsSecretOf,
   writeTlsSecrets,
 } from "./tls-certificates.ts";
 import type { TlsData, TlsRotations, TlsRound } from "./tls-data.ts";
@@ -36,7 +36,7 @@ const ROTATION_TIMEOUT_MS = 10_000;
 const POLL_MS = 2;
 
 export interface TlsPhaseOptions {
-  readonly cluster: BenchCluster;
+  readonly cluster: WorldCluster;
   readonly certificates: readonly BenchCertificate[];
   /** What the sidecar pushes, built here: the files side loads its certificates. */
   readonly view: PushView;
@@ -180,11 +180,7 @@ async function rotate(o: TlsPhaseOptions, port: number, namesFile: string): Prom
   for (const cert of renewed) {
     const want = identityOf(cert.crt).serial;
     const name = sniOf(cert.names[0]!);
-    const started = performance.now();
-    o.cluster.envtest.apply({
-      ...appTlsSecret(cert.app),
-      data: { "tls.crt": cert.crt, "tls.key": cert.key },
-    });
+    const started = await o.cluster.write([tlsSecretOf(cert)]);
     for (;;) {
       const got = await servedIdentity(port, name).catch(() => null);
       if (got === null) pollFailures++;
@@ -202,7 +198,7 @@ async function rotate(o: TlsPhaseOptions, port: number, namesFile: string): Prom
   // The next proxy starts from the same certificates, which the files side loads.
   const originals = new Set(renewed.map((c) => c.app));
   await writeTlsSecrets(
-    o.cluster.envtest,
+    o.cluster,
     o.certificates.filter((c) => originals.has(c.app)),
   );
   return {

@@ -1,13 +1,15 @@
-// Write to answer: from just before an API write to envtest until the proxy (not the sidecar)
-// gives the answer the write makes. Each proxy in zero-hop mode with its own sidecar, then nginx in
-// hop mode, one at a time with nothing else watching the cluster (every sidecar reacts to every
-// write, and a Caddy reload would slow whichever proxy is being timed). Each write empties one
-// App's Secret value (200 becomes 503 secret-unavailable) or fills it again (back to 200).
+// Write to answer: from just before envtest (in a process of its own, cluster-process.ts) stores
+// an API write until the proxy (not the sidecar) gives the answer the write makes. Each proxy in
+// zero-hop mode with its own sidecar, then nginx in hop mode, one at a time with nothing else
+// watching the cluster (every sidecar reacts to every write, and a Caddy reload would slow
+// whichever proxy is being timed). Each write empties one App's Secret value (200 becomes 503
+// secret-unavailable) or fills it again (back to 200).
 
-import { appSecret, appValue, type BenchCluster } from "../cluster.ts";
+import { appSecret, appValue } from "../cluster.ts";
 import { seededRandom } from "../fixtures.ts";
 import { startSynced } from "../shipped.ts";
 import { type AnswerProbe, answerProbe, type SeenAnswer, untilAnswer } from "./answer-probe.ts";
+import type { WorldCluster } from "./cluster-process.ts";
 import type { WriteToAnswerData } from "./data.ts";
 import { type PhaseOptions, scratch, startVariant } from "./load-phase.ts";
 import { PROXIES, variantName } from "./proxies.ts";
@@ -37,7 +39,7 @@ export const WRITE_DESCRIPTION = `each write empties an App's Secret value (200 
 
 /** `writes` (even) timed writes for each variant at `cluster`'s size; stops what it started. */
 export async function benchWrites(
-  cluster: BenchCluster,
+  cluster: WorldCluster,
   o: PhaseOptions,
   writes: number,
 ): Promise<WriteToAnswerData> {
@@ -90,7 +92,7 @@ const noop = async () => {};
  * waits, between writes, until the sidecar has nothing left to push. Returns ms per write.
  */
 async function timeWrites(
-  cluster: BenchCluster,
+  cluster: WorldCluster,
   port: number,
   indices: readonly number[],
   settle: () => Promise<unknown>,
@@ -102,11 +104,9 @@ async function timeWrites(
       const host = `app-${i}.example.com`;
       await until(probe, host, ROUTED, performance.now());
       for (const ready of [false, true]) {
-        const since = performance.now();
-        cluster.envtest.apply({
-          ...appSecret(i),
-          data: { token: ready ? appValue(i, VALUE_BYTES, "r") : "" },
-        });
+        const since = await cluster.write([
+          { ...appSecret(i), data: { token: ready ? appValue(i, VALUE_BYTES, "r") : "" } },
+        ]);
         times.push((await until(probe, host, ready ? ROUTED : UNAVAILABLE, since)) - since);
         await settle();
         await new Promise((r) => setTimeout(r, 20));

@@ -11,7 +11,7 @@ import {
   nginxLaunch,
   type ProxyLaunch,
 } from "../../test/support/zero-hop-proxies.ts";
-import type { BenchCluster } from "../cluster.ts";
+import type { ClusterAddress } from "../cluster.ts";
 import type { ServerProcess } from "../server-process.ts";
 import { startSynced } from "../shipped.ts";
 import { variantName } from "./proxies.ts";
@@ -41,7 +41,7 @@ export interface ZeroHopPair {
 export async function startZeroHopPair(
   kind: PlaneKind,
   o: {
-    readonly cluster: BenchCluster;
+    readonly cluster: ClusterAddress;
     readonly binary: string;
     readonly dir: string;
     readonly env: Readonly<Record<string, string>>;

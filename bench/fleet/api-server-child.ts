@@ -4,14 +4,8 @@
 import { performance } from "node:perf_hooks";
 import { type RequestLogEntry, seededRandom, startEnvtest } from "@replica-mirror/envtest";
 import { REGISTRY_NAME, REGISTRY_NS } from "../../test/support/world.ts";
-import type {
-  AnswerMessage,
-  ChildSetup,
-  CommandMessage,
-  Commands,
-  Ready,
-  Req,
-} from "./api-server.ts";
+import { type Handlers, serveCommands } from "../command-child.ts";
+import type { ChildSetup, Commands, Ready, Req } from "./api-server.ts";
 import {
   appSecretsJsonBytes,
   seedWorld,
@@ -79,7 +73,7 @@ async function churn(a: Commands["churn"][0]): Promise<Commands["churn"][1]> {
   return done;
 }
 
-const handlers: { [K in keyof Commands]: (a: Commands[K][0]) => Promise<Commands[K][1]> } = {
+const handlers: Handlers<Commands> = {
   clear: async () => {
     envtest.requests.clear();
     elu = performance.eventLoopUtilization();
@@ -128,14 +122,4 @@ const handlers: { [K in keyof Commands]: (a: Commands[K][0]) => Promise<Commands
   },
 };
 
-process.on("message", (m: CommandMessage) => {
-  const handler = handlers[m.command] as (a: unknown) => Promise<unknown>;
-  handler(m.args).then(
-    (value) => process.send?.({ id: m.id, ok: true, value } satisfies AnswerMessage),
-    (e: unknown) =>
-      process.send?.({ id: m.id, ok: false, error: String(e) } satisfies AnswerMessage),
-  );
-});
-process.on("disconnect", () => void envtest.close().then(() => process.exit(0)));
-process.on("SIGTERM", () => void envtest.close().then(() => process.exit(0)));
-process.send?.({ url: envtest.url, facts } satisfies Ready);
+serveCommands(handlers, { url: envtest.url, facts } satisfies Ready, () => envtest.close());

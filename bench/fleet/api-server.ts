@@ -3,10 +3,9 @@
 // child (api-server-child.ts) seeds the world, writes, injects faults and hands back the request
 // accounting of each phase.
 
-import { type ChildProcess, fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { RequestSummary } from "@replica-mirror/envtest";
-import { stopChild } from "../child.ts";
+import { startCommandChild } from "../command-child.ts";
 import type { WorldFacts, WorldSize } from "./world.ts";
 
 /** One request of the phase, as the accounting needs it. */
@@ -74,18 +73,6 @@ export interface Commands {
   reset: [Record<string, never>, { now: number }];
 }
 
-/** A request to the child. */
-export interface CommandMessage {
-  readonly id: number;
-  readonly command: keyof Commands;
-  readonly args: unknown;
-}
-
-/** The child's answer. */
-export type AnswerMessage =
-  | { readonly id: number; readonly ok: true; readonly value: unknown }
-  | { readonly id: number; readonly ok: false; readonly error: string };
-
 /** What the child is started with, as its one argument (JSON). */
 export interface ChildSetup {
   readonly size: WorldSize;
@@ -114,68 +101,19 @@ export interface ApiServer {
 
 /** Starts envtest in a child process and seeds the world (bounded by `timeoutMs`). */
 export async function startApiServer(setup: ChildSetup, timeoutMs = 600_000): Promise<ApiServer> {
-  const child = fork(CHILD, [JSON.stringify(setup)], {
-    execArgv: ["--max-old-space-size=8192"],
-    stdio: ["ignore", "inherit", "inherit", "ipc"],
-  });
-  const killOnExit = () => child.kill("SIGKILL");
-  process.once("exit", killOnExit);
-  const ready = await firstMessage<Ready>(child, timeoutMs);
-  let next = 1;
-  const waiting = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
-  child.on("message", (m: AnswerMessage) => {
-    const w = waiting.get(m.id);
-    if (w === undefined) return;
-    waiting.delete(m.id);
-    if (m.ok) w.resolve(m.value);
-    else w.reject(new Error(m.error));
-  });
-  child.once("exit", (code) => {
-    for (const w of waiting.values()) w.reject(new Error(`API server exited with ${code}`));
-    waiting.clear();
-  });
+  const child = await startCommandChild<Commands, Ready>(
+    "API server",
+    CHILD,
+    [JSON.stringify(setup)],
+    { execArgv: ["--max-old-space-size=8192"], timeoutMs },
+  );
   return {
-    url: ready.url,
-    pid: child.pid ?? 0,
-    facts: ready.facts,
-    call: (command, args, ms = 120_000) =>
-      new Promise((resolve, reject) => {
-        const id = next++;
-        const timer = setTimeout(() => {
-          waiting.delete(id);
-          reject(new Error(`API server: no answer to ${command} within ${ms} ms`));
-        }, ms);
-        waiting.set(id, {
-          resolve: (v) => {
-            clearTimeout(timer);
-            resolve(v as never);
-          },
-          reject: (e) => {
-            clearTimeout(timer);
-            reject(e);
-          },
-        });
-        child.send({ id, command, args } satisfies CommandMessage);
-      }),
-    close: async () => {
-      process.off("exit", killOnExit);
-      await stopChild(child, 5_000);
-    },
+    url: child.ready.url,
+    pid: child.pid,
+    facts: child.ready.facts,
+    call: child.call,
+    close: child.close,
   };
 }
 
 const CHILD = fileURLToPath(new URL("./api-server-child.ts", import.meta.url));
-
-function firstMessage<T>(child: ChildProcess, timeoutMs: number): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`API server not ready within ${timeoutMs} ms`));
-    }, timeoutMs);
-    child.once("exit", (code) => reject(new Error(`API server exited with ${code}`)));
-    child.once("message", (m) => {
-      clearTimeout(timer);
-      resolve(m as T);
-    });
-  });
-}
