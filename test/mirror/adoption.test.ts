@@ -4,7 +4,7 @@ import { listApps } from "../../src/snapshot/lookup.ts";
 import type { Snapshot } from "../../src/snapshot/types.ts";
 import { startTestSidecar, type TestSidecar } from "../support/sidecar.ts";
 import { waitUntil } from "../support/wait.ts";
-import { envtestFor, writeRegistry, writeSecret } from "../support/world.ts";
+import { credentialApp, envtestFor, writeRegistry, writeSecret } from "../support/world.ts";
 
 let envtest: Envtest;
 let m: TestSidecar | undefined;
@@ -19,18 +19,8 @@ afterEach(async () => {
 });
 
 // Credentials declared and served: the mirror keeps the values this test follows (ADR 68).
-const shop = {
-  name: "shop",
-  hostnames: ["shop.example.com"],
-  namespace: "tenant-a",
-  credential: {},
-};
-const blog = {
-  name: "blog",
-  hostnames: ["blog.example.com"],
-  namespace: "tenant-b",
-  credential: {},
-};
+const shop = credentialApp("shop", "tenant-a");
+const blog = credentialApp("blog", "tenant-b");
 
 /** Each App of a published Snapshot with its readiness and decoded value. */
 const shown = (s: Snapshot) =>

@@ -10,6 +10,7 @@ import {
 } from "../support/sidecar.ts";
 import { waitUntil } from "../support/wait.ts";
 import {
+  credentialApp,
   envtestFor,
   REGISTRY_NAME,
   REGISTRY_NS,
@@ -35,18 +36,8 @@ afterEach(async () => {
   await envtest.close();
 });
 
-const shop = {
-  name: "shop",
-  hostnames: ["shop.example.com", "*.shop.example.com"],
-  namespace: "tenant-a",
-  credential: {},
-};
-const blog = {
-  name: "blog",
-  hostnames: ["blog.example.com"],
-  namespace: "tenant-b",
-  credential: {},
-};
+const shop = credentialApp("shop", "tenant-a", ["shop.example.com", "*.shop.example.com"]);
+const blog = credentialApp("blog", "tenant-b");
 
 describe("mirror on envtest", () => {
   it("bootstraps with no Registry Secret: synced, empty, ready; then the Registry appears", async () => {

@@ -207,6 +207,16 @@ export function snapshotOf(
 }
 
 /** The App most suites serve: ready once `shop-credentials` has a token. */
+/**
+ * An App whose credential is declared, as a mirror serving credentials keeps its value (ADR 68)
+ * for a test to follow; its Secret is `<name>-credentials` in `namespace`.
+ */
+export const credentialApp = (
+  name: string,
+  namespace: string,
+  hostnames = [`${name}.example.com`],
+): AppInput => ({ name, hostnames, namespace, credential: {} });
+
 export const SHOP: AppInput = {
   name: "shop",
   hostnames: ["shop.example.com", "*.shop.example.com"],
