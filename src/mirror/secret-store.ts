@@ -29,8 +29,14 @@ function keptData(
 /** What `keptData(data, keys)` holds: a bytes key whose value came unkept is presence only. */
 function keptFor(data: Readonly<Record<string, string>> | undefined, keys: ReadKeys): ReadKeys {
   if (data === undefined) return keys;
-  const unkept = [...keys.bytes].filter((k) => data[k] === UNKEPT_VALUE && Object.hasOwn(data, k));
-  return unkept.length === 0 ? keys : demoted(keys, unkept);
+  // No array on the way of every listed Secret: only a state file hands back unkept values.
+  let unkept: string[] | undefined;
+  for (const k of keys.bytes) {
+    if (data[k] !== UNKEPT_VALUE || !Object.hasOwn(data, k)) continue;
+    unkept ??= [];
+    unkept.push(k);
+  }
+  return unkept === undefined ? keys : demoted(keys, unkept);
 }
 
 /**

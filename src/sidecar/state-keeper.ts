@@ -54,8 +54,9 @@ export function startStateKeeper(options: {
   let changed = false;
   // After a warm start, the inputs its file holds, until the first whole inputs are compared with
   // them: when the watches confirm exactly what was loaded, the file already holds it, and
-  // rewriting it (100 MiB at 100k Apps) would only cost the start CPU and memory. Not after a
-  // rolled-back start: that file is older than the pod's mark, and the next write puts it right.
+  // rewriting it (100 MiB at 100k Apps with 1 KiB credentials) would only cost the start CPU
+  // and memory. Not after a rolled-back start: that file is older than the pod's mark, and the
+  // next write puts it right.
   let loaded = opened.rolledBack === undefined ? (opened.warm?.inputs ?? null) : null;
   const stillLoaded = (): boolean => {
     if (loaded === null || current === null) return false;

@@ -17,6 +17,7 @@ import {
   REGISTRY_NAME,
   REGISTRY_NS,
   registryDoc,
+  registrySource,
   writeRegistry,
   writeRegistryValue,
 } from "../support/world.ts";
@@ -253,12 +254,7 @@ describe("seed 75936: a relist that skipped the last good values, then an App en
 function mirrorOver(registryLw: FakeListWatch, secretsLw: FakeListWatch) {
   const holder = new SnapshotHolder();
   const mirror = new Mirror({
-    registry: {
-      listWatch: registryLw,
-      namespace: REGISTRY_NS,
-      name: REGISTRY_NAME,
-      key: REGISTRY_KEY,
-    },
+    registry: registrySource(registryLw),
     secrets: { scopes: [{ namespace: null, listWatch: secretsLw }] },
     holder,
     watchTimeoutSeconds: 60,

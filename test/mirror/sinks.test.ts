@@ -9,7 +9,13 @@ import { ok } from "../../src/result.ts";
 import { SnapshotHolder } from "../../src/snapshot/holder.ts";
 import { FakeListWatch, page, secret } from "../support/fake-list-watch.ts";
 import { waitUntil } from "../support/wait.ts";
-import { REGISTRY_KEY, REGISTRY_NAME, REGISTRY_NS, registryDoc } from "../support/world.ts";
+import {
+  REGISTRY_KEY,
+  REGISTRY_NAME,
+  REGISTRY_NS,
+  registryDoc,
+  registrySource,
+} from "../support/world.ts";
 
 const registryLw = () => {
   const lw = new FakeListWatch();
@@ -61,12 +67,7 @@ describe("the mirror's sinks", () => {
     secrets.replyList(ok(page("7", [secret("shop-credentials", "6", { token: "t" })])));
     const told: string[] = [];
     const mirror = new Mirror({
-      registry: {
-        listWatch: registryLw(),
-        namespace: REGISTRY_NS,
-        name: REGISTRY_NAME,
-        key: REGISTRY_KEY,
-      },
+      registry: registrySource(registryLw()),
       secrets: { scopes: [{ namespace: null, listWatch: secrets }] },
       holder,
       watchTimeoutSeconds: 60,

@@ -9,7 +9,7 @@ import { SnapshotHolder } from "../../src/snapshot/holder.ts";
 import { listApps } from "../../src/snapshot/lookup.ts";
 import { FakeListWatch } from "../support/fake-list-watch.ts";
 import { waitUntil } from "../support/wait.ts";
-import { REGISTRY_KEY, REGISTRY_NAME, REGISTRY_NS, registryDoc } from "../support/world.ts";
+import { REGISTRY_NS, registryDoc, registrySource } from "../support/world.ts";
 
 /** Saved inputs: a Registry with a local and a private upstream, both Secrets present. */
 const inputs: MirrorInputs = {
@@ -36,13 +36,7 @@ const inputs: MirrorInputs = {
 async function warmStart(allowLocalUpstreams: boolean) {
   const holder = new SnapshotHolder();
   const mirror = new Mirror({
-    registry: {
-      listWatch: new FakeListWatch(),
-      namespace: REGISTRY_NS,
-      name: REGISTRY_NAME,
-      key: REGISTRY_KEY,
-      allowLocalUpstreams,
-    },
+    registry: registrySource(new FakeListWatch(), { allowLocalUpstreams }),
     secrets: { scopes: [{ namespace: null, listWatch: new FakeListWatch() }] },
     holder,
     watchTimeoutSeconds: 60,

@@ -11,7 +11,7 @@ import { SnapshotHolder } from "../../src/snapshot/holder.ts";
 import { listApps } from "../../src/snapshot/lookup.ts";
 import { FakeListWatch, gone, page, secret } from "../support/fake-list-watch.ts";
 import { waitUntil } from "../support/wait.ts";
-import { REGISTRY_KEY, REGISTRY_NAME, REGISTRY_NS, registryDoc } from "../support/world.ts";
+import { registryDoc, registrySource } from "../support/world.ts";
 
 const APPS = [
   { name: "a1", namespace: "tenant-a" },
@@ -49,12 +49,7 @@ describe("a warm start watching App Secrets per namespace", () => {
     a.failWatch(gone);
     a.replyList(ok(page("21", [secret("a1-credentials", "9", { token: "t" }, "tenant-a")])));
     const mirror = new Mirror({
-      registry: {
-        listWatch: new FakeListWatch(),
-        namespace: REGISTRY_NS,
-        name: REGISTRY_NAME,
-        key: REGISTRY_KEY,
-      },
+      registry: registrySource(new FakeListWatch()),
       secrets: {
         scopes: [
           { namespace: "tenant-a", listWatch: a },

@@ -128,6 +128,14 @@ const reflecting = (inputs: MirrorInputs): Reflected => ({
   inputs: () => inputs,
 });
 
+/** The one line a start logs when it may not serve the state file it found. */
+const coldStart = (reason: string, err: string) => ({
+  level: 40,
+  msg: "state file not used: starting cold",
+  reason,
+  err,
+});
+
 describe("the state file's generation across the containers of one pod", () => {
   it("grows with every write, and a restarted container's writes go on from it", async () => {
     const p = pod();
@@ -333,12 +341,10 @@ describe("a start that finds a state file it may not serve", () => {
     p.lines();
     const opened = await p.open(T0);
     expect(p.lines()).toEqual([
-      {
-        level: 40,
-        msg: "state file not used: starting cold",
-        reason: "saved-in-future",
-        err: `state file ${p.path} saved 300 s after now by this clock, more than the 300 s of clock skew allowed`,
-      },
+      coldStart(
+        "saved-in-future",
+        `state file ${p.path} saved 300 s after now by this clock, more than the 300 s of clock skew allowed`,
+      ),
     ]);
     expect([opened.warm, opened.generation]).toEqual([
       undefined,
@@ -354,12 +360,10 @@ describe("a start that finds a state file it may not serve", () => {
     writeFileSync(p.path, FORMAT_1_FILE);
     const opened = await p.open(T0);
     expect(p.lines()).toEqual([
-      {
-        level: 40,
-        msg: "state file not used: starting cold",
-        reason: "old-version",
-        err: `state file ${p.path} format version 1, older than ${FORMAT_VERSION}`,
-      },
+      coldStart(
+        "old-version",
+        `state file ${p.path} format version 1, older than ${FORMAT_VERSION}`,
+      ),
     ]);
     expect([opened.warm, p.loads]).toEqual([undefined, ["old-version"]]);
   });
@@ -372,12 +376,10 @@ describe("a start that finds a state file it may not serve", () => {
     p.lines();
     const opened = await p.open(T0);
     expect(p.lines()).toEqual([
-      {
-        level: 40,
-        msg: "state file not used: starting cold",
-        reason: "old-version",
-        err: `state file ${p.path} format version 2, older than ${FORMAT_VERSION}`,
-      },
+      coldStart(
+        "old-version",
+        `state file ${p.path} format version 2, older than ${FORMAT_VERSION}`,
+      ),
     ]);
     expect([opened.warm, opened.generation]).toEqual([
       undefined,

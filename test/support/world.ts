@@ -6,8 +6,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { type Envtest, type EnvtestOptions, startEnvtest } from "@replica-mirror/envtest";
+import type { ListWatch } from "../../src/kube/cache/list-watch.ts";
 import { loadKubeConfig } from "../../src/kube/rest/kubeconfig.ts";
 import { createKubeTransport, type KubeTransport } from "../../src/kube/rest/transport.ts";
+import type { RegistrySource } from "../../src/mirror/mirror-options.ts";
 import { parseRegistryDocument } from "../../src/registry/parse.ts";
 import type { Registry } from "../../src/registry/schema.ts";
 import { build } from "../../src/snapshot/build.ts";
@@ -68,6 +70,18 @@ function tlsRefOf(a: AppInput): { namespace?: string; name: string } {
   if (typeof a.tls !== "string") return { ...a.tls! };
   return a.namespace === undefined ? { name: a.tls } : { namespace: a.namespace, name: a.tls };
 }
+
+/** The test Registry Secret as a Mirror watches it, through `listWatch`. */
+export const registrySource = (
+  listWatch: ListWatch,
+  rules: Pick<RegistrySource, "allowLocalUpstreams"> = {},
+): RegistrySource => ({
+  listWatch,
+  namespace: REGISTRY_NS,
+  name: REGISTRY_NAME,
+  key: REGISTRY_KEY,
+  ...rules,
+});
 
 /**
  * Parses a Registry from App inputs; throws when the document is invalid. Local upstreams are

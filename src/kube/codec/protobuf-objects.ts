@@ -139,23 +139,43 @@ export function typeMetaKind(typeMeta: WireReader): string {
   return typeMeta.failure === null ? kind : "";
 }
 
-/** A whole protobuf error body: the magic, then runtime.Unknown around a metav1.Status. */
-export function decodeStatusBody(body: Buffer): Result<ApiStatus, DecodeFailure> {
-  if (body.length < MAGIC.length || !body.subarray(0, MAGIC.length).equals(MAGIC))
-    return err({ message: "Status: not a Kubernetes protobuf body" });
-  const r = new WireReader(body, MAGIC.length);
+/**
+ * The envelope at `buf[start, end)`: the magic, then runtime.Unknown { typeMeta 1, raw 2 }. The
+ * kind its TypeMeta names ("" for none) and its message; null without the magic. Each caller
+ * says in its own words what it expected.
+ */
+export function readEnvelope(
+  buf: Buffer,
+  start: number,
+  end: number,
+): {
+  readonly kind: string;
+  readonly inner: WireReader | undefined;
+  readonly r: WireReader;
+} | null {
+  // Compared in place: a view per watch event was a measurable share of decoding 100k of them.
+  if (end - start < MAGIC.length || !MAGIC.every((b, i) => buf[start + i] === b)) return null;
+  const r = new WireReader(buf, start + MAGIC.length, end);
   let kind = "";
-  let status: WireReader | undefined;
+  let inner: WireReader | undefined;
   while (r.more) {
     const tag = r.varint();
     if (tag === (1 << 3) + LENGTH_DELIMITED) kind = typeMetaKind(r.message());
-    else if (tag === (2 << 3) + LENGTH_DELIMITED) status = r.message();
+    else if (tag === (2 << 3) + LENGTH_DELIMITED) inner = r.message();
     else r.skip(tag & 7);
   }
+  return { kind, inner, r };
+}
+
+/** A whole protobuf error body: the magic, then runtime.Unknown around a metav1.Status. */
+export function decodeStatusBody(body: Buffer): Result<ApiStatus, DecodeFailure> {
+  const envelope = readEnvelope(body, 0, body.length);
+  if (envelope === null) return err({ message: "Status: not a Kubernetes protobuf body" });
+  const { kind, inner, r } = envelope;
   if (r.failure !== null) return failed("Status", r);
-  if (kind !== "Status" || status === undefined)
+  if (kind !== "Status" || inner === undefined)
     return err({ message: `Status: the body holds a ${kind || "nameless"} object` });
-  return statusMessage(status);
+  return statusMessage(inner);
 }
 
 /** metav1.Status: message 3, reason 4, details 5 { retryAfterSeconds 5 }, code 6. */

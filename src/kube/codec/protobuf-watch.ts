@@ -7,8 +7,8 @@
 
 import { err, ok, type Result } from "../../result.ts";
 import type { WatchEvent } from "../cache/list-watch.ts";
-import { decodeSecretMessage, decodeStatusBody, typeMetaKind } from "./protobuf-objects.ts";
-import { LENGTH_DELIMITED, MAGIC, WireReader } from "./protobuf-wire.ts";
+import { decodeSecretMessage, decodeStatusBody, readEnvelope } from "./protobuf-objects.ts";
+import { LENGTH_DELIMITED, WireReader } from "./protobuf-wire.ts";
 
 /** A complete frame (its WatchEvent's bytes), or one refused by its announced length. */
 export type Frame =
@@ -142,17 +142,9 @@ function unwrap(
   kind: string,
   what: string,
 ): Result<WireReader, DecodeFailure> {
-  const magic = end - start >= MAGIC.length && MAGIC.every((b, i) => buf[start + i] === b);
-  if (!magic) return err({ message: `${what}: not a Kubernetes protobuf object` });
-  const r = new WireReader(buf, start + MAGIC.length, end);
-  let named = "";
-  let inner: WireReader | undefined;
-  while (r.more) {
-    const tag = r.varint();
-    if (tag === (1 << 3) + LENGTH_DELIMITED) named = typeMetaKind(r.message());
-    else if (tag === (2 << 3) + LENGTH_DELIMITED) inner = r.message();
-    else r.skip(tag & 7);
-  }
+  const envelope = readEnvelope(buf, start, end);
+  if (envelope === null) return err({ message: `${what}: not a Kubernetes protobuf object` });
+  const { kind: named, inner, r } = envelope;
   if (r.failure !== null) return err({ message: `${what}: ${r.failure}` });
   if (named !== kind || inner === undefined)
     return err({ message: `${what}: holds a ${named || "nameless"} object, not a ${kind}` });
