@@ -1,7 +1,7 @@
 // The certificates' side of `/metrics` (ADR 56): how many Apps' certificates are served, refused
 // or off, and when the first served one expires, which the alert ReplicaMirrorCertificateExpiring
-// reads. Summed per App chunk and kept while the chunk lives, so a publish after one Secret
-// changed costs a pass over the chunk directory, not over every App.
+// reads. Summed per App chunk and kept while the chunk lives, and only when `/metrics` is scraped:
+// a publish costs nothing here, a scrape after one Secret changed a pass over the chunk directory.
 
 import { Gauge, type Registry } from "prom-client";
 import { cachedPer } from "../cached-per.ts";
@@ -42,9 +42,13 @@ export function certificateSummary(snapshot: Snapshot): Summary {
   return { counts, firstExpiry };
 }
 
+/** One summary per Snapshot, for both gauges of one scrape. */
+const snapshotSummary = cachedPer(certificateSummary);
+
 /** Registers the certificate gauges in `registry`; they follow each published Snapshot. */
 export function certificateMetrics(registry: Registry): MirrorObserver {
-  let summary: Summary | null = null;
+  let served: Snapshot | null = null;
+  const summary = (): Summary | null => (served === null ? null : snapshotSummary(served));
   const registers = [registry];
   new Gauge({
     name: `${PREFIX}certificates`,
@@ -52,7 +56,8 @@ export function certificateMetrics(registry: Registry): MirrorObserver {
     labelNames: ["state"] as const,
     registers,
     collect() {
-      for (const state of STATES) this.labels(state).set(summary?.counts[state] ?? 0);
+      const s = summary();
+      for (const state of STATES) this.labels(state).set(s?.counts[state] ?? 0);
     },
   });
   new Gauge({
@@ -61,13 +66,13 @@ export function certificateMetrics(registry: Registry): MirrorObserver {
     registers,
     collect() {
       this.reset();
-      if (summary !== null && Number.isFinite(summary.firstExpiry))
-        this.set(summary.firstExpiry / 1000);
+      const s = summary();
+      if (s !== null && Number.isFinite(s.firstExpiry)) this.set(s.firstExpiry / 1000);
     },
   });
   return {
     published({ snapshot }) {
-      summary = certificateSummary(snapshot);
+      served = snapshot;
     },
   };
 }

@@ -73,6 +73,34 @@ describe("createMetrics", () => {
     );
   });
 
+  it("sums the certificate gauges when scraped, not as each Snapshot is published (ADR 72)", async () => {
+    const { metrics, lines } = metricsAt();
+    let walks = 0;
+    const apps = new Proxy(snapshot.apps, {
+      get(target, key) {
+        if (key === "chunks") walks++;
+        return Reflect.get(target, key);
+      },
+    });
+    const published = { ...snapshot, apps };
+    for (const revision of [8, 9, 10])
+      metrics.certificates.published?.({
+        snapshot: { ...published, revision },
+        kind: "secrets",
+        buildMs: 1,
+        eventToSwapMs: 1,
+      });
+    expect(walks).toBe(0);
+    expect(await lines()).toEqual(
+      expect.arrayContaining([
+        'replica_mirror_certificates{state="served"} 0',
+        'replica_mirror_certificates{state="refused"} 0',
+        'replica_mirror_certificates{state="off"} 0',
+      ]),
+    );
+    expect(walks).toBe(1);
+  });
+
   it("leaves event-to-swap alone for the first Snapshot, which reflects no event", async () => {
     const { metrics, lines } = metricsAt();
     metrics.observer.published({ snapshot, kind: "whole", buildMs: 1, eventToSwapMs: null });
