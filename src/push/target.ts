@@ -30,6 +30,15 @@ export interface PushOptions {
   readonly whole?: boolean;
 }
 
+export interface VerifyOptions {
+  /**
+   * Read every entry from the proxy's table now, even where the proxy keeps a digest up to date as
+   * it is written (nginx, ADR 70): what that cannot see, an entry changed by another writer of the
+   * proxy's memory, this finds. Targets that always read every entry ignore it.
+   */
+  readonly deep?: boolean;
+}
+
 /** One proxy's runtime interface, as the pusher drives it. Calls never overlap. */
 export interface PushTarget {
   /** For metrics and logs: `haproxy`, `caddy`, `nginx`, or whatever the operator names it. */
@@ -43,9 +52,10 @@ export interface PushTarget {
   held(): Promise<Result<number | null, PushFailure>>;
   /**
    * A digest of the table the proxy answers from, read from it now (every entry, or a digest the
-   * proxy computes over every entry); null when it holds none. Costs more than `held`.
+   * proxy computes over every entry, or keeps as it writes them); null when it holds none. Costs
+   * more than `held`; with `deep`, as much as reading every entry.
    */
-  heldDigest(): Promise<Result<string | null, PushFailure>>;
+  heldDigest(options?: VerifyOptions): Promise<Result<string | null, PushFailure>>;
   /**
    * The digest `heldDigest` gives while the proxy answers from exactly `view`'s table, whatever
    * order the proxy keeps its entries in. Pure; computed once per view.
