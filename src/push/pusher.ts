@@ -5,9 +5,9 @@
 // verification on a slower timer compares a digest of every entry the proxy holds with the
 // digest of what was pushed, and pushes the whole table again when they differ (ADR 51). A
 // verification reads every entry and every credential (10 MB at 10k Apps with 1 KiB values), so
-// it runs beside pushes, never ahead of one: a rotation does not wait for it. Where the proxy
-// keeps its digest as it is written (nginx), a verification reads that, and only every deep
-// verification interval every entry (ADR 70).
+// it runs beside pushes, never ahead of one: a rotation does not wait for it. Between deep
+// verifications, which read every entry, a shallow one reads what a change writes: nginx's digest
+// kept as it writes, HAProxy's overlays and its big maps' counts (ADR 70).
 
 import type { Clock } from "../clock.ts";
 import { AT_ONCE, Coalescer } from "../coalescer.ts";
@@ -56,8 +56,9 @@ export const DEFAULT_CHECK_INTERVAL_MS = 250;
 export const DEFAULT_VERIFY_INTERVAL_MS = 5_000;
 
 /**
- * 60 s: a deep verification at nginx reads every key of its table in its worker (at 100k Apps
- * 200k keys, 600 ms), which every 5 s made that worker's requests and pushes wait (ADR 70).
+ * 60 s: a deep verification reads every entry, at 100k Apps 200k keys in nginx's worker (600 ms)
+ * or 12 MB of HAProxy's maps in the sidecar (200 ms), which every 5 s shared the cores with
+ * rotations (ADR 70).
  */
 export const DEFAULT_DEEP_VERIFY_INTERVAL_MS = 60_000;
 
@@ -215,7 +216,8 @@ export function startPusher(options: PusherOptions): Pusher {
     // for over a second, and rotations at 1/s had every fourth verification hold one back).
     if (inProxy !== null) {
       for (const candidate of candidates.reverse()) {
-        const expected = await (target.digestOfSliced?.(candidate) ?? target.digestOf(candidate));
+        const expected = await (target.digestOfSliced?.(candidate, { deep }) ??
+          target.digestOf(candidate, { deep }));
         if (closed) return;
         if (held.value === expected) {
           dropped = 0;

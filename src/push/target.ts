@@ -33,8 +33,9 @@ export interface PushOptions {
 export interface VerifyOptions {
   /**
    * Read every entry from the proxy's table now, even where the proxy keeps a digest up to date as
-   * it is written (nginx, ADR 70): what that cannot see, an entry changed by another writer of the
-   * proxy's memory, this finds. Targets that always read every entry ignore it.
+   * it is written (nginx) or only the small part a change writes is read (HAProxy's overlays, ADR
+   * 70): what those cannot see, an entry changed in place behind the pusher's back, this finds.
+   * Caddy always reads every entry.
    */
   readonly deep?: boolean;
 }
@@ -57,13 +58,14 @@ export interface PushTarget {
    */
   heldDigest(options?: VerifyOptions): Promise<Result<string | null, PushFailure>>;
   /**
-   * The digest `heldDigest` gives while the proxy answers from exactly `view`'s table, whatever
-   * order the proxy keeps its entries in. Pure; computed once per view.
+   * The digest `heldDigest(options)` gives while the proxy answers from exactly `view`'s table as
+   * this target pushed it, whatever order the proxy keeps its entries in. Computed once per view
+   * (a shallow one of HAProxy once per push of it: ADR 70).
    */
-  digestOf(view: PushView): string;
+  digestOf(view: PushView, options?: VerifyOptions): string;
   /**
    * `digestOf(view)`, computed in slices that give the event loop a turn: for a target whose
    * digest hashes the whole table (nginx: 10 MB at 100k Apps), so that a push never waits for it.
    */
-  digestOfSliced?(view: PushView): Promise<string>;
+  digestOfSliced?(view: PushView, options?: VerifyOptions): Promise<string>;
 }
