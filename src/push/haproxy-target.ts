@@ -32,7 +32,7 @@
 // A failure before a commit leaves the old entries in place; an uncommitted version is dropped by
 // HAProxy at the next commit. A failure among overlay writes leaves each App the old Snapshot's
 // entry or the new one's and the old REVISION; either way the target forgets what HAProxy holds,
-// so the next push is whole. A verification reads all four maps back.
+// so the next push is whole. A deep verification reads all four maps back.
 // Certificates by SNI (ADR 56), when a crt-list is named, follow the maps on every push
 // (haproxy-certificate-sync.ts): whole after whatever makes the maps whole, and read back by a
 // verification beside them. A verification reads the overlays and what `show map` lists of the big
