@@ -68,7 +68,7 @@ interface Counts {
  * `add map` payloads); before the commit, the credentials map must hold `credentials` entries
  * unless null (a restart since the credentials were written would show there). A failure before
  * the commit leaves the current version as it was; HAProxy drops the uncommitted one at the next
- * commit.
+ * commit. Gives the version committed, as `show map` lists it (`curr_ver`).
  */
 export async function replaceVersioned(
   api: RuntimeApi,
@@ -77,7 +77,7 @@ export async function replaceVersioned(
   content: Iterable<string>,
   lines: number,
   credentials: number | null,
-): Promise<Result<void, PushFailure>> {
+): Promise<Result<string, PushFailure>> {
   const entries = () =>
     api.run("show map", "show map", (a): Counts | undefined => {
       const replaced = entryCount(a, name);
@@ -112,7 +112,7 @@ export async function replaceVersioned(
   }
   const commit = `commit map @${version.value} ${name}`;
   const committed = await api.run(commit, commit, silent);
-  return committed.ok ? ok(undefined) : committed;
+  return committed.ok ? ok(version.value) : committed;
 }
 
 /** Commands of the form `<verb> <name>`, joined by `;` on lines of at most `bytes`. */

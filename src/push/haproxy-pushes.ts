@@ -33,6 +33,9 @@ export interface Held {
   readonly credentialsOverlay: ReadonlySet<string>;
   /** The Apps whose credential the credentials map beneath holds. */
   readonly credentialsBase: ReadonlySet<string>;
+  /** The big maps' current versions (`curr_ver`), and the routing map's entries. */
+  readonly versions: { readonly routing: string; readonly credentials: string };
+  readonly routingEntries: number;
 }
 
 export interface PushContext {
@@ -59,11 +62,13 @@ export async function pushWhole(
   for (const line of changes.written) credentialsOverlay.add(line.app);
   const intoOverlay = from !== null && credentialsOverlay.size <= ctx.maxOverlayApps;
   let credentialsBase: ReadonlySet<string>;
+  let credentialsVersion: string;
   // 1. The credentials the new entries flag, before them.
   if (intoOverlay) {
     const wrote = await writeCredentials(ctx, changes, from);
     if (!wrote.ok) return wrote;
     credentialsBase = from.credentialsBase;
+    credentialsVersion = from.versions.credentials;
   } else {
     const dropped = new Set(changes.dropped);
     const kept = previous.map((chunk) => chunk.filter((l) => dropped.has(l.app)));
@@ -72,6 +77,7 @@ export async function pushWhole(
     const count = credentialCount(all);
     const filled = await replaceVersioned(api, maps, maps.credentials, content, count, null);
     if (!filled.ok) return filled;
+    credentialsVersion = filled.value;
     credentialsBase = new Set(all.flatMap((chunk) => chunk.map((l) => l.app)));
     credentialsOverlay.clear();
   }
@@ -99,6 +105,8 @@ export async function pushWhole(
     routingOverlay: new Map(),
     credentialsOverlay,
     credentialsBase: without(credentialsBase, changes.dropped),
+    versions: { routing: pushed.value, credentials: credentialsVersion },
+    routingEntries: table.lines,
   });
 }
 
@@ -145,6 +153,8 @@ export async function pushOverlay(
     routingOverlay,
     credentialsOverlay,
     credentialsBase: without(from.credentialsBase, changes.dropped),
+    versions: from.versions,
+    routingEntries: from.routingEntries,
   });
 }
 

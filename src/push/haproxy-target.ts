@@ -32,10 +32,11 @@
 // A failure before a commit leaves the old entries in place; an uncommitted version is dropped by
 // HAProxy at the next commit. A failure among overlay writes leaves each App the old Snapshot's
 // entry or the new one's and the old REVISION; either way the target forgets what HAProxy holds,
-// so the next push is whole. A verification reads all four maps back.
+// so the next push is whole. A deep verification reads all four maps back.
 // Certificates by SNI (ADR 56), when a crt-list is named, follow the maps on every push
 // (haproxy-certificate-sync.ts): whole after whatever makes the maps whole, and read back by a
-// verification beside them.
+// verification beside them. A verification reads the overlays and what `show map` lists of the big
+// maps (haproxy-shallow.ts); a deep one reads the big maps too (ADR 70).
 
 import { cachedPer } from "../cached-per.ts";
 import { err, ok, type Result } from "../result.ts";
@@ -48,6 +49,7 @@ import { mapDigest, parseHeldRevision, REVISION_KEY } from "./haproxy-map.ts";
 import { MAX_OVERLAY_APPS, overlayOf } from "./haproxy-overlay.ts";
 import { type Held, pushOverlay, pushWhole } from "./haproxy-pushes.ts";
 import { runtimeAnswer } from "./haproxy-runtime.ts";
+import { expectedShallow, listed, shallowDigest } from "./haproxy-shallow.ts";
 import {
   type ShownMapOverlay,
   type ShownMapRules,
@@ -55,7 +57,7 @@ import {
   shownMapDigest,
 } from "./shown-map.ts";
 import { sha256 } from "./table-digest.ts";
-import type { PushFailure, PushTarget } from "./target.ts";
+import type { PushFailure, PushTarget, VerifyOptions } from "./target.ts";
 
 export interface HaproxyTargetOptions {
   readonly name?: string;
@@ -109,6 +111,8 @@ export function haproxyTarget(options: HaproxyTargetOptions): PushTarget {
   // The credentials of the last push that succeeded, kept when `held` is lost: a whole push
   // keeps those it drops until its routing commit.
   let last: CredentialLines = [];
+  // What each view's last push left, for its shallow digest.
+  const pushedAs = new WeakMap<PushView, Held>();
 
   return {
     name: options.name ?? "haproxy",
@@ -123,6 +127,7 @@ export function haproxyTarget(options: HaproxyTargetOptions): PushTarget {
       const served = (await certificates?.push(view, from === null)) ?? ok(undefined);
       if (!served.ok) return served;
       held = pushed.value;
+      pushedAs.set(view, pushed.value);
       last = credentials;
       return ok(undefined);
     },
@@ -133,10 +138,11 @@ export function haproxyTarget(options: HaproxyTargetOptions): PushTarget {
       if (revision.ok && revision.value !== held?.revision) held = null;
       return revision;
     },
-    // Every entry of the four maps' current versions (10k Apps: 600 kB of routing, and the
+    // Deep: every entry of the four maps' current versions (10k Apps: 600 kB of routing, and the
     // credentials, 10 MB at 1 KiB each): HAProxy cannot hash a map. The big maps are read as
     // bytes with the overlays' entries put over theirs: the table a request sees.
-    async heldDigest(): Promise<Result<string | null, PushFailure>> {
+    async heldDigest(verify?: VerifyOptions): Promise<Result<string | null, PushFailure>> {
+      if (verify?.deep !== true) return shallow();
       // The big maps first, their overlays last: a push during the reading changes the overlays
       // only, and the few ms of reading them is all it can overlap (pusher.ts).
       const routingBytes = await runtimeAnswer(socket, `show map ${maps.routing}`, timeoutMs);
@@ -168,13 +174,41 @@ export function haproxyTarget(options: HaproxyTargetOptions): PushTarget {
       if (!served.ok) return served;
       return ok(withCertificates(sha256(`${routing.value}\n${credentials.value}`), served.value));
     },
-    digestOf: cachedPer((view: PushView) =>
-      withCertificates(
-        sha256(`${mapDigest(view)}\n${credentialsDigest(haproxyCredentials(view))}`),
-        certificates?.digestOf(view) ?? "",
-      ),
-    ),
+    digestOf(view: PushView, verify?: VerifyOptions): string {
+      const served = certificates?.digestOf(view) ?? "";
+      if (verify?.deep === true) return withCertificates(deepDigestOf(view), served);
+      const pushed = pushedAs.get(view);
+      // Never pushed here: no digest read matches it.
+      return pushed === undefined ? "" : withCertificates(expectedShallow(pushed), served);
+    },
   };
+
+  /** The overlays' entries and the big maps' versions and counts (haproxy-shallow.ts). */
+  async function shallow(): Promise<Result<string | null, PushFailure>> {
+    const listing = await api.run("show map", "show map", (answer) => {
+      const [routing, credentials] = [
+        listed(answer, maps.routing),
+        listed(answer, maps.credentials),
+      ];
+      return routing === undefined || credentials === undefined
+        ? undefined
+        : { routing, credentials };
+    });
+    if (!listing.ok) return listing;
+    const routingOverlay = await shown(maps.routingOverlay, NO_SPACES, shownEntries);
+    if (!routingOverlay.ok) return routingOverlay;
+    if (!routingOverlay.value.has(REVISION_KEY)) return ok(null);
+    const credentialsOverlay = await shown(maps.credentialsOverlay, SPACES, shownEntries);
+    if (!credentialsOverlay.ok) return credentialsOverlay;
+    const served = (await certificates?.heldDigest()) ?? ok("");
+    if (!served.ok) return served;
+    const read = shallowDigest({
+      ...listing.value,
+      routingOverlay: routingOverlay.value,
+      credentialsOverlay: credentialsOverlay.value,
+    });
+    return ok(withCertificates(read, served.value));
+  }
 
   /** What `read` makes of the answer to `show map <name>` (shown-map.ts), read as bytes. */
   async function shown<T>(
@@ -197,6 +231,10 @@ export function haproxyTarget(options: HaproxyTargetOptions): PushTarget {
     return readAs(name, answer, await shownMapDigest(answer, rules, overlay));
   }
 }
+
+const deepDigestOf = cachedPer((view: PushView) =>
+  sha256(`${mapDigest(view)}\n${credentialsDigest(haproxyCredentials(view))}`),
+);
 
 /** `value` read from `answer` to `show map <name>`, or why there is none. */
 function readAs<T>(name: string, answer: Buffer, value: T | undefined): Result<T, PushFailure> {

@@ -5,7 +5,8 @@
 // and switches to the same way. A restarted nginx has an empty dict: it answers 404 for the
 // revision (not synced) and 409 to a PATCH, and gets the whole table again. nginx hashes the
 // table it holds itself (GET /replica-mirror/digest): an order-free digest of the whole table's
-// lines (nginx-digest.ts, ADR 67).
+// lines (nginx-digest.ts, ADR 67), kept as each PUT and PATCH writes, or with `?deep=1` read from
+// every key (ADR 70).
 // The certificates it serves by SNI (ADR 56) are lines of the same table (nginx-certificates.ts),
 // so a rotation is a PATCH of the App's `k` line, and the digest covers them. A body holds
 // Secret bytes (credentials, private keys): no failure returned here quotes one.
@@ -89,8 +90,8 @@ export function nginxTarget(options: NginxTargetOptions): PushTarget {
       }
       return ok(Number(answer.value.text));
     },
-    async heldDigest(): Promise<Result<string | null, PushFailure>> {
-      const answer = await get("/replica-mirror/digest");
+    async heldDigest(verify): Promise<Result<string | null, PushFailure>> {
+      const answer = await get(`/replica-mirror/digest${verify?.deep === true ? "?deep=1" : ""}`);
       if (!answer.ok) return answer;
       if (answer.value.status === 404) return ok(null);
       if (answer.value.status !== 200 || !NGINX_DIGEST.test(answer.value.text)) {

@@ -5,7 +5,9 @@
 // verification on a slower timer compares a digest of every entry the proxy holds with the
 // digest of what was pushed, and pushes the whole table again when they differ (ADR 51). A
 // verification reads every entry and every credential (10 MB at 10k Apps with 1 KiB values), so
-// it runs beside pushes, never ahead of one: a rotation does not wait for it.
+// it runs beside pushes, never ahead of one: a rotation does not wait for it. Between deep
+// verifications, which read every entry, a shallow one reads what a change writes: nginx's digest
+// kept as it writes, HAProxy's overlays and its big maps' counts (ADR 70).
 
 import type { Clock } from "../clock.ts";
 import { AT_ONCE, Coalescer } from "../coalescer.ts";
@@ -25,6 +27,12 @@ export interface PusherOptions {
    * behind the pusher's back (same revision, other entries) goes unnoticed.
    */
   readonly verifyIntervalMs?: number;
+  /**
+   * Between deep verifications, which read every entry even where the proxy keeps a digest as it
+   * is written (`VerifyOptions.deep`): the longest an entry changed by another writer of the
+   * proxy's memory goes unnoticed. A verification after a failed push is deep too.
+   */
+  readonly deepVerifyIntervalMs?: number;
 }
 
 /** One proxy's pusher, and the mirror's sink for it, named after its target. */
@@ -46,6 +54,13 @@ export const DEFAULT_CHECK_INTERVAL_MS = 250;
  * every entry, 2 to 24 ms of CPU on either side at 10k Apps, too much for every version check.
  */
 export const DEFAULT_VERIFY_INTERVAL_MS = 5_000;
+
+/**
+ * 60 s: a deep verification reads every entry, at 100k Apps 200k keys in nginx's worker (600 ms)
+ * or 12 MB of HAProxy's maps in the sidecar (200 ms), which every 5 s shared the cores with
+ * rotations (ADR 70).
+ */
+export const DEFAULT_DEEP_VERIFY_INTERVAL_MS = 60_000;
 
 /**
  * A verification that a push overlapped may have read a table half changed, so it is dropped;
@@ -70,6 +85,7 @@ export function startPusher(options: PusherOptions): Pusher {
   const { target, clock, observer } = options;
   const interval = options.checkIntervalMs ?? DEFAULT_CHECK_INTERVAL_MS;
   const verifyInterval = options.verifyIntervalMs ?? DEFAULT_VERIFY_INTERVAL_MS;
+  const deepInterval = options.deepVerifyIntervalMs ?? DEFAULT_DEEP_VERIFY_INTERVAL_MS;
   let latest: PushView | null = null;
   // The view whose table the proxy was last confirmed to hold.
   let inProxy: PushView | null = null;
@@ -80,6 +96,9 @@ export function startPusher(options: PusherOptions): Pusher {
   let wholeNext = false;
   let checkDue = false;
   let verifyDue = false;
+  // When the last deep verification began; a failed push or an uncounted deep one makes the next deep.
+  let deepAt = clock.now();
+  let deepDue = false;
   let verifying: Promise<void> | null = null;
   let pushesBegun = 0;
   let dropped = 0;
@@ -181,8 +200,11 @@ export function startPusher(options: PusherOptions): Pusher {
     if (view === null) return;
     const started = clock.now();
     const begun = pushesBegun;
+    const deep = deepDue || started - deepAt >= deepInterval;
+    deepDue = deep;
+    if (deep) deepAt = started;
     confirmedSince = [view];
-    const held = await target.heldDigest();
+    const held = await target.heldDigest({ deep });
     const candidates = confirmedSince;
     confirmedSince = null;
     if (closed) return;
@@ -194,10 +216,12 @@ export function startPusher(options: PusherOptions): Pusher {
     // for over a second, and rotations at 1/s had every fourth verification hold one back).
     if (inProxy !== null) {
       for (const candidate of candidates.reverse()) {
-        const expected = await (target.digestOfSliced?.(candidate) ?? target.digestOf(candidate));
+        const expected = await (target.digestOfSliced?.(candidate, { deep }) ??
+          target.digestOf(candidate, { deep }));
         if (closed) return;
         if (held.value === expected) {
           dropped = 0;
+          deepDue = false;
           return;
         }
       }
@@ -208,6 +232,7 @@ export function startPusher(options: PusherOptions): Pusher {
       return;
     }
     dropped = 0;
+    deepDue = false;
     // A check found the table lost meanwhile: the push that follows settles it.
     if (inProxy !== view) return;
     if (held.value === null) {
@@ -219,7 +244,10 @@ export function startPusher(options: PusherOptions): Pusher {
   }
 
   function fail(operation: PushOperation, failure: PushFailure, started: number): void {
-    if (operation === "push") blocked = true;
+    if (operation === "push") {
+      blocked = true;
+      deepDue = true;
+    }
     observer.failed({
       target: target.name,
       operation,

@@ -30,6 +30,16 @@ export interface PushOptions {
   readonly whole?: boolean;
 }
 
+export interface VerifyOptions {
+  /**
+   * Read every entry from the proxy's table now, even where the proxy keeps a digest up to date as
+   * it is written (nginx) or only the small part a change writes is read (HAProxy's overlays, ADR
+   * 70): what those cannot see, an entry changed in place behind the pusher's back, this finds.
+   * Caddy always reads every entry.
+   */
+  readonly deep?: boolean;
+}
+
 /** One proxy's runtime interface, as the pusher drives it. Calls never overlap. */
 export interface PushTarget {
   /** For metrics and logs: `haproxy`, `caddy`, `nginx`, or whatever the operator names it. */
@@ -43,17 +53,19 @@ export interface PushTarget {
   held(): Promise<Result<number | null, PushFailure>>;
   /**
    * A digest of the table the proxy answers from, read from it now (every entry, or a digest the
-   * proxy computes over every entry); null when it holds none. Costs more than `held`.
+   * proxy computes over every entry, or keeps as it writes them); null when it holds none. Costs
+   * more than `held`; with `deep`, as much as reading every entry.
    */
-  heldDigest(): Promise<Result<string | null, PushFailure>>;
+  heldDigest(options?: VerifyOptions): Promise<Result<string | null, PushFailure>>;
   /**
-   * The digest `heldDigest` gives while the proxy answers from exactly `view`'s table, whatever
-   * order the proxy keeps its entries in. Pure; computed once per view.
+   * The digest `heldDigest(options)` gives while the proxy answers from exactly `view`'s table as
+   * this target pushed it, whatever order the proxy keeps its entries in. Computed once per view
+   * (a shallow one of HAProxy once per push of it: ADR 70).
    */
-  digestOf(view: PushView): string;
+  digestOf(view: PushView, options?: VerifyOptions): string;
   /**
    * `digestOf(view)`, computed in slices that give the event loop a turn: for a target whose
    * digest hashes the whole table (nginx: 10 MB at 100k Apps), so that a push never waits for it.
    */
-  digestOfSliced?(view: PushView): Promise<string>;
+  digestOfSliced?(view: PushView, options?: VerifyOptions): Promise<string>;
 }

@@ -95,10 +95,18 @@ describe.skipIf(haproxy.path === undefined)("HAProxy's credentials map", () => {
     }
     return held;
   }
-  /** Whether HAProxy holds exactly `view`'s maps, by the digest the pusher compares (ADR 51). */
+  /**
+   * Whether HAProxy holds exactly `view`'s maps, by both digests the pusher compares (ADR 51, 70):
+   * the shallow one and the deep one.
+   */
   const holds = async (view: Snapshot) => {
-    const held = await target.heldDigest();
-    return held.ok && held.value === target.digestOf(view);
+    const [shallow, deep] = [await target.heldDigest(), await target.heldDigest({ deep: true })];
+    return (
+      shallow.ok &&
+      shallow.value === target.digestOf(view) &&
+      deep.ok &&
+      deep.value === target.digestOf(view, { deep: true })
+    );
   };
   /** What the upstream of `name` got as Authorization, as digests; or the refusal's reason. */
   const sent = async (name: string) => {

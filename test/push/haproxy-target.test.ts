@@ -28,7 +28,7 @@ describe("the HAProxy target's verification", () => {
       map: "/m.map",
       credentialsMap: "/c.map",
     });
-    // Each verification reads the routing map, the credentials map, then their overlays.
+    // Each deep verification reads the routing map, the credentials map, then their overlays.
     const overlays = ["0x55d0c0a00009 REVISION 3\n", ""];
     answers.push(
       "0x55d0c0a00001 vault.example.com I|vault|10.0.0.1|80|c2VjcmV0|3\n0x55d0c0a00002 odd key value\n",
@@ -38,7 +38,8 @@ describe("the HAProxy target's verification", () => {
       "",
       ...overlays,
     );
-    expect([await target.heldDigest(), await target.heldDigest()]).toEqual([
+    const deep = { deep: true };
+    expect([await target.heldDigest(deep), await target.heldDigest(deep)]).toEqual([
       {
         ok: false,
         error: {

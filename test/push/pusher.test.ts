@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { PushObserver } from "../../src/push/observer.ts";
 import { MAX_DROPPED_VERIFICATIONS, startPusher } from "../../src/push/pusher.ts";
-import type { PushFailure, PushOptions, PushTarget } from "../../src/push/target.ts";
+import type { PushFailure, PushOptions, PushTarget, VerifyOptions } from "../../src/push/target.ts";
 import { err, ok, type Result } from "../../src/result.ts";
 import type { RouteView, Snapshot } from "../../src/snapshot/types.ts";
 import { FakeClock, settle } from "../support/fake-clock.ts";
@@ -24,6 +24,8 @@ class FakeProxy implements PushTarget {
   readonly wholes: boolean[] = [];
   checks = 0;
   verifications = 0;
+  /** Whether each verification was asked to be deep. */
+  readonly deeps: boolean[] = [];
   inFlight = 0;
   maxInFlight = 0;
   down = false;
@@ -63,8 +65,9 @@ class FakeProxy implements PushTarget {
     return ok(this.table?.revision ?? null);
   }
 
-  async heldDigest(): Promise<Result<string | null, PushFailure>> {
+  async heldDigest(options?: VerifyOptions): Promise<Result<string | null, PushFailure>> {
     this.verifications++;
+    this.deeps.push(options?.deep ?? false);
     const atStart = this.table;
     if (this.verificationGated) await new Promise<void>((r) => this.#releaseVerification.push(r));
     if (this.down) return err({ reason: "unreachable", message: "connect ECONNREFUSED" });
@@ -105,7 +108,7 @@ function recorder(): { events: string[]; observer: PushObserver } {
 const snapshot = (revision: number, host = `r${revision}.example.com`): Snapshot =>
   snapshotOf([{ name: "shop", hostnames: [host] }], {}, revision);
 
-function setup() {
+function setup(deepVerifyIntervalMs?: number) {
   const clock = new FakeClock();
   const proxy = new FakeProxy();
   const { events, observer } = recorder();
@@ -115,6 +118,7 @@ function setup() {
     observer,
     checkIntervalMs: INTERVAL,
     verifyIntervalMs: VERIFY,
+    ...(deepVerifyIntervalMs === undefined ? {} : { deepVerifyIntervalMs }),
   });
   return { clock, proxy, events, pusher };
 }
@@ -298,6 +302,39 @@ describe("the pusher", () => {
       pushes: proxy.pushes,
       // 4 ticks before the push, the push's own, 12 after.
     }).toEqual({ beforeFirstPush: 0, verifications: 3, checks: 4 + 1 + 12, pushes: [1] });
+    await pusher.close();
+  });
+
+  it("asks for a deep verification every deep interval, after a failed push, and again after one that did not count", async () => {
+    const { clock, proxy, events, pusher } = setup(3 * VERIFY);
+    pusher.publish(snapshot(1));
+    await settle();
+    await clock.advance(VERIFY * 6);
+    const timed = [...proxy.deeps];
+    proxy.down = true;
+    pusher.publish(snapshot(2));
+    await settle();
+    proxy.down = false;
+    await clock.advance(VERIFY * 2);
+    const afterFailure = proxy.deeps.slice(timed.length);
+    await clock.advance(VERIFY);
+    proxy.slowToVerify = true;
+    await clock.advance(VERIFY);
+    proxy.slowToVerify = false;
+    await clock.advance(VERIFY * 2);
+    expect({
+      timed,
+      afterFailure,
+      afterTimeout: proxy.deeps.slice(timed.length + afterFailure.length),
+      events: events.filter((e) => e.startsWith("failed") || e.startsWith("drifted")),
+    }).toEqual({
+      // Deep at 3 s and 6 s; then at 7 s after the failed push, not at 8 s.
+      timed: [false, false, true, false, false, true],
+      afterFailure: [true, false],
+      // At 9 s not deep; at 10 s deep, timed out; at 11 s deep again, at 12 s not.
+      afterTimeout: [false, true, true, false],
+      events: ["failed:push:unreachable", "failed:verify:timeout"],
+    });
     await pusher.close();
   });
 

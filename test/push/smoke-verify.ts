@@ -3,7 +3,8 @@
 // `heldDigest()`, averaged over SMOKE_VERIFICATIONS (default 40) calls made one after another,
 // and this process's CPU for the digest of the pushed view, computed once per view.
 // Run: node test/push/smoke-verify.ts [haproxy|caddy|nginx]... (SMOKE_APPS: default 10000;
-// SMOKE_CREDENTIAL_BYTES: every App with a credential of that size, default none). Meanwhile a
+// SMOKE_CREDENTIAL_BYTES: every App with a credential of that size, default none; SMOKE_DEEP=1:
+// deep verifications, which read every entry, rather than the shallow ones of ADR 70). Meanwhile a
 // request at a time to an unknown host, answered by the proxy itself: the p99 and max of their
 // times show how long a verification holds the proxy's requests back.
 
@@ -19,6 +20,7 @@ import { answering, closeAgent, LAUNCHES, spawned, status } from "./smoke-proces
 const APPS = Number(process.env.SMOKE_APPS ?? 10_000);
 const VERIFICATIONS = Number(process.env.SMOKE_VERIFICATIONS ?? 40);
 const BYTES = Number(process.env.SMOKE_CREDENTIAL_BYTES ?? 0);
+const VERIFY = { deep: process.env.SMOKE_DEEP === "1" };
 
 /**
  * The bench Registry of `n` Apps with a wildcard on every tenth, each on its own upstream; with
@@ -64,7 +66,7 @@ async function measure(proxy: string): Promise<void> {
     const pushed = await launch.target.push(view);
     if (!pushed.ok) throw new Error(`${proxy}: ${pushed.error.message}`);
     let cpu = cpuMs();
-    const expected = launch.target.digestOf(view);
+    const expected = launch.target.digestOf(view, VERIFY);
     const expectedMs = cpuMs() - cpu;
     const proxyBefore = server.cpuMicros();
     cpu = cpuMs();
@@ -79,7 +81,7 @@ async function measure(proxy: string): Promise<void> {
       }
     })();
     for (let i = 0; i < VERIFICATIONS; i++) {
-      const held = await launch.target.heldDigest();
+      const held = await launch.target.heldDigest(VERIFY);
       if (!held.ok || held.value !== expected) throw new Error(`${proxy}: ${JSON.stringify(held)}`);
     }
     const verified = performance.now();
@@ -87,7 +89,7 @@ async function measure(proxy: string): Promise<void> {
     await probing;
     const per = (x: number) => (x / VERIFICATIONS).toFixed(1);
     console.log(
-      `${proxy}, ${APPS} Apps${BYTES > 0 ? `, ${BYTES} B credentials` : ""}: per verification ${per(verified - started)} ms wall, ` +
+      `${proxy}, ${APPS} Apps${BYTES > 0 ? `, ${BYTES} B credentials` : ""}: per ${VERIFY.deep ? "deep" : "shallow"} verification ${per(verified - started)} ms wall, ` +
         `proxy CPU ${per((server.cpuMicros() - proxyBefore) / 1000)} ms, ` +
         `sidecar CPU ${per(cpuMs() - cpu)} ms; digest of the pushed view ${expectedMs.toFixed(0)} ms CPU once; ` +
         `requests meanwhile p99 ${quantile(probes, 0.99).toFixed(1)} ms, max ${Math.max(...probes).toFixed(1)} ms (n=${probes.length})`,

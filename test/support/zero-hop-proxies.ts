@@ -283,7 +283,11 @@ export async function nginxLaunch(
   const [port, tlsPort] = [await freePort(), await freePort()];
   const push = await pushDir(dir);
   const socket = join(push, "nginx.sock");
-  for (const lua of ["replica-mirror.lua", "replica-mirror-certificates.lua"])
+  for (const lua of [
+    "replica-mirror.lua",
+    "replica-mirror-certificates.lua",
+    "replica-mirror-digest.lua",
+  ])
     await copyFile(join(NGINX_DIR, lua), join(dir, lua));
   // What the shipped pod's init container does: a default certificate made at the start.
   const defaults = join(dir, "default-certificate");

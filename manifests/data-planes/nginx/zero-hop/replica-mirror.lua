@@ -38,6 +38,7 @@
 -- switch (a request that read "current" just before it may still read them).
 
 local dict = ngx.shared.replica_mirror
+local digest = require "replica-mirror-digest"
 local M = {}
 
 local function answer(status, reason, retry_after, text, app)
@@ -113,15 +114,17 @@ local REFUSALS = {
 -- suffixes, credentials, SNI names and certificates (an empty one: the App has none since the
 -- whole table), parsed from the dict once per overlay: a request reads it without the dict's
 -- lock, and the overlay costs a table lookup a request rather than a dict read.
-local overlay_id, overlay_tables = "", { ["="] = {}, ["*"] = {}, c = {}, n = {}, k = {} }
+local function tables_of(text)
+  local tables = { ["="] = {}, ["*"] = {}, c = {}, n = {}, k = {} }
+  for kind, key, value in text:gmatch("\n([=*cnk]) (%S+) ([^\n]*)") do
+    tables[kind][key] = value
+  end
+  return tables
+end
+local overlay_id, overlay_tables = "", tables_of("")
 local function overlay_of(id)
   if id ~= overlay_id then
-    local tables = { ["="] = {}, ["*"] = {}, c = {}, n = {}, k = {} }
-    local text = dict:get(id .. "#table") or ""
-    for kind, key, value in text:gmatch("\n([=*cnk]) (%S+) ([^\n]*)") do
-      tables[kind][key] = value
-    end
-    overlay_id, overlay_tables = id, tables
+    overlay_id, overlay_tables = id, tables_of(dict:get(id .. "#table") or "")
   end
   return overlay_tables
 end
@@ -251,8 +254,8 @@ function M.route()
   -- The App's credential replaces the Authorization the client sent ($mirror_authorization, which
   -- nginx.conf sends as the one Authorization; nginx refuses a request with two), also after the
   -- exec below; an App without one passes the client's. An entry that flags a credential the dict
-  -- does not hold (evicted, or written by another client of the socket) is refused, never sent on
-  -- without it: the sidecar's digest check puts the table back within 5 s.
+  -- does not hold (written by another client of the socket, or deleted from the dict) is refused,
+  -- never sent on without it: the sidecar's digest check puts the table back (5 s; 60 s deep).
   if route.credentialed then
     local credential = held_over.c[app] or credential_of(held_gen, app)
     if credential == nil or credential == "" then
@@ -303,6 +306,7 @@ end
 
 local function drop(gen)
   dict:delete(gen .. "#table")
+  dict:delete(gen .. "#sum")
   local keys = dict:get(gen .. "#keys")
   if keys == nil then return end
   for key in keys:gmatch("[^\n]+") do dict:delete(key) end
@@ -340,15 +344,24 @@ function M.load()
   end
   -- The generations the last switch retired go first: at most the table held and the new one
   -- share the dict while it fills (two generations of 10k Apps with 8 KiB credentials: nginx.conf).
+  -- Every write below is safe_set or safe_add, which never evict: no table key leaves the dict but
+  -- by drop, which the kept digest relies on (replica-mirror-digest.lua).
   for old in (dict:get("retired") or ""):gmatch("%d+") do drop(old) end
-  dict:set("retired", "")
-  local gen = dict:incr("generation", 1, 0)
+  dict:safe_set("retired", "")
+  dict:safe_add("generation", 0)
+  local gen = dict:incr("generation", 1)
+  if not gen then return fail(507, "the shared dict is full") end
+  local sum
   if base then
     -- An overlay is one value, which each worker parses once (overlay_of).
     local ok, err = dict:safe_set(gen .. "#table", body)
     if not ok then return fail(507, "the shared dict is full: ", err) end
+    local kept = digest.parse(dict:get(held .. "#sum"))
+    -- A generation without a kept sum is summed by the deep digest only.
+    sum = kept and digest.overlaid(dict, held, kept, tables_of(body))
   end
   local keys = {}
+  if not base then sum = digest.new() end
   for kind, key, value in (base and "" or body):gmatch("\n([=*cnk]) (%S+) ([^\n]*)") do
     local full = gen .. kind .. key
     local ok, err = dict:safe_set(full, value)
@@ -357,17 +370,22 @@ function M.load()
       return fail(507, "the shared dict is full: ", err)
     end
     keys[#keys + 1] = full
+    if value ~= "" then digest.add(sum, kind .. " " .. key .. " " .. value) end
   end
-  if not base then dict:safe_set(gen .. "#keys", table.concat(keys, "\n")) end
+  local switched = base and (base .. " " .. revision .. " " .. gen) or (gen .. " " .. revision)
+  local filled = (base or dict:safe_set(gen .. "#keys", table.concat(keys, "\n")))
+    and (sum == nil or dict:safe_set(gen .. "#sum", digest.text(sum)))
+    and dict:safe_set("current", switched)
+  if not filled then
+    drop(gen)
+    for _, k in ipairs(keys) do dict:delete(k) end
+    return fail(507, "the shared dict is full")
+  end
   local retired = {}
   if held_overlay and held_overlay ~= "" then retired[#retired + 1] = held_overlay end
-  if base then
-    dict:set("current", base .. " " .. revision .. " " .. gen)
-  else
-    if held then retired[#retired + 1] = held end
-    dict:set("current", gen .. " " .. revision)
-  end
-  dict:set("retired", table.concat(retired, " "))
+  if not base and held then retired[#retired + 1] = held end
+  -- Should this fail, the generations it names stay in the dict until nginx restarts.
+  dict:safe_set("retired", table.concat(retired, " "))
   if base then
     ngx.status = 204
     return ngx.exit(204)
@@ -385,56 +403,20 @@ function M.revision()
   return ngx.exit(200)
 end
 
--- GET /replica-mirror/digest: an order-free digest of the table held, read from the dict now
--- (ADR 67, after ADR 51): "<count>:<a>:<b>", the number of lines and two sums mod 2^32 (8 hex
--- digits each) of h and h*h, h the CRC-32 of each line as the body of a PUT that would hold the
--- table writes it, without its "\n": "revision <n>", then every key of the whole generation with
--- the overlay's value where it has one, then the overlay's keys the whole generation has not. A
--- key whose value is gone (evicted) or empty (removed by the overlay) has no line, so a lost,
--- added or altered line changes the digest. The sidecar compares it with the digest of what it
--- pushed (src/push/nginx-digest.ts). 404 before the first push. Each line is hashed as its key is
--- read, no body is built, and it sleeps 1 ms every DIGEST_GROUP keys (100k Apps: 200k keys), so
--- requests on this worker wait for one group at most. Not ngx.sleep(0): with stock nginx that
--- posts the handler to the queue nginx is draining, so it runs on at once and no request does.
-local DIGEST_GROUP = 500
-local crc32, tohex = ngx.crc32_long, require("bit").tohex
+-- GET /replica-mirror/digest: the order-free digest of the table held (replica-mirror-digest.lua,
+-- ADR 67, ADR 70), as the PUT and PATCHes that wrote it kept it; GET /replica-mirror/digest?deep=1:
+-- the same digest of every key read from the dict now. 404 before the first push.
 function M.digest()
   local current = dict:get("current")
   if current == nil then return ngx.exit(404) end
   local gen, revision, overlay = current:match("^(%d+) (%d+) ?(%d*)$")
-  local over = overlay_of(overlay)
-  local count, a, b = 0, 0, 0
-  local function add(line)
-    local h = crc32(line)
-    local lo = h % 65536
-    -- h*h mod 2^32 from its halves: lo*lo + (2*lo*hi mod 2^16) * 2^16, exact in a double.
-    local square = lo * lo + (2 * lo * ((h - lo) / 65536)) % 65536 * 65536
-    count, a, b = count + 1, (a + h) % 4294967296, (b + square) % 4294967296
+  local summed = overlay ~= "" and overlay or gen
+  local kept = ngx.var.arg_deep == nil and digest.parse(dict:get(summed .. "#sum"))
+  if kept then
+    ngx.print(digest.answer(kept, revision))
+  else
+    ngx.print(digest.deep(dict, gen, revision, overlay_of(overlay)))
   end
-  add("revision " .. revision)
-  local seen = { ["="] = {}, ["*"] = {}, c = {}, n = {}, k = {} }
-  local keys = dict:get(gen .. "#keys") or ""
-  local at, from, n = #gen + 1, 1, 0
-  while from <= #keys do
-    local to = keys:find("\n", from, true) or #keys + 1
-    local kind, key = keys:sub(from + at - 1, from + at - 1), keys:sub(from + at, to - 1)
-    local value = over[kind][key]
-    if value ~= nil then
-      seen[kind][key] = true
-    else
-      value = dict:get(keys:sub(from, to - 1))
-    end
-    if value ~= nil and value ~= "" then add(kind .. " " .. key .. " " .. value) end
-    from, n = to + 1, n + 1
-    if n % DIGEST_GROUP == 0 then ngx.sleep(0.001) end
-  end
-  for kind, values in pairs(over) do
-    local done = seen[kind]
-    for key, value in pairs(values) do
-      if not done[key] and value ~= "" then add(kind .. " " .. key .. " " .. value) end
-    end
-  end
-  ngx.print(count, ":", tohex(a), ":", tohex(b))
   return ngx.exit(200)
 end
 
