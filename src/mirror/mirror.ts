@@ -46,7 +46,9 @@ export class Mirror {
   readonly #reflectors: { readonly registry: Reflector; readonly secrets: readonly Reflector[] };
   /** Lists to complete before the first Snapshot: the Registry's, then each scope's. */
   #listsToGo: number;
-  readonly #options: MirrorOptions;
+  readonly #options: Omit<MirrorOptions, "warm">;
+  /** The saved inputs until a warm start seeded them: held no longer (they are 100k objects). */
+  #warm: MirrorOptions["warm"];
   /** After a warm start: reflectors whose watch has not been confirmed current yet. */
   #toConfirm = 0;
   #source: SnapshotSource = FROM_API_SERVER;
@@ -54,7 +56,9 @@ export class Mirror {
   #warming: Promise<void> | null = null;
   #stopped = false;
 
-  constructor(options: MirrorOptions) {
+  constructor(given: MirrorOptions) {
+    // The saved inputs apart: closures made here keep `options` for the mirror's life.
+    const { warm: saved, ...options } = given;
     this.#observer = observeAll(options.observer ?? {});
     this.#clock = options.clock ?? systemClock;
     this.#wallClock = options.wallClock ?? Date.now;
@@ -66,7 +70,8 @@ export class Mirror {
       clock: this.#clock,
     });
     this.#options = options;
-    const warm = options.warm !== undefined;
+    this.#warm = saved;
+    const warm = saved !== undefined;
     this.#referenced = new ReferencedSecrets({
       scopes: options.secrets.scopes,
       clock: this.#clock,
@@ -123,7 +128,8 @@ export class Mirror {
    * After a warm start, publishes the saved inputs first, then resumes every watch.
    */
   start(): void {
-    const { warm } = this.#options;
+    const warm = this.#warm;
+    this.#warm = undefined;
     if (warm === undefined) this.#reflectors.registry.start();
     else this.#startWarm(warm);
   }
