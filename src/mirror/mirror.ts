@@ -175,33 +175,25 @@ export class Mirror {
    */
   #startWarm({ inputs, savedAt }: WarmStart): void {
     this.#source = Object.freeze({ kind: "state-file", savedAt });
-    const { registry, secrets } = this.#options;
-    const served = seedRegistry(inputs, registry, this.#registry);
+    const served = seedRegistry(inputs, this.#options.registry, this.#registry);
     if (served.newlyRefused) this.#observer.registryRejected(served.status.error!);
     this.#publication.adopted(served.registry);
     const { promise, resolve } = Promise.withResolvers<void>();
     this.#warming = promise;
     const schedule = this.#options.schedule ?? ((run: () => void) => setImmediate(run));
     schedule(() => {
+      if (!this.#stopped) {
+        const resumes = seedSecrets(inputs, this.#options, served.registry, this.#referenced);
+        this.#pending.registryAdopted(served, true);
+        this.#listsToGo = 0;
+        this.#toConfirm = 1 + this.#reflectors.secrets.length;
+        this.#observer.synced();
+        this.#rebuild();
+        this.#reflectors.registry.start(resumes.registry);
+        // A scope the state does not know (it cannot happen under the same flags) is listed.
+        for (const [i, r] of this.#reflectors.secrets.entries()) r.start(resumes.scopes[i]);
+      }
       resolve();
-      if (this.#stopped) return;
-      const resumes = seedSecrets(
-        inputs,
-        registry,
-        served.registry,
-        secrets.scopes,
-        this.#referenced,
-      );
-      this.#pending.registryAdopted(served, true);
-      this.#listsToGo = 0;
-      this.#toConfirm = 1 + secrets.scopes.length;
-      this.#observer.synced();
-      this.#rebuild();
-      this.#reflectors.registry.start(resumes.registry);
-      // A scope the state does not know (it cannot happen under the same flags) is listed.
-      this.#reflectors.secrets.forEach((r, i) => {
-        r.start(resumes.scopes[i]);
-      });
     });
   }
 

@@ -48,11 +48,17 @@ export function seedRegistry(
  */
 export function seedSecrets(
   inputs: MirrorInputs,
-  ref: RegistryRef,
+  sources: {
+    readonly registry: RegistryRef;
+    readonly secrets: { readonly scopes: readonly SecretScope[] };
+  },
   served: Registry | null,
-  scopes: readonly SecretScope[],
   referenced: ReferencedSecrets,
 ): Resumes {
+  const {
+    registry: ref,
+    secrets: { scopes },
+  } = sources;
   referenced.watch(served);
   // Each saved Secret goes to the reflector of its scope in the same one pass: a filter of every
   // Secret per scope made a start with many namespaces O(Secrets x namespaces).
