@@ -33,10 +33,6 @@ export async function runServe(config: SidecarConfig, dataWorker?: Worker): Prom
   });
   const started = await startSidecar(config, {
     logger: log,
-    // The main thread's share of the collection after start (the data thread runs its own).
-    // Here, not in `startSidecar`: it collects the whole heap, which only the CLI owns (tests run
-    // sidecars inside their own process).
-    observer: { published: () => collection.due() },
     ...(dataWorker === undefined ? {} : { dataWorker }),
   });
   if (!started.ok) {
@@ -44,6 +40,12 @@ export async function runServe(config: SidecarConfig, dataWorker?: Worker): Prom
     return 1;
   }
   const sidecar = started.value;
+  // The main thread's share of the collection after start (the data thread runs its own). Here,
+  // not in `startSidecar`: it collects the whole heap, which only the CLI owns (tests run sidecars
+  // inside their own process). Due once the data listener answers from the first Snapshot, not
+  // when it is published (ADR 73): at 100k Apps the data thread's index took longer than the
+  // delay, and the collection's pause kept `/readyz` from answering 200 for up to a second.
+  void sidecar.serving(1).then(() => collection.due());
   const status = await stopOnSignals(sidecar, {
     graceMs: config.shutdownGraceSeconds * 1000,
     log,

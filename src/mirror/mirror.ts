@@ -14,7 +14,7 @@ import { Publication } from "./publication.ts";
 import { ReferencedSecrets } from "./referenced-secrets.ts";
 import { RegistryTracker } from "./registry-tracker.ts";
 import type { Reflected } from "./sink.ts";
-import { captureInputs, seedFromInputs, watchPositions } from "./warm-start.ts";
+import { captureInputs, seedRegistry, seedSecrets, watchPositions } from "./warm-start.ts";
 
 export type { MirrorOptions, RegistrySource } from "./mirror-options.ts";
 export type { Reflected, SnapshotSink } from "./sink.ts";
@@ -46,12 +46,19 @@ export class Mirror {
   readonly #reflectors: { readonly registry: Reflector; readonly secrets: readonly Reflector[] };
   /** Lists to complete before the first Snapshot: the Registry's, then each scope's. */
   #listsToGo: number;
-  readonly #options: MirrorOptions;
+  readonly #options: Omit<MirrorOptions, "warm">;
+  /** The saved inputs until a warm start seeded them: held no longer (they are 100k objects). */
+  #warm: MirrorOptions["warm"];
   /** After a warm start: reflectors whose watch has not been confirmed current yet. */
   #toConfirm = 0;
   #source: SnapshotSource = FROM_API_SERVER;
+  /** After a warm start: settles once its second turn ran (`idle` waits for it). */
+  #warming: Promise<void> | null = null;
+  #stopped = false;
 
-  constructor(options: MirrorOptions) {
+  constructor(given: MirrorOptions) {
+    // The saved inputs apart: closures made here keep `options` for the mirror's life.
+    const { warm: saved, ...options } = given;
     this.#observer = observeAll(options.observer ?? {});
     this.#clock = options.clock ?? systemClock;
     this.#wallClock = options.wallClock ?? Date.now;
@@ -63,7 +70,8 @@ export class Mirror {
       clock: this.#clock,
     });
     this.#options = options;
-    const warm = options.warm !== undefined;
+    this.#warm = saved;
+    const warm = saved !== undefined;
     this.#referenced = new ReferencedSecrets({
       scopes: options.secrets.scopes,
       clock: this.#clock,
@@ -120,7 +128,8 @@ export class Mirror {
    * After a warm start, publishes the saved inputs first, then resumes every watch.
    */
   start(): void {
-    const { warm } = this.#options;
+    const warm = this.#warm;
+    this.#warm = undefined;
     if (warm === undefined) this.#reflectors.registry.start();
     else this.#startWarm(warm);
   }
@@ -142,12 +151,14 @@ export class Mirror {
 
   /** Resolves when no adoption or rebuild is scheduled or running. */
   async idle(): Promise<void> {
+    await this.#warming;
     await this.#adoptions.idle();
     await this.#rebuilds.idle();
   }
 
   /** Stops every watch, fetch and timer; resolves when nothing of the mirror runs any more. */
   async stop(): Promise<void> {
+    this.#stopped = true;
     this.#referenced.stop();
     const { registry, secrets } = this.#reflectors;
     await Promise.all([
@@ -157,28 +168,32 @@ export class Mirror {
     ]);
   }
 
-  /** Serves the saved inputs, publishes them, and resumes each watch where it was saved. */
+  /**
+   * Serves the saved inputs, publishes them, and resumes each watch where it was saved. In two
+   * turns (ADR 73): the saved Registry is adopted first, so that the sinks prepare its routes (the
+   * data thread indexes them on its own core) while this thread seeds the App Secrets.
+   */
   #startWarm({ inputs, savedAt }: WarmStart): void {
     this.#source = Object.freeze({ kind: "state-file", savedAt });
-    const { registry, secrets } = this.#options;
-    const seeded = seedFromInputs(
-      inputs,
-      registry,
-      secrets.scopes,
-      this.#registry,
-      this.#referenced,
-    );
-    if (seeded.served.newlyRefused) this.#observer.registryRejected(seeded.served.status.error!);
-    this.#pending.registryAdopted(seeded.served, true);
-    this.#listsToGo = 0;
-    this.#toConfirm = 1 + secrets.scopes.length;
-    this.#publication.adopted(seeded.served.registry);
-    this.#observer.synced();
-    this.#rebuild();
-    this.#reflectors.registry.start(seeded.registry);
-    // A scope the state does not know (it cannot happen under the same flags) is listed.
-    this.#reflectors.secrets.forEach((r, i) => {
-      r.start(seeded.scopes[i]);
+    const served = seedRegistry(inputs, this.#options.registry, this.#registry);
+    if (served.newlyRefused) this.#observer.registryRejected(served.status.error!);
+    this.#publication.adopted(served.registry);
+    const { promise, resolve } = Promise.withResolvers<void>();
+    this.#warming = promise;
+    const schedule = this.#options.schedule ?? ((run: () => void) => setImmediate(run));
+    schedule(() => {
+      if (!this.#stopped) {
+        const resumes = seedSecrets(inputs, this.#options, served.registry, this.#referenced);
+        this.#pending.registryAdopted(served, true);
+        this.#listsToGo = 0;
+        this.#toConfirm = 1 + this.#reflectors.secrets.length;
+        this.#observer.synced();
+        this.#rebuild();
+        this.#reflectors.registry.start(resumes.registry);
+        // A scope the state does not know (it cannot happen under the same flags) is listed.
+        for (const [i, r] of this.#reflectors.secrets.entries()) r.start(resumes.scopes[i]);
+      }
+      resolve();
     });
   }
 

@@ -1,32 +1,32 @@
 // A warm start's two halves: the inputs a mirror saves, and how a new mirror takes them back.
 
 import type { Reflector, ResumePoint } from "../kube/cache/reflector.ts";
+import type { Registry } from "../registry/schema.ts";
 import type { SecretScope } from "./fetch-secrets.ts";
 import type { AppSecret, MirrorInputs, WatchPositions } from "./inputs.ts";
 import type { ReferencedSecrets } from "./referenced-secrets.ts";
 import type { RegistryTracker } from "./registry-tracker.ts";
 import type { SecretStore } from "./secret-store.ts";
 
-/** What seeding gave: the Registry to serve, and where each reflector resumes. */
-interface Seeded {
-  readonly served: ReturnType<RegistryTracker["serve"]>;
+/** Where each reflector resumes once the saved App Secrets are seeded. */
+interface Resumes {
   readonly registry: ResumePoint;
   /** By scope; undefined for a scope the inputs do not know, which is listed instead. */
   readonly scopes: readonly (ResumePoint | undefined)[];
 }
 
+type RegistryRef = { readonly namespace: string; readonly name: string; readonly key: string };
+
 /**
- * Gives the tracker the saved Registry Secret and the store the saved App Secrets, as if the
- * watches had just delivered them, and says where each reflector resumes: from the saved
- * resourceVersion, knowing exactly the objects seeded.
+ * Gives the tracker the saved Registry Secret, as if the watch had just delivered it, and says
+ * what it serves: the first half of seeding, whose routes the data thread can index while the
+ * second half runs (ADR 73).
  */
-export function seedFromInputs(
+export function seedRegistry(
   inputs: MirrorInputs,
-  ref: { readonly namespace: string; readonly name: string; readonly key: string },
-  scopes: readonly SecretScope[],
+  ref: RegistryRef,
   tracker: RegistryTracker,
-  referenced: ReferencedSecrets,
-): Seeded {
+): ReturnType<RegistryTracker["serve"]> {
   const saved = inputs.registry;
   if (saved.present) {
     const data: Record<string, string> = Object.create(null);
@@ -38,8 +38,28 @@ export function seedFromInputs(
     };
     tracker.observe(false, { metadata, data });
   }
-  const served = tracker.serve();
-  referenced.watch(served.registry);
+  return tracker.serve();
+}
+
+/**
+ * Gives the store the saved App Secrets referenced by `served`, as if the watches had just
+ * delivered them, and says where each reflector resumes: from the saved resourceVersion, knowing
+ * exactly the objects seeded.
+ */
+export function seedSecrets(
+  inputs: MirrorInputs,
+  sources: {
+    readonly registry: RegistryRef;
+    readonly secrets: { readonly scopes: readonly SecretScope[] };
+  },
+  served: Registry | null,
+  referenced: ReferencedSecrets,
+): Resumes {
+  const {
+    registry: ref,
+    secrets: { scopes },
+  } = sources;
+  referenced.watch(served);
   // Each saved Secret goes to the reflector of its scope in the same one pass: a filter of every
   // Secret per scope made a start with many namespaces O(Secrets x namespaces).
   const known = new Map<string | null, Known[]>(scopes.map((scope) => [scope.namespace, []]));
@@ -49,8 +69,8 @@ export function seedFromInputs(
     referenced.store.apply("upsert", { metadata, data: s.data }, "watch");
     (clusterWide ?? known.get(s.namespace))?.push([`${s.namespace}/${s.name}`, s.resourceVersion]);
   }
+  const saved = inputs.registry;
   return {
-    served,
     registry: {
       resourceVersion: inputs.watches.registry,
       known: saved.present ? [[`${ref.namespace}/${ref.name}`, saved.resourceVersion]] : [],

@@ -10,10 +10,10 @@ import type { Clock } from "../clock.ts";
 import { err, ok, type Result } from "../result.ts";
 
 /**
- * The main thread's collection, after the first Snapshot is published. Long enough that the
- * `/readyz` 200 the publication allows is answered first; short enough that it runs before the
- * data plane sends traffic, which waits for the kubelet's next probe (every second at start-up)
- * and for the endpoints to carry the Pod.
+ * The main thread's collection, after the data listener answers from the first Snapshot (ADR 73).
+ * Long enough that a `/readyz` probe waiting on the ready thread is answered first; short enough
+ * that it runs before the data plane sends traffic, which waits for the kubelet's next probe
+ * (every second at start-up) and for the endpoints to carry the Pod.
  */
 export const MAIN_THREAD_DELAY_MS = 250;
 

@@ -115,6 +115,11 @@ export async function startSidecar(
     ...(options.dataWorker === undefined ? {} : { worker: options.dataWorker }),
   });
   metrics.dataThreadHeap(() => thread.heap());
+  // `processMs`: since the process started (in tests, the test process).
+  void thread.serving(1).then(() => {
+    const fields = { revision: thread.servedRevision(), processMs: Math.round(performance.now()) };
+    log.info(fields, "ready: the data listener answers from the first Snapshot");
+  });
   const targets = config.push.map((p) => targetOf(p, config.serveCertificates));
   const pushers = startPushers(targets, {
     clock: options.clock ?? systemClock,

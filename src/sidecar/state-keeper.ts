@@ -38,11 +38,13 @@ export function startStateKeeper(options: {
   readonly wallClock: () => number;
   readonly reports: StateKeeperReports;
 }): StateKeeper {
-  const { clock, opened, reports } = options;
+  const { clock, opened, reports, wallClock } = options;
+  // Of `opened`, only what later writes read: its warm inputs are dropped once compared.
+  const { key, config } = opened;
   let { series, writes, heardAt: lastHeard } = opened.generation;
   const writer = new StateWriter({
     path: options.path,
-    key: opened.key,
+    key,
     clock,
     onError: (e) => reports.failed(e.message),
     onWritten: (w) => reports.written(w.durationMs, w.bytes),
@@ -73,9 +75,9 @@ export function startStateKeeper(options: {
     changed = false;
     writer.schedule({
       ...current,
-      savedAt: options.wallClock(),
+      savedAt: wallClock(),
       generation: { series, writes, heardAt: lastHeard },
-      config: opened.config,
+      config,
     });
   };
   return {
@@ -87,7 +89,7 @@ export function startStateKeeper(options: {
       if (changed && !stillLoaded()) save();
     },
     heard(reflected) {
-      lastHeard = options.wallClock();
+      lastHeard = wallClock();
       if (reflected === null) current = null;
       else
         current =

@@ -100,6 +100,15 @@ describe("replica-mirror serve as a process", () => {
         line("start-up memory released"),
         line("the data thread's start-up memory released"),
       ]);
+      // The main thread's pause would hold back the first `/readyz` 200 (ADR 73): it comes after.
+      const order = r
+        .logLines()
+        .map((l) => l.msg)
+        .filter((m) => m === "start-up memory released" || String(m).startsWith("ready:"));
+      expect(order).toEqual([
+        "ready: the data listener answers from the first Snapshot",
+        "start-up memory released",
+      ]);
       r.child.kill("SIGTERM");
       const exit = await r.exit;
       expect(exit).toEqual({ code: 0, signal: null });
