@@ -29,8 +29,8 @@ export interface Held {
   readonly credentials: CredentialLines;
   /** The routing overlay's entries, App → entry (the REVISION aside). */
   readonly routingOverlay: ReadonlyMap<string, string>;
-  /** The Apps whose credential the credentials overlay holds. */
-  readonly credentialsOverlay: ReadonlySet<string>;
+  /** The credentials the credentials overlay holds, App → value. */
+  readonly credentialsOverlay: ReadonlyMap<string, string>;
   /** The Apps whose credential the credentials map beneath holds. */
   readonly credentialsBase: ReadonlySet<string>;
   /** The big maps' current versions (`curr_ver`), and the routing map's entries. */
@@ -58,8 +58,8 @@ export async function pushWhole(
 ): Promise<Result<Held, PushFailure>> {
   const { api, maps, payloadBytes } = ctx;
   const changes = credentialChanges(credentials, from?.credentials ?? previous);
-  const credentialsOverlay = new Set(from?.credentialsOverlay ?? []);
-  for (const line of changes.written) credentialsOverlay.add(line.app);
+  const credentialsOverlay = new Map(from?.credentialsOverlay ?? []);
+  for (const line of changes.written) credentialsOverlay.set(line.app, line.value);
   const intoOverlay = from !== null && credentialsOverlay.size <= ctx.maxOverlayApps;
   let credentialsBase: ReadonlySet<string>;
   let credentialsVersion: string;
@@ -124,8 +124,8 @@ export async function pushOverlay(
   if (entries === null) return null;
   const changes = credentialChanges(credentials, from.credentials);
   const routingOverlay = new Map([...from.routingOverlay, ...entries]);
-  const credentialsOverlay = new Set(from.credentialsOverlay);
-  for (const line of changes.written) credentialsOverlay.add(line.app);
+  const credentialsOverlay = new Map(from.credentialsOverlay);
+  for (const line of changes.written) credentialsOverlay.set(line.app, line.value);
   if (routingOverlay.size > maxOverlayApps || credentialsOverlay.size > maxOverlayApps) return null;
   // 1. The credentials the new entries flag, before them.
   const wrote = await writeCredentials(ctx, changes, from);
@@ -188,7 +188,7 @@ function writeCredentials(ctx: PushContext, changes: CredentialChanges, from: He
 function deleteDropped(
   ctx: PushContext,
   dropped: readonly string[],
-  overlay: Set<string>,
+  overlay: Map<string, string>,
   base: ReadonlySet<string>,
 ) {
   const deletions: string[] = [];
