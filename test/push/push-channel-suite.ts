@@ -58,6 +58,7 @@ export function describePushChannel(spec: PushChannelSpec): void {
     let pusher: Pusher;
     let pushed: Snapshot;
     const drifts: string[] = [];
+    let pushes = 0;
     const world = (shopUpstream: string): AppInput[] => [
       { name: "blog", hostnames: ["blog.example.com"], upstream: upstreams.urls[0]! },
       { name: "shop", hostnames: [HOST, `*.${HOST}`], upstream: shopUpstream },
@@ -78,6 +79,9 @@ export function describePushChannel(spec: PushChannelSpec): void {
         observer: {
           ...silentPushObserver,
           drifted: (e) => drifts.push(`${e.target}:${e.revision}`),
+          pushed: () => {
+            pushes += 1;
+          },
         },
         verifyIntervalMs: VERIFY_MS,
         deepVerifyIntervalMs: DEEP_VERIFY_MS,
@@ -129,8 +133,11 @@ export function describePushChannel(spec: PushChannelSpec): void {
       const before = await routedTo();
       await spec.tamper({ proxy, dir, forged, host: HOST });
       const tampered = await routedTo();
+      const pushesBefore = pushes;
       const since = performance.now();
-      await waitUntil(async () => (await routedTo()) === 0, {
+      // Routed right again once the routing map is committed; the push it belongs to has ended
+      // (and the target knows what it left) only when the pusher reports it.
+      await waitUntil(async () => pushes > pushesBefore && (await routedTo()) === 0, {
         timeoutMs: DEEP_VERIFY_MS + 5_000,
         intervalMs: 20,
         what: `${spec.name} to route ${HOST} from the pushed table again`,
