@@ -18,9 +18,10 @@ interface Resumes {
 type RegistryRef = { readonly namespace: string; readonly name: string; readonly key: string };
 
 /**
- * Gives the tracker the saved Registry Secret, as if the watch had just delivered it, and says
- * what it serves: the first half of seeding, whose routes the data thread can index while the
- * second half runs (ADR 73).
+ * Gives the tracker the saved Registry Secret, as if the watch had just delivered it, with the
+ * check saved beside it (adopted when made under the tracker's rules, ADR 77), and says what it
+ * serves: the first half of seeding, whose routes the data thread can index while the second
+ * half runs (ADR 73).
  */
 export function seedRegistry(
   inputs: MirrorInputs,
@@ -36,7 +37,7 @@ export function seedRegistry(
       name: ref.name,
       resourceVersion: saved.resourceVersion,
     };
-    tracker.observe(false, { metadata, data });
+    tracker.observeSaved({ metadata, data }, inputs.checked);
   }
   return tracker.serve();
 }
@@ -90,7 +91,10 @@ type Known = readonly [key: string, resourceVersion: string];
 
 type Reflectors = { readonly registry: Reflector; readonly secrets: readonly Reflector[] };
 
-/** The tracker's Registry Secret, the store's App Secrets and each reflector's resourceVersion. */
+/**
+ * The tracker's Registry Secret and its check, the store's App Secrets and each reflector's
+ * resourceVersion.
+ */
 export function captureInputs(
   tracker: RegistryTracker,
   store: SecretStore,
@@ -100,7 +104,13 @@ export function captureInputs(
   const secrets: AppSecret[] = [];
   for (const [namespace, name, held] of store.lookup.entries())
     secrets.push({ namespace, name, resourceVersion: held.resourceVersion, data: held.data });
-  return { registry: tracker.current, secrets, watches: watchPositions(reflectors, scopes) };
+  const inputs = {
+    registry: tracker.current,
+    secrets,
+    watches: watchPositions(reflectors, scopes),
+  };
+  const checked = tracker.checked;
+  return checked === null ? inputs : { ...inputs, checked };
 }
 
 /** Each reflector's resourceVersion: the Registry's, then each scope's. */

@@ -16,6 +16,11 @@ import type { ScopePosition } from "../mirror/inputs.ts";
 import { err, ok, type Result } from "../result.ts";
 import { fromColumns, secretColumnsSchema, toColumns } from "./columns.ts";
 import { type StateError, stateError } from "./errors.ts";
+import {
+  fromRegistryColumns,
+  registryColumnsSchema,
+  toRegistryColumns,
+} from "./registry-columns.ts";
 import { FORMAT_VERSION } from "./seal.ts";
 import type { State } from "./state.ts";
 
@@ -48,6 +53,9 @@ const skeletonSchema = z.object({
     z.object({ present: z.literal(true), resourceVersion: version, value: length.nullable() }),
   ]),
   secrets: secretColumnsSchema,
+  // Optional both ways: a file without it is checked again (written before ADR 77, or when the
+  // value was refused), and a reader from before ADR 77 drops it unread.
+  checked: registryColumnsSchema.optional(),
   watches: z.object({
     registry: version,
     secrets: z.array(z.object({ namespace: name.nullable(), resourceVersion: version })),
@@ -88,6 +96,7 @@ export function encodeState(state: State): Buffer {
         }
       : { present: false },
     secrets: toColumns(state.secrets, add),
+    ...(state.checked === undefined ? {} : { checked: toRegistryColumns(state.checked) }),
     watches: {
       registry: state.watches.registry,
       secrets: state.watches.secrets.map((w) => ({ ...w })),
@@ -136,6 +145,9 @@ export function decodeState(plaintext: Uint8Array): Result<State, StateError> {
   if (!secrets.ok) return malformed(`its skeleton's App Secrets disagree: ${secrets.error}`);
   if (!values.exhausted())
     return malformed("its value lengths do not add up to the bytes that follow the skeleton");
+  const checked = d.checked === undefined ? undefined : fromRegistryColumns(d.checked);
+  if (checked?.ok === false)
+    return malformed(`its skeleton's checked Registry disagrees: ${checked.error}`);
   return ok({
     savedAt: d.savedAt,
     generation: d.generation,
@@ -145,6 +157,7 @@ export function decodeState(plaintext: Uint8Array): Result<State, StateError> {
       : { present: false },
     secrets: secrets.value,
     watches: d.watches,
+    ...(checked === undefined ? {} : { checked: checked.value }),
   });
 }
 
