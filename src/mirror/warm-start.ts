@@ -63,12 +63,12 @@ export function seedSecrets(
   referenced.watch(served);
   // Each saved Secret goes to the reflector of its scope in the same one pass: a filter of every
   // Secret per scope made a start with many namespaces O(Secrets x namespaces).
-  const known = new Map<string | null, Known[]>(scopes.map((scope) => [scope.namespace, []]));
+  const known = new Map(scopes.map((scope) => [scope.namespace, new KnownSecrets()]));
   const clusterWide = known.get(null);
   for (const s of inputs.secrets) {
     const metadata = { namespace: s.namespace, name: s.name, resourceVersion: s.resourceVersion };
     referenced.store.apply("upsert", { metadata, data: s.data }, "watch");
-    (clusterWide ?? known.get(s.namespace))?.push([`${s.namespace}/${s.name}`, s.resourceVersion]);
+    (clusterWide ?? known.get(s.namespace))?.add(s.namespace, s.name, s.resourceVersion);
   }
   const saved = inputs.registry;
   return {
@@ -88,6 +88,25 @@ export function seedSecrets(
 
 /** A Secret a resumed reflector knows: its `namespace/name` and resourceVersion. */
 type Known = readonly [key: string, resourceVersion: string];
+
+/**
+ * The Secrets one resumed reflector knows, keyed only when it first reads them (after ready: a
+ * `namespace/name` string per Secret is 100k strings at start, KnownVersions.seed).
+ */
+class KnownSecrets implements Iterable<Known> {
+  /** Namespace, name and resourceVersion of each in turn. */
+  readonly #flat: string[] = [];
+
+  add(namespace: string, name: string, resourceVersion: string): void {
+    this.#flat.push(namespace, name, resourceVersion);
+  }
+
+  *[Symbol.iterator](): Iterator<Known> {
+    const flat = this.#flat;
+    for (let i = 0; i < flat.length; i += 3)
+      yield [`${flat[i]}/${flat[i + 1]}`, flat[i + 2]!] as const;
+  }
+}
 
 type Reflectors = { readonly registry: Reflector; readonly secrets: readonly Reflector[] };
 
