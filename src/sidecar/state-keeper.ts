@@ -37,6 +37,8 @@ export function startStateKeeper(options: {
   /** Milliseconds since the epoch, for `savedAt` and the generation's `heardAt`. */
   readonly wallClock: () => number;
   readonly reports: StateKeeperReports;
+  /** No write but the one on close starts before this settles (StateWriterOptions.notBefore). */
+  readonly notBefore?: Promise<unknown>;
 }): StateKeeper {
   const { clock, opened, reports, wallClock } = options;
   // Of `opened`, only what later writes read: its warm inputs are dropped once compared.
@@ -48,6 +50,7 @@ export function startStateKeeper(options: {
     clock,
     onError: (e) => reports.failed(e.message),
     onWritten: (w) => reports.written(w.durationMs, w.bytes),
+    ...(options.notBefore === undefined ? {} : { notBefore: options.notBefore }),
   });
   // What the newest Snapshot reflects, when its inputs are whole.
   let current: MirrorInputs | null = null;
