@@ -6,6 +6,7 @@
 //   strings           each namespace, key, upstream and credential prefix once
 //   names             each App's name, joined by SEPARATOR
 //   hostnameCounts    how many hostnames each App has (at least one)
+//                     (this and each column of numbers below: one number when all Apps share it)
 //   hostnames         each App's hostnames in turn, in normal form, joined
 //   secretNamespaces  each App's secretRef.namespace: its index in `strings`
 //   secretNames       each App's secretRef.name, joined
@@ -30,11 +31,25 @@ import { SEPARATOR } from "./columns.ts";
 /** The index of a field an App does not have. */
 const NONE = -1;
 
-/** Indices into `strings`, or NONE; checked in one loop (zod's per-element check is slow). */
-const indices = z.custom<readonly number[]>(
-  (v) => Array.isArray(v) && v.every((n) => Number.isSafeInteger(n) && n >= NONE),
-  "expected an array of indices",
+const isIndex = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= NONE;
+
+/**
+ * A number per App (an index into `strings`, NONE or a count), or one number for all of them:
+ * a column every App has the same entry in (the same key, no TLS) costs a few bytes, not 100k
+ * numbers to write and read. Checked in one loop (zod's per-element check is slow).
+ */
+const indices = z.custom<number | readonly number[]>(
+  (v) => isIndex(v) || (Array.isArray(v) && v.every(isIndex)),
+  "expected an index or an array of indices",
 );
+
+/** Entry `i` of an index column. */
+const at = (column: number | readonly number[], i: number): number =>
+  typeof column === "number" ? column : column[i]!;
+
+/** One number when every entry is that number (and there is at least one), else the entries. */
+const compact = (column: number[]): number | number[] =>
+  column.length > 0 && column.every((n) => n === column[0]) ? column[0]! : column;
 
 /** No transforms: zod compiles it into one function. */
 export const registryColumnsSchema = z.object({
@@ -114,14 +129,14 @@ export function toRegistryColumns(checked: CheckedRegistry): RegistryColumns {
     contentHash: checked.contentHash,
     strings,
     names: names.join(SEPARATOR),
-    hostnameCounts,
+    hostnameCounts: compact(hostnameCounts),
     hostnames: hostnames.join(SEPARATOR),
-    secretNamespaces,
+    secretNamespaces: compact(secretNamespaces),
     secretNames: secretNames.join(SEPARATOR),
-    secretKeys,
-    upstreams,
-    prefixes,
-    tlsNamespaces,
+    secretKeys: compact(secretKeys),
+    upstreams: compact(upstreams),
+    prefixes: compact(prefixes),
+    tlsNamespaces: compact(tlsNamespaces),
     tlsNames: tlsNames.join(SEPARATOR),
     refused: checked.refused.map((r) => ({ ...r })),
   };
@@ -141,19 +156,28 @@ function split(column: string, count: number): string[] | null {
  * where the columns disagree.
  */
 export function fromRegistryColumns(c: RegistryColumns): Result<CheckedRegistry, string> {
-  const n = c.hostnameCounts.length;
-  const names = split(c.names, n);
+  const names = c.names === "" ? [] : c.names.split(SEPARATOR);
+  const n = names.length;
   const secretNames = split(c.secretNames, n);
-  if (names === null || secretNames === null) return err("its App columns are not one per App");
-  for (const column of [c.secretNamespaces, c.secretKeys, c.upstreams, c.prefixes, c.tlsNamespaces])
-    if (column.length !== n) return err("its App columns are not one per App");
+  if (names.includes("") || secretNames === null) return err("its App columns are not one per App");
+  const { hostnameCounts, secretNamespaces, secretKeys, upstreams, prefixes, tlsNamespaces } = c;
+  for (const column of [
+    hostnameCounts,
+    secretNamespaces,
+    secretKeys,
+    upstreams,
+    prefixes,
+    tlsNamespaces,
+  ])
+    if (typeof column !== "number" && column.length !== n)
+      return err("its App columns are not one per App");
   let hostnameTotal = 0;
   let tlsTotal = 0;
   for (let i = 0; i < n; i++) {
-    const count = c.hostnameCounts[i]!;
-    if (count === 0) return err(`its App ${i} has no hostname`);
+    const count = at(hostnameCounts, i);
+    if (count <= 0) return err(`its App ${i} has no hostname`);
     hostnameTotal += count;
-    if (c.tlsNamespaces[i] !== NONE) tlsTotal++;
+    if (at(tlsNamespaces, i) !== NONE) tlsTotal++;
   }
   const hostnames = split(c.hostnames, hostnameTotal);
   const tlsNames = split(c.tlsNames, tlsTotal);
@@ -165,20 +189,20 @@ export function fromRegistryColumns(c: RegistryColumns): Result<CheckedRegistry,
   let h = 0;
   let t = 0;
   for (let i = 0; i < n; i++) {
-    const namespace = strings[c.secretNamespaces[i]!];
-    const key = strings[c.secretKeys[i]!];
-    const upstream = string(c.upstreams[i]!);
-    const prefix = string(c.prefixes[i]!);
-    const tlsNamespace = string(c.tlsNamespaces[i]!);
+    const namespace = strings[at(secretNamespaces, i)];
+    const key = strings[at(secretKeys, i)];
+    const upstream = string(at(upstreams, i));
+    const prefix = string(at(prefixes, i));
+    const tlsNamespace = string(at(tlsNamespaces, i));
     if (
       namespace === undefined ||
       key === undefined ||
-      (upstream === undefined && c.upstreams[i] !== NONE) ||
-      (prefix === undefined && c.prefixes[i] !== NONE) ||
-      (tlsNamespace === undefined && c.tlsNamespaces[i] !== NONE)
+      (upstream === undefined && at(upstreams, i) !== NONE) ||
+      (prefix === undefined && at(prefixes, i) !== NONE) ||
+      (tlsNamespace === undefined && at(tlsNamespaces, i) !== NONE)
     )
       return err(`its App ${i} names a string it does not hold`);
-    const end = h + c.hostnameCounts[i]!;
+    const end = h + at(hostnameCounts, i);
     apps.push(
       Object.freeze({
         name: names[i]!,

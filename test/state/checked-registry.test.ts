@@ -109,6 +109,39 @@ describe("a state file's Registry check", () => {
     ]);
   });
 
+  it("keeps a column every App shares as one number, and reads it back for each", async () => {
+    const parsed = parseRegistryDocument(
+      {
+        apiVersion: "replica-mirror/v1",
+        apps: ["a", "b", "c"].map((name) => ({
+          name,
+          hostnames: [`${name}.example.com`],
+          secretRef: { name, key: "token" },
+          upstream: "http://10.0.0.12:8080",
+        })),
+      },
+      { defaultNamespace: "mirror", allowLocalUpstreams: false },
+    );
+    if (!parsed.ok) throw new Error(parsed.error.message);
+    const shared: State = {
+      ...state,
+      checked: { ...sampleCheck(), registry: parsed.value.registry, refused: [] },
+    };
+    const doc = encodeState(shared);
+    const { checked } = JSON.parse(doc.toString("utf8", 4, 4 + doc.readUInt32BE(0)));
+    await writeStateFile(scratch.path, key, shared);
+    const columns = ["hostnameCounts", "secretNamespaces", "secretKeys", "upstreams", "prefixes"];
+    expect({
+      columns: columns.map((k) => checked[k]),
+      tls: checked.tlsNamespaces,
+      read: await readStateFile(options()),
+    }).toEqual({
+      columns: [1, 0, 1, 2, -1],
+      tls: -1,
+      read: { ok: true, value: shared },
+    });
+  });
+
   it("makes the file corrupt when any byte of it is altered", async () => {
     const doc = encodeState(state);
     const at = doc.indexOf('"checked"');
@@ -145,6 +178,12 @@ describe("a state file's Registry check", () => {
       },
       "a TLS name too many": (c) => {
         c.tlsNames = `${c.tlsNames} extra`;
+      },
+      "one number for a column that names no string": (c) => {
+        c.secretKeys = 99;
+      },
+      "one hostname count of none": (c) => {
+        c.hostnameCounts = 0;
       },
       "a column too short": (c) => {
         c.prefixes = [3];
