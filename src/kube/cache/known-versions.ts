@@ -14,21 +14,12 @@ function tombstone(key: string, resourceVersion: string): SecretObject {
 
 /** Delivered Secrets by `namespace/name`, with the resourceVersion last delivered. */
 export class KnownVersions {
-  readonly #known = new Map<string, string>();
+  readonly #index = new Map<string, string>();
   /** Objects the handler holds from before this run, not recorded yet (`seed`). */
   #seed: Iterable<readonly [key: string, resourceVersion: string]> | null = null;
 
-  /** The index, with the seed recorded first once something reads or changes it. */
-  get #index(): Map<string, string> {
-    if (this.#seed !== null) {
-      const seed = this.#seed;
-      this.#seed = null;
-      for (const [key, resourceVersion] of seed) this.#known.set(key, resourceVersion);
-    }
-    return this.#known;
-  }
-
   get size(): number {
+    if (this.#seed !== null) this.#recordSeed();
     return this.#index.size;
   }
 
@@ -40,6 +31,7 @@ export class KnownVersions {
     object: SecretObject,
     key: string = secretKey(object.metadata),
   ): "ADDED" | "MODIFIED" | undefined {
+    if (this.#seed !== null) this.#recordSeed();
     const known = this.#index.get(key);
     if (known === object.metadata.resourceVersion) return undefined;
     this.#index.set(key, object.metadata.resourceVersion);
@@ -52,13 +44,21 @@ export class KnownVersions {
    * way to ready, where the first watch event or relist needs them only later.
    */
   seed(known: Iterable<readonly [key: string, resourceVersion: string]>): void {
-    if (this.#seed !== null || this.#known.size > 0)
+    if (this.#seed !== null || this.#index.size > 0)
       throw new Error("a reflector is seeded once, before anything else");
     this.#seed = known;
   }
 
+  /** Records the seed before anything else reads or changes the index: each use checks the field. */
+  #recordSeed(): void {
+    const seed = this.#seed!;
+    this.#seed = null;
+    for (const [key, resourceVersion] of seed) this.#index.set(key, resourceVersion);
+  }
+
   /** Records a watch event as the server sent it. */
   watched(type: ObjectEventType, object: SecretObject): void {
+    if (this.#seed !== null) this.#recordSeed();
     const key = secretKey(object.metadata);
     if (type === "DELETED") this.#index.delete(key);
     else this.#index.set(key, object.metadata.resourceVersion);
@@ -66,6 +66,7 @@ export class KnownVersions {
 
   /** Forgets every key not in keep and returns a tombstone for each, in insertion order. */
   removeAllBut(keep: ReadonlySet<string>): SecretObject[] {
+    if (this.#seed !== null) this.#recordSeed();
     const gone: SecretObject[] = [];
     // Every key of keep was recorded by this list, so equal sizes mean nothing else is known:
     // the first list of a reflector (10k keys) skips the walk.
