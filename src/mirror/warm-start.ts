@@ -121,8 +121,9 @@ export function captureInputs(
   scopes: readonly SecretScope[],
 ): MirrorInputs {
   const secrets: AppSecret[] = [];
-  for (const [namespace, name, held] of store.lookup.entries())
+  store.lookup.forEach((held, namespace, name) => {
     secrets.push({ namespace, name, resourceVersion: held.resourceVersion, data: held.data });
+  });
   const inputs = {
     registry: tracker.current,
     secrets,

@@ -44,6 +44,12 @@ export class SecretIndex<V> {
       for (const [name, value] of names) yield [namespace, name, value];
     }
   }
+
+  /** Each entry in `entries` order, without a generator's step and tuple per entry (100k). */
+  forEach(fn: (value: V, namespace: string, name: string) => void): void {
+    for (const [namespace, names] of this.#byNamespace)
+      for (const [name, value] of names) fn(value, namespace, name);
+  }
 }
 
 /** Read-only view of a SecretIndex. */
@@ -52,6 +58,7 @@ export interface ReadonlySecretIndex<V> {
   has(namespace: string, name: string): boolean;
   readonly size: number;
   entries(): Iterable<[namespace: string, name: string, value: V]>;
+  forEach(fn: (value: V, namespace: string, name: string) => void): void;
 }
 
 /** A frozen copy-free view: the index can no longer be changed through any reference. */
