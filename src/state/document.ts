@@ -59,8 +59,8 @@ type Skeleton = z.infer<typeof skeletonSchema>;
 const SKELETON_LENGTH_BYTES = 4;
 const { MAX_STRING_LENGTH } = constants;
 const NOT_BYTES = /[\u0100-\uffff]/;
-/** The most parts (values) a slice of the document holds: about 5 ms of writes. */
-const SLICE_PARTS = 4_096;
+/** The most parts (values) a slice of the document holds: about 1 ms of writes. */
+const SLICE_PARTS = 1_024;
 
 /** The state's document as bytes. Throws only on a value that is not a byte string (a bug). */
 export function encodeState(state: State): Buffer {

@@ -3,7 +3,7 @@
 // delay a rotation that arrives meanwhile (ADR 78).
 
 /** Elements sorted or merged between two turns of the event loop. */
-export const SORT_SLICE = 8_192;
+export const SORT_SLICE = 2_048;
 
 const turn = (): Promise<void> => new Promise(setImmediate);
 

@@ -1,5 +1,5 @@
 // One write of a state file: encode, seal, replace atomically, a slice at a time (ADR 78): the
-// document is encoded, encrypted and written 1 MiB after another, so neither it nor the sealed
+// document is encoded, encrypted and written 256 KiB after another, so neither it nor the sealed
 // file exists whole, and the main thread gets a turn between slices. The file never holds a
 // plaintext byte: only the sealed bytes reach the file system.
 
@@ -10,8 +10,8 @@ import type { StateKey } from "./key.ts";
 import { HEADER_BYTES, Sealer, TAG_BYTES } from "./seal.ts";
 import type { State } from "./state.ts";
 
-/** Plaintext encrypted and written at once: about 2 ms of the main thread. */
-const SLICE_BYTES = 1 << 20;
+/** Plaintext encrypted and written at once: under 1 ms of the main thread. */
+const SLICE_BYTES = 1 << 18;
 
 /** Writes `state` sealed under `key` to `path` atomically; resolves with the file's size. */
 export async function writeStateFile(
