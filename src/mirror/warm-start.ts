@@ -3,7 +3,7 @@
 import type { Reflector, ResumePoint } from "../kube/cache/reflector.ts";
 import type { Registry } from "../registry/schema.ts";
 import type { SecretScope } from "./fetch-secrets.ts";
-import type { AppSecret, MirrorInputs, WatchPositions } from "./inputs.ts";
+import type { MirrorInputs, WatchPositions } from "./inputs.ts";
 import type { ReferencedSecrets } from "./referenced-secrets.ts";
 import type { RegistryTracker } from "./registry-tracker.ts";
 import type { SecretStore } from "./secret-store.ts";
@@ -97,9 +97,7 @@ export function captureInputs(
   reflectors: Reflectors,
   scopes: readonly SecretScope[],
 ): MirrorInputs {
-  const secrets: AppSecret[] = [];
-  for (const [namespace, name, held] of store.lookup.entries())
-    secrets.push({ namespace, name, resourceVersion: held.resourceVersion, data: held.data });
+  const secrets = store.present();
   return { registry: tracker.current, secrets, watches: watchPositions(reflectors, scopes) };
 }
 

@@ -44,6 +44,14 @@ export class SecretIndex<V> {
       for (const [name, value] of names) yield [namespace, name, value];
     }
   }
+
+  /** Every value, in the order `entries` gives them: no tuple per entry. */
+  values(): V[] {
+    const out: V[] = [];
+    for (const names of this.#byNamespace.values())
+      for (const value of names.values()) out.push(value);
+    return out;
+  }
 }
 
 /** Read-only view of a SecretIndex. */
