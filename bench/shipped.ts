@@ -4,7 +4,16 @@
 // the bench's. Reusable by any suite (the fleet benchmark too): nothing here knows a suite.
 
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
@@ -97,6 +106,20 @@ export interface ShippedOptions {
   readonly serveCredentials?: boolean;
 }
 
+/**
+ * `extraArgs`, and for a diagnostic run with BENCH_STATE_FILE=1 the flags of a state file of its
+ * own (a new directory and key), when they name none: the manifest keeps one once its optional
+ * key Secret exists, and the bench's sidecars otherwise run without.
+ */
+function withStateFile(extraArgs: readonly string[]): readonly string[] {
+  if (process.env.BENCH_STATE_FILE !== "1" || extraArgs.some((a) => a.startsWith("--state-file")))
+    return extraArgs;
+  const dir = mkdtempSync(join(tmpdir(), "replica-mirror-bench-state-"));
+  const key = join(dir, "key");
+  writeFileSync(key, randomBytes(32), { mode: 0o600 });
+  return [...extraArgs, `--state-file=${join(dir, "state")}`, `--state-key-file=${key}`];
+}
+
 /** The replica-mirror sidecar as the image runs it, on free loopback ports. */
 export async function startShipped(o: ShippedOptions): Promise<ServerProcess> {
   const command = shippedCommand();
@@ -122,7 +145,7 @@ export async function startShipped(o: ShippedOptions): Promise<ServerProcess> {
       // No data plane drains in front of it: a stop closes at once.
       "--shutdown-grace=0",
       ...(o.serveCredentials === true ? ["--serve-credentials=true"] : []),
-      ...(o.extraArgs ?? []),
+      ...withStateFile(o.extraArgs ?? []),
     ],
     env,
     withoutEnv: o.withoutEnv ?? [],

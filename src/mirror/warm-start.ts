@@ -3,7 +3,7 @@
 import type { Reflector, ResumePoint } from "../kube/cache/reflector.ts";
 import type { Registry } from "../registry/schema.ts";
 import type { SecretScope } from "./fetch-secrets.ts";
-import type { AppSecret, MirrorInputs, WatchPositions } from "./inputs.ts";
+import type { MirrorInputs, WatchPositions } from "./inputs.ts";
 import type { ReferencedSecrets } from "./referenced-secrets.ts";
 import type { RegistryTracker } from "./registry-tracker.ts";
 import type { SecretStore } from "./secret-store.ts";
@@ -120,13 +120,9 @@ export function captureInputs(
   reflectors: Reflectors,
   scopes: readonly SecretScope[],
 ): MirrorInputs {
-  const secrets: AppSecret[] = [];
-  store.lookup.forEach((held, namespace, name) => {
-    secrets.push({ namespace, name, resourceVersion: held.resourceVersion, data: held.data });
-  });
   const inputs = {
     registry: tracker.current,
-    secrets,
+    secrets: store.present(),
     watches: watchPositions(reflectors, scopes),
   };
   const checked = tracker.checked;

@@ -132,13 +132,14 @@ const temporaryFor = (path: string): string =>
   join(dirname(path), `.${basename(path)}.tmp-${randomBytes(8).toString("hex")}`);
 
 /**
- * Replaces `path` with `data`, mode 0600: a temporary file in the same directory, fsync, rename,
- * fsync of the directory. On failure the previous file is intact and the temporary file removed.
- * An error after the rename (the directory's fsync) means the new file is in place, not durable.
+ * Replaces `path` with `data` (or its pieces, in order, each written before the next is asked
+ * for), mode 0600: a temporary file in the same directory, fsync, rename, fsync of the directory.
+ * On failure the previous file is intact and the temporary file removed. An error after the
+ * rename (the directory's fsync) means the new file is in place, not durable.
  */
 export async function writeFileAtomic(
   path: string,
-  data: Uint8Array,
+  data: Uint8Array | Iterable<Uint8Array>,
   fs: FileSystem = nodeFileSystem,
 ): Promise<Result<void, WriteFileError>> {
   const temporary = temporaryFor(path);
@@ -149,7 +150,7 @@ export async function writeFileAtomic(
     try {
       // The umask may have cleared bits of 0600: chmod makes the mode exact.
       await file.chmod(0o600);
-      await file.writeAll(data);
+      for (const piece of data instanceof Uint8Array ? [data] : data) await file.writeAll(piece);
       await file.sync();
     } finally {
       await file.close();

@@ -91,55 +91,81 @@ function entry(value: string, what: string): string {
 
 /** The columns of a checked Registry. Throws on a name a column cannot hold (a bug). */
 export function toRegistryColumns(checked: CheckedRegistry): RegistryColumns {
-  const strings: string[] = [];
-  const at = new Map<string, number>();
-  const index = (value: string): number => {
-    let i = at.get(value);
+  const columns = new ColumnsBuilder();
+  for (const app of checked.registry.apps) columns.push(app);
+  return columns.columns(checked);
+}
+
+/** Apps put in columns between two turns of the event loop (ADR 78). */
+const SLICE = 2_048;
+
+/** `toRegistryColumns`, SLICE Apps a turn: 100k Apps in one call held the main thread 40 ms. */
+export async function toRegistryColumnsInSlices(
+  checked: CheckedRegistry,
+): Promise<RegistryColumns> {
+  const columns = new ColumnsBuilder();
+  for (const [i, app] of checked.registry.apps.entries()) {
+    columns.push(app);
+    if ((i + 1) % SLICE === 0) await new Promise(setImmediate);
+  }
+  return columns.columns(checked);
+}
+
+/** The columns of Apps pushed in order. */
+class ColumnsBuilder {
+  readonly #strings: string[] = [];
+  readonly #at = new Map<string, number>();
+  readonly #names: string[] = [];
+  readonly #hostnames: string[] = [];
+  readonly #secretNames: string[] = [];
+  readonly #tlsNames: string[] = [];
+  readonly #hostnameCounts: number[] = [];
+  readonly #secretNamespaces: number[] = [];
+  readonly #secretKeys: number[] = [];
+  readonly #upstreams: number[] = [];
+  readonly #prefixes: number[] = [];
+  readonly #tlsNamespaces: number[] = [];
+
+  #index(value: string): number {
+    let i = this.#at.get(value);
     if (i === undefined) {
-      i = strings.push(value) - 1;
-      at.set(value, i);
+      i = this.#strings.push(value) - 1;
+      this.#at.set(value, i);
     }
     return i;
-  };
-  const { apps } = checked.registry;
-  const names: string[] = [];
-  const hostnames: string[] = [];
-  const secretNames: string[] = [];
-  const tlsNames: string[] = [];
-  const hostnameCounts: number[] = [];
-  const secretNamespaces: number[] = [];
-  const secretKeys: number[] = [];
-  const upstreams: number[] = [];
-  const prefixes: number[] = [];
-  const tlsNamespaces: number[] = [];
-  for (const app of apps) {
-    names.push(entry(app.name, "name"));
-    hostnameCounts.push(app.hostnames.length);
-    for (const h of app.hostnames) hostnames.push(entry(h, "hostname"));
-    secretNamespaces.push(index(app.secretRef.namespace));
-    secretNames.push(entry(app.secretRef.name, "Secret name"));
-    secretKeys.push(index(app.secretRef.key));
-    upstreams.push(app.upstream === null ? NONE : index(app.upstream));
-    prefixes.push(app.credential === null ? NONE : index(app.credential.prefix));
-    tlsNamespaces.push(app.tls === null ? NONE : index(app.tls.secretRef.namespace));
-    if (app.tls !== null) tlsNames.push(entry(app.tls.secretRef.name, "TLS Secret name"));
   }
-  return {
-    under: { ...checked.under },
-    contentHash: checked.contentHash,
-    strings,
-    names: names.join(SEPARATOR),
-    hostnameCounts: compact(hostnameCounts),
-    hostnames: hostnames.join(SEPARATOR),
-    secretNamespaces: compact(secretNamespaces),
-    secretNames: secretNames.join(SEPARATOR),
-    secretKeys: compact(secretKeys),
-    upstreams: compact(upstreams),
-    prefixes: compact(prefixes),
-    tlsNamespaces: compact(tlsNamespaces),
-    tlsNames: tlsNames.join(SEPARATOR),
-    refused: checked.refused.map((r) => ({ ...r })),
-  };
+
+  push(app: AppSpec): void {
+    this.#names.push(entry(app.name, "name"));
+    this.#hostnameCounts.push(app.hostnames.length);
+    for (const h of app.hostnames) this.#hostnames.push(entry(h, "hostname"));
+    this.#secretNamespaces.push(this.#index(app.secretRef.namespace));
+    this.#secretNames.push(entry(app.secretRef.name, "Secret name"));
+    this.#secretKeys.push(this.#index(app.secretRef.key));
+    this.#upstreams.push(app.upstream === null ? NONE : this.#index(app.upstream));
+    this.#prefixes.push(app.credential === null ? NONE : this.#index(app.credential.prefix));
+    this.#tlsNamespaces.push(app.tls === null ? NONE : this.#index(app.tls.secretRef.namespace));
+    if (app.tls !== null) this.#tlsNames.push(entry(app.tls.secretRef.name, "TLS Secret name"));
+  }
+
+  columns(checked: CheckedRegistry): RegistryColumns {
+    return {
+      under: { ...checked.under },
+      contentHash: checked.contentHash,
+      strings: this.#strings,
+      names: this.#names.join(SEPARATOR),
+      hostnameCounts: compact(this.#hostnameCounts),
+      hostnames: this.#hostnames.join(SEPARATOR),
+      secretNamespaces: compact(this.#secretNamespaces),
+      secretNames: this.#secretNames.join(SEPARATOR),
+      secretKeys: compact(this.#secretKeys),
+      upstreams: compact(this.#upstreams),
+      prefixes: compact(this.#prefixes),
+      tlsNamespaces: compact(this.#tlsNamespaces),
+      tlsNames: this.#tlsNames.join(SEPARATOR),
+      refused: checked.refused.map((r) => ({ ...r })),
+    };
+  }
 }
 
 /** The `count` non-empty entries of a joined column, or null when it holds another number. */

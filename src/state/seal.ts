@@ -13,7 +13,7 @@
 //
 // The 34 header bytes are the additional authenticated data: none of them can be changed unseen.
 
-import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { type CipherGCM, createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { err, ok, type Result } from "../result.ts";
 import { type StateError, stateError } from "./errors.ts";
 import type { StateKey } from "./key.ts";
@@ -35,7 +35,7 @@ const IV_AT = 18;
 const LENGTH_AT = 30;
 export const HEADER_BYTES = 34;
 const IV_BYTES = 12;
-const TAG_BYTES = 16;
+export const TAG_BYTES = 16;
 const MAX_CIPHERTEXT = 0xffff_ffff;
 /**
  * The cipher's slice: its output is allocated per slice, so slices keep the allocations small and
@@ -63,6 +63,45 @@ function streamInto(
 /** A fresh IV: random, because a counter would need state that survives restarts. */
 const randomIv = (): Buffer => randomBytes(IV_BYTES);
 
+/**
+ * A sealed file written as it is encrypted: the header (which announces `length`), then each
+ * slice's ciphertext as the plaintext comes, then the tag. What a state write streams to its file
+ * (ADR 78), so that the plaintext and the file never exist whole.
+ */
+export class Sealer {
+  readonly header: Buffer;
+  readonly #cipher: CipherGCM;
+  #remaining: number;
+
+  constructor(length: number, key: StateKey, iv: Buffer = randomIv(), magic: Buffer = MAGIC) {
+    if (iv.length !== IV_BYTES) throw new RangeError(`an IV is ${IV_BYTES} bytes`);
+    if (length > MAX_CIPHERTEXT) throw new RangeError("a state is at most 4 GiB");
+    const header = Buffer.alloc(HEADER_BYTES);
+    magic.copy(header, 0);
+    header.writeUInt16BE(versionFor(magic), VERSION_AT);
+    header.write(key.id, KEY_ID_AT, "hex");
+    iv.copy(header, IV_AT);
+    header.writeUInt32BE(length, LENGTH_AT);
+    this.header = header;
+    this.#cipher = createCipheriv("aes-256-gcm", key.bytes(), iv, { authTagLength: TAG_BYTES });
+    this.#cipher.setAAD(header);
+    this.#remaining = length;
+  }
+
+  /** The ciphertext of the next slice of plaintext. */
+  update(slice: Uint8Array): Buffer {
+    this.#remaining -= slice.length;
+    if (this.#remaining < 0) throw new RangeError("more plaintext than the header announces");
+    return this.#cipher.update(slice);
+  }
+
+  /** What follows the last slice: the cipher's last bytes (none for GCM) and the tag. */
+  end(): Buffer {
+    if (this.#remaining !== 0) throw new RangeError("less plaintext than the header announces");
+    return Buffer.concat([this.#cipher.final(), this.#cipher.getAuthTag()]);
+  }
+}
+
 /** The sealed file for `plaintext`: header (a state's magic unless told), ciphertext, tag. */
 export function seal(
   plaintext: Uint8Array,
@@ -70,23 +109,12 @@ export function seal(
   iv: Buffer = randomIv(),
   magic: Buffer = MAGIC,
 ): Buffer {
-  if (iv.length !== IV_BYTES) throw new RangeError(`an IV is ${IV_BYTES} bytes`);
-  if (plaintext.length > MAX_CIPHERTEXT) throw new RangeError("a state is at most 4 GiB");
+  const sealer = new Sealer(plaintext.length, key, iv, magic);
   const file = Buffer.allocUnsafe(HEADER_BYTES + plaintext.length + TAG_BYTES);
-  const header = file.subarray(0, HEADER_BYTES);
-  header.fill(0);
-  magic.copy(header, 0);
-  header.writeUInt16BE(versionFor(magic), VERSION_AT);
-  header.write(key.id, KEY_ID_AT, "hex");
-  iv.copy(header, IV_AT);
-  header.writeUInt32BE(plaintext.length, LENGTH_AT);
-  const cipher = createCipheriv("aes-256-gcm", key.bytes(), iv, { authTagLength: TAG_BYTES });
-  cipher.setAAD(header);
-  let at = streamInto(cipher, plaintext, file, HEADER_BYTES);
-  at += cipher.final().copy(file, at);
-  if (at !== HEADER_BYTES + plaintext.length)
-    throw new Error("the cipher's output is not its input's length");
-  cipher.getAuthTag().copy(file, at);
+  let at = sealer.header.copy(file, 0);
+  at = streamInto(sealer, plaintext, file, at);
+  at += sealer.end().copy(file, at);
+  if (at !== file.length) throw new Error("the cipher's output is not its input's length");
   return file;
 }
 

@@ -203,7 +203,7 @@ export function memoryFileSystem(): FileSystem & {
       temporary.set(path, Buffer.alloc(0));
       return {
         writeAll: async (data) => {
-          temporary.set(path, Buffer.from(data));
+          temporary.set(path, Buffer.concat([temporary.get(path) ?? Buffer.alloc(0), data]));
         },
         chmod: async () => undefined,
         sync: async () => undefined,

@@ -1,5 +1,6 @@
 // The cost of the state file at 10k referenced Secrets of 1 KiB: one write (encode, seal, atomic
-// write) and one read (read, unseal, decode, check), each step timed. Not a test: run it with
+// write; each step apart, then whole as the writer streams it, with the longest the event loop
+// waited for a turn meanwhile) and one read (read, unseal, decode, check), each step timed. Not a test: run it with
 // `node test/state/measure.ts [secrets] [rounds]`; it writes under $STATE_DIR (default: the
 // system's temp directory; /dev/shm is a tmpfs, as an emptyDir of medium Memory).
 
@@ -51,6 +52,21 @@ const time = async (fn: () => unknown): Promise<number> => {
   await fn();
   return performance.now() - start;
 };
+/** The longest the event loop went without a turn while `fn` ran: what a request waited. */
+const longestTurn = async (fn: () => Promise<unknown>): Promise<number> => {
+  let [last, longest, running] = [performance.now(), 0, true];
+  const tick = (): void => {
+    if (!running) return;
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+    setImmediate(tick);
+  };
+  setImmediate(tick);
+  await fn();
+  running = false;
+  return Math.max(longest, performance.now() - last);
+};
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 const steps: Record<string, number[]> = {};
@@ -75,6 +91,7 @@ try {
     record("seal", await time(() => (sealed = seal(plain, key))));
     record("atomic write", await time(() => writeFileAtomic(path, sealed)));
     record("writeStateFile (all three)", await time(() => writeStateFile(path, key, state)));
+    record("  its longest turn", await longestTurn(() => writeStateFile(path, key, state)));
     let file: Buffer = Buffer.alloc(0);
     record(
       "read file",

@@ -121,6 +121,47 @@ describe("writeStateFile", () => {
     expect(readdirSync(scratch.dir)).toEqual([]);
   });
 
+  it("encodes, seals and writes a large state a slice at a time, giving the event loop turns (ADR 78)", async () => {
+    // 20k Secrets of two 120 B values: 40k values, at most 1,024 a slice; columns over ten runs.
+    const state = sampleState({ secrets: 20_000, valueBytes: 120 });
+    const fs = recordingFileSystem();
+    let turns = 0;
+    let writing = true;
+    let turnsBeforeCreate: number | null = null;
+    const tick = (): void => {
+      if (!writing) return;
+      turns += 1;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    const create = fs.create.bind(fs);
+    fs.create = async (path, mode) => {
+      turnsBeforeCreate = turns;
+      return create(path, mode);
+    };
+    const w = await writeStateFile(scratch.path, key, state, fs);
+    writing = false;
+    const size = statSync(scratch.path).size;
+    const slices = fs.written.slice(1, -1).map((b) => b.length);
+    expect({
+      written: w,
+      header: fs.written[0]?.length,
+      tag: fs.written.at(-1)?.length,
+      sliced: slices.reduce((a, b) => a + b, 0),
+      slices: slices.length >= 20 && slices.every((n) => n <= 1 << 18),
+      turnsWhileEncoding: (turnsBeforeCreate ?? 0) >= 5,
+      read: await read(state),
+    }).toEqual({
+      written: { ok: true, value: { bytes: size } },
+      header: 34,
+      tag: 16,
+      sliced: size - 34 - 16,
+      slices: true,
+      turnsWhileEncoding: true,
+      read: { ok: true, value: state },
+    });
+  });
+
   it("reports a directory that does not exist", async () => {
     const missing = join(scratch.dir, "gone", "state");
     const w = await writeStateFile(missing, key, sampleState());

@@ -4,7 +4,7 @@ import type { Clock } from "../../src/clock.ts";
 
 /** Lets every pending promise chain run to its next real wait. */
 export async function settle(): Promise<void> {
-  for (let i = 0; i < 5; i += 1) await new Promise<void>((resolve) => setImmediate(resolve));
+  for (let i = 0; i < 25; i += 1) await new Promise<void>((resolve) => setImmediate(resolve));
 }
 
 interface Timer {
