@@ -1,6 +1,10 @@
 // What a mirror's Snapshots are built from, as plain values: what a state file keeps so that a
 // restarted replica can serve at once and resume its watches without a list.
 
+import type { RefusedApp } from "../registry/parse.ts";
+import type { CheckedUnder } from "../registry/rules.ts";
+import type { Registry } from "../registry/schema.ts";
+
 /** The Registry Secret as the watch last saw it: what the Registry is parsed from. */
 export type RegistrySecret =
   | { readonly present: false }
@@ -25,6 +29,22 @@ export interface MirrorInputs {
   /** The referenced App Secrets present; one absent here was absent. */
   readonly secrets: readonly AppSecret[];
   readonly watches: WatchPositions;
+  /**
+   * What the Registry Secret's value served when it was checked, when it was good: a warm start
+   * under the same rules adopts it instead of checking the value again (ADR 77).
+   */
+  readonly checked?: CheckedRegistry;
+}
+
+/** A Registry value's check, as the check left it, and what it depended on. */
+export interface CheckedRegistry {
+  readonly under: CheckedUnder;
+  /** The contentHash of the value it was checked from (RegistryStatus.contentHash). */
+  readonly contentHash: string;
+  /** Its valid Apps, as the check builds them. */
+  readonly registry: Registry;
+  /** Its refused App entries. */
+  readonly refused: readonly RefusedApp[];
 }
 
 /** How far each watch had got: the resourceVersion a resumed watch starts from. */

@@ -19,7 +19,8 @@ export interface RegistrySource {
   readonly maxDecompressedBytes?: number;
   /**
    * Default false: an App whose upstream is a loopback, unspecified or link-local address is
-   * refused, here and in a warm start's Registry, which is parsed again (ADR 48).
+   * refused, here and in a warm start's Registry, whose saved check is adopted only when it was
+   * made under the same (ADR 48, ADR 77).
    */
   readonly allowLocalUpstreams?: boolean;
 }

@@ -1,9 +1,10 @@
 import { createHash } from "node:crypto";
 import type { SecretObject } from "../kube/cache/list-watch.ts";
-import { parseRegistry } from "../registry/parse.ts";
+import { DEFAULT_MAX_DECOMPRESSED_BYTES, parseRegistry } from "../registry/parse.ts";
+import { type CheckedUnder, REGISTRY_RULES, sameRules } from "../registry/rules.ts";
 import type { AppSpec, Registry } from "../registry/schema.ts";
 import type { RefusedAppStatus, RegistryStatus } from "../snapshot/types.ts";
-import type { RegistrySecret } from "./inputs.ts";
+import type { CheckedRegistry, RegistrySecret } from "./inputs.ts";
 
 /** The Registry to serve and what to report about it. */
 export interface ServedRegistry {
@@ -100,6 +101,7 @@ export function keepRefused(served: ServedRegistry, previous: Registry | null): 
  */
 export class RegistryTracker {
   readonly #options: RegistryOptions & { readonly name: string };
+  readonly #under: CheckedUnder;
   /** Values observed since the last `serve`, oldest first; the last is the current one. */
   #unserved: RegistrySecret[] = [];
   #current: RegistrySecret = { present: false };
@@ -109,6 +111,46 @@ export class RegistryTracker {
 
   constructor(options: RegistryOptions & { readonly name: string }) {
     this.#options = options;
+    this.#under = {
+      rules: REGISTRY_RULES,
+      defaultNamespace: options.namespace,
+      allowLocalUpstreams: options.allowLocalUpstreams ?? false,
+      maxDecompressedBytes: options.maxDecompressedBytes ?? DEFAULT_MAX_DECOMPRESSED_BYTES,
+    };
+  }
+
+  /**
+   * Records a saved Registry Secret as `observe` does; with `checked`, the check saved with it,
+   * which its value's next `serve` adopts instead of checking the value again when it was made
+   * under this tracker's rules and options, from this very value (ADR 77). True when adopted.
+   */
+  observeSaved(object: SecretObject, checked: CheckedRegistry | undefined): boolean {
+    if (!this.observe(false, object) || !this.#current.present) return false;
+    const { value, resourceVersion } = this.#current;
+    if (checked === undefined || value === null || !sameRules(checked.under, this.#under))
+      return false;
+    const hash = contentHash(value);
+    if (hash !== checked.contentHash) return false;
+    const status: RegistryStatus = {
+      present: true,
+      resourceVersion,
+      error: null,
+      refusedApps: checked.refused.map((r) => ({ ...r, kept: false })),
+      contentHash: hash,
+    };
+    this.#parsed = { value, served: { registry: checked.registry, status } };
+    return true;
+  }
+
+  /** The check of the current value, when it was served and good: what a state file saves. */
+  get checked(): CheckedRegistry | null {
+    const current = this.#current;
+    const parsed = this.#parsed;
+    if (!current.present || current.value === null || parsed?.value !== current.value) return null;
+    const { registry, status } = parsed.served;
+    if (registry === null || status.contentHash === null) return null;
+    const refused = status.refusedApps.map(({ index, name, reason }) => ({ index, name, reason }));
+    return { under: this.#under, contentHash: status.contentHash, registry, refused };
   }
 
   /** Records an event; false when it is not about the Registry Secret (and changes nothing). */

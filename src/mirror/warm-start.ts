@@ -18,9 +18,10 @@ interface Resumes {
 type RegistryRef = { readonly namespace: string; readonly name: string; readonly key: string };
 
 /**
- * Gives the tracker the saved Registry Secret, as if the watch had just delivered it, and says
- * what it serves: the first half of seeding, whose routes the data thread can index while the
- * second half runs (ADR 73).
+ * Gives the tracker the saved Registry Secret, as if the watch had just delivered it, with the
+ * check saved beside it (adopted when made under the tracker's rules, ADR 77), and says what it
+ * serves: the first half of seeding, whose routes the data thread can index while the second
+ * half runs (ADR 73).
  */
 export function seedRegistry(
   inputs: MirrorInputs,
@@ -36,7 +37,7 @@ export function seedRegistry(
       name: ref.name,
       resourceVersion: saved.resourceVersion,
     };
-    tracker.observe(false, { metadata, data });
+    tracker.observeSaved({ metadata, data }, inputs.checked);
   }
   return tracker.serve();
 }
@@ -62,12 +63,12 @@ export function seedSecrets(
   referenced.watch(served);
   // Each saved Secret goes to the reflector of its scope in the same one pass: a filter of every
   // Secret per scope made a start with many namespaces O(Secrets x namespaces).
-  const known = new Map<string | null, Known[]>(scopes.map((scope) => [scope.namespace, []]));
+  const known = new Map(scopes.map((scope) => [scope.namespace, new KnownSecrets()]));
   const clusterWide = known.get(null);
   for (const s of inputs.secrets) {
     const metadata = { namespace: s.namespace, name: s.name, resourceVersion: s.resourceVersion };
     referenced.store.apply("upsert", { metadata, data: s.data }, "watch");
-    (clusterWide ?? known.get(s.namespace))?.push([`${s.namespace}/${s.name}`, s.resourceVersion]);
+    (clusterWide ?? known.get(s.namespace))?.add(s.namespace, s.name, s.resourceVersion);
   }
   const saved = inputs.registry;
   return {
@@ -88,17 +89,44 @@ export function seedSecrets(
 /** A Secret a resumed reflector knows: its `namespace/name` and resourceVersion. */
 type Known = readonly [key: string, resourceVersion: string];
 
+/**
+ * The Secrets one resumed reflector knows, keyed only when it first reads them (after ready: a
+ * `namespace/name` string per Secret is 100k strings at start, KnownVersions.seed).
+ */
+class KnownSecrets implements Iterable<Known> {
+  /** Namespace, name and resourceVersion of each in turn. */
+  readonly #flat: string[] = [];
+
+  add(namespace: string, name: string, resourceVersion: string): void {
+    this.#flat.push(namespace, name, resourceVersion);
+  }
+
+  *[Symbol.iterator](): Iterator<Known> {
+    const flat = this.#flat;
+    for (let i = 0; i < flat.length; i += 3)
+      yield [`${flat[i]}/${flat[i + 1]}`, flat[i + 2]!] as const;
+  }
+}
+
 type Reflectors = { readonly registry: Reflector; readonly secrets: readonly Reflector[] };
 
-/** The tracker's Registry Secret, the store's App Secrets and each reflector's resourceVersion. */
+/**
+ * The tracker's Registry Secret and its check, the store's App Secrets and each reflector's
+ * resourceVersion.
+ */
 export function captureInputs(
   tracker: RegistryTracker,
   store: SecretStore,
   reflectors: Reflectors,
   scopes: readonly SecretScope[],
 ): MirrorInputs {
-  const secrets = store.present();
-  return { registry: tracker.current, secrets, watches: watchPositions(reflectors, scopes) };
+  const inputs = {
+    registry: tracker.current,
+    secrets: store.present(),
+    watches: watchPositions(reflectors, scopes),
+  };
+  const checked = tracker.checked;
+  return checked === null ? inputs : { ...inputs, checked };
 }
 
 /** Each reflector's resourceVersion: the Registry's, then each scope's. */

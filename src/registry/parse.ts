@@ -49,7 +49,8 @@ interface ParseOptions extends DocumentOptions {
   readonly maxDecompressedBytes?: number;
 }
 
-const DEFAULT_MAX_DECOMPRESSED_BYTES = 32 * 1024 * 1024;
+/** The cap on a gzip value's decompressed size unless told another. */
+export const DEFAULT_MAX_DECOMPRESSED_BYTES = 32 * 1024 * 1024;
 const MAX_ISSUES = 20;
 /** Characters of one issue's message: messages never quote the document, and this keeps it so. */
 const MAX_MESSAGE = 200;

@@ -2,7 +2,7 @@ import type { Server } from "node:http";
 import type { Worker } from "node:worker_threads";
 import { type Logger, pino } from "pino";
 import { DEFAULT_RETRY_AFTER } from "../answers/route-answer.ts";
-import { type Clock, systemClock } from "../clock.ts";
+import { type Clock, sleep, systemClock } from "../clock.ts";
 import { createListWatch } from "../kube/rest/client.ts";
 import { loadKubeConfig } from "../kube/rest/kubeconfig.ts";
 import { createKubeTransport, type KubeTransport } from "../kube/rest/transport.ts";
@@ -61,6 +61,12 @@ export interface SidecarOptions {
 }
 
 const DRAIN_MS = 3_000;
+/**
+ * How long after the data listener answers from the first Snapshot the state file may first be
+ * written: encoding it takes the main thread 150 ms at 100k Apps, which would keep a cold start's
+ * `/readyz` waiting (ADR 73). As long as the main thread's collection waits (MAIN_THREAD_DELAY_MS).
+ */
+const FIRST_WRITE_DELAY_MS = 250;
 
 /** The sidecar's logger: JSON lines on stdout, named. */
 export function makeLogger(level: SidecarConfig["logLevel"]): Logger {
@@ -127,14 +133,19 @@ export async function startSidecar(
     log,
   });
   const opened = await openLastGoodState(config, log, Date.now(), (o) => metrics.state.loaded(o));
+  const shutdown = new AbortController();
+  const clock = options.clock ?? systemClock;
   const keeper =
     opened === null || config.stateFile === undefined
       ? null
       : startStateKeeper({
           path: config.stateFile,
           opened,
-          clock: options.clock ?? systemClock,
+          clock,
           wallClock: Date.now,
+          notBefore: thread
+            .serving(1)
+            .then(() => sleep(clock, FIRST_WRITE_DELAY_MS, shutdown.signal)),
           reports: {
             written: (ms) => metrics.state.written(ms),
             failed: (message) => {
@@ -213,6 +224,7 @@ export async function startSidecar(
   let closing: Promise<void> | null = null;
   const close = () => {
     closing ??= (async () => {
+      shutdown.abort();
       const cut = setTimeout(() => ops.closeAllConnections(), drainMs);
       const opsClosed = closeServer(ops).then(closeStatusApi);
       // The state is written once more before the watches stop: it is as current as it gets.

@@ -37,6 +37,8 @@ export function startStateKeeper(options: {
   /** Milliseconds since the epoch, for `savedAt` and the generation's `heardAt`. */
   readonly wallClock: () => number;
   readonly reports: StateKeeperReports;
+  /** No write but the one on close starts before this settles (StateWriterOptions.notBefore). */
+  readonly notBefore?: Promise<unknown>;
 }): StateKeeper {
   const { clock, opened, reports, wallClock } = options;
   // Of `opened`, only what later writes read: its warm inputs are dropped once compared.
@@ -48,6 +50,7 @@ export function startStateKeeper(options: {
     clock,
     onError: (e) => reports.failed(e.message),
     onWritten: (w) => reports.written(w.durationMs, w.bytes),
+    ...(options.notBefore === undefined ? {} : { notBefore: options.notBefore }),
   });
   // What the newest Snapshot reflects, when its inputs are whole.
   let current: MirrorInputs | null = null;
@@ -108,8 +111,11 @@ export function startStateKeeper(options: {
  * Whether two whole inputs hold the same objects: the same Registry Secret and App Secrets at the
  * same resourceVersions (an object's content changes with its resourceVersion), in the same order
  * (a store seeded from a file keeps the file's). Another order counts as a change: one write more.
+ * So does a check of the Registry made under other rules, or missing from one of them: a file
+ * written before ADR 77 or under other options is rewritten once, with the check a start adopts.
  */
 function sameInputs(a: MirrorInputs, b: MirrorInputs): boolean {
+  if (checkOf(a) !== checkOf(b)) return false;
   const [ra, rb] = [a.registry, b.registry];
   if (ra.present !== rb.present) return false;
   if (ra.present && rb.present && ra.resourceVersion !== rb.resourceVersion) return false;
@@ -120,4 +126,12 @@ function sameInputs(a: MirrorInputs, b: MirrorInputs): boolean {
       s.resourceVersion === t.resourceVersion && s.name === t.name && s.namespace === t.namespace
     );
   });
+}
+
+/** What a Registry's check was made from and under, as one string; null when there is none. */
+function checkOf({ checked }: MirrorInputs): string | null {
+  if (checked === undefined) return null;
+  const { rules, defaultNamespace, allowLocalUpstreams, maxDecompressedBytes } = checked.under;
+  const under = [rules, defaultNamespace, allowLocalUpstreams, maxDecompressedBytes];
+  return JSON.stringify([checked.contentHash, ...under]);
 }

@@ -16,6 +16,12 @@ import type { ScopePosition } from "../mirror/inputs.ts";
 import { err, ok, type Result } from "../result.ts";
 import { fromColumns, secretColumnsSchema, toColumns, toColumnsInSlices } from "./columns.ts";
 import { type StateError, stateError } from "./errors.ts";
+import {
+  fromRegistryColumns,
+  registryColumnsSchema,
+  toRegistryColumns,
+  toRegistryColumnsInSlices,
+} from "./registry-columns.ts";
 import { FORMAT_VERSION } from "./seal.ts";
 import type { State } from "./state.ts";
 
@@ -48,6 +54,9 @@ const skeletonSchema = z.object({
     z.object({ present: z.literal(true), resourceVersion: version, value: length.nullable() }),
   ]),
   secrets: secretColumnsSchema,
+  // Optional both ways: a file without it is checked again (written before ADR 77, or when the
+  // value was refused), and a reader from before ADR 77 drops it unread.
+  checked: registryColumnsSchema.optional(),
   watches: z.object({
     registry: version,
     secrets: z.array(z.object({ namespace: name.nullable(), resourceVersion: version })),
@@ -67,7 +76,8 @@ export function encodeState(state: State): Buffer {
   const values = new ByteStringsOut();
   const registry = registryOf(state, values);
   const skeleton = skeletonOf(state, registry, toColumns(state.secrets, values.add));
-  const doc = planned(JSON.stringify(skeleton), values);
+  const checked = state.checked === undefined ? {} : { checked: toRegistryColumns(state.checked) };
+  const doc = planned(JSON.stringify({ ...skeleton, ...checked }), values);
   const out = Buffer.allocUnsafe(doc.length);
   let at = 0;
   for (const slice of doc.slices(out.length)) at += slice.copy(out, at);
@@ -92,7 +102,23 @@ export async function planState(state: State): Promise<PlannedDocument> {
     fields.push(`${JSON.stringify(name)}:${JSON.stringify(column)}`);
   }
   await new Promise(setImmediate);
-  return planned(`${JSON.stringify(rest).slice(0, -1)},"secrets":{${fields.join(",")}}}`, values);
+  const checked = await checkedJsonInTurns(state);
+  return planned(
+    `${JSON.stringify(rest).slice(0, -1)},"secrets":{${fields.join(",")}}${checked}}`,
+    values,
+  );
+}
+
+/** The Registry's check as a skeleton field (`,"checked":{...}`) a column a turn; "" for none. */
+async function checkedJsonInTurns(state: State): Promise<string> {
+  if (state.checked === undefined) return "";
+  const columns = await toRegistryColumnsInSlices(state.checked);
+  const fields: string[] = [];
+  for (const [name, column] of Object.entries(columns)) {
+    await new Promise(setImmediate);
+    fields.push(`${JSON.stringify(name)}:${JSON.stringify(column)}`);
+  }
+  return `,"checked":{${fields.join(",")}}`;
 }
 
 /** A document's length, and its bytes in order. */
@@ -216,6 +242,9 @@ export function decodeState(plaintext: Uint8Array): Result<State, StateError> {
   if (!secrets.ok) return malformed(`its skeleton's App Secrets disagree: ${secrets.error}`);
   if (!values.exhausted())
     return malformed("its value lengths do not add up to the bytes that follow the skeleton");
+  const checked = d.checked === undefined ? undefined : fromRegistryColumns(d.checked);
+  if (checked?.ok === false)
+    return malformed(`its skeleton's checked Registry disagrees: ${checked.error}`);
   return ok({
     savedAt: d.savedAt,
     generation: d.generation,
@@ -225,6 +254,7 @@ export function decodeState(plaintext: Uint8Array): Result<State, StateError> {
       : { present: false },
     secrets: secrets.value,
     watches: d.watches,
+    ...(checked === undefined ? {} : { checked: checked.value }),
   });
 }
 

@@ -28,6 +28,12 @@ export interface StateWriterOptions {
   readonly onError: (error: { readonly message: string }) => void;
   readonly onWritten?: (written: StateWritten) => void;
   readonly fileSystem?: FileSystem;
+  /**
+   * No write starts before this settles but one `flush` asks for: encoding 100k Secrets and a
+   * Registry's check takes the main thread 150 ms, which a start must not spend before it is
+   * ready (ADR 73).
+   */
+  readonly notBefore?: Promise<unknown>;
 }
 
 /**
@@ -45,11 +51,18 @@ export class StateWriter {
   #cancelTimer: (() => void) | null = null;
   #closed = false;
   #cleaned = false;
+  #held: boolean;
 
   constructor(options: StateWriterOptions) {
     this.#options = options;
     this.#interval = options.intervalMs ?? DEFAULT_WRITE_INTERVAL_MS;
     this.#fs = options.fileSystem ?? nodeFileSystem;
+    this.#held = options.notBefore !== undefined;
+    const release = () => {
+      this.#held = false;
+      this.#arm();
+    };
+    options.notBefore?.then(release, release);
   }
 
   /** Makes `state` the one to write next, replacing any pending one. It must not be mutated. */
@@ -87,7 +100,7 @@ export class StateWriter {
   }
 
   #arm(): void {
-    if (this.#closed || this.#pending === null) return;
+    if (this.#closed || this.#held || this.#pending === null) return;
     if (this.#inFlight !== null || this.#cancelTimer !== null) return;
     const wait = this.#lastStart + this.#interval - this.#options.clock.now();
     if (wait <= 0) {

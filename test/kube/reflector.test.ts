@@ -199,6 +199,44 @@ describe("Reflector: resuming and relisting", () => {
     expect(h.reflector.lastSyncResourceVersion()).toBe("30");
   });
 
+  it("resumed, reads what it was seeded with only once it needs it, then relists against it", async () => {
+    const h = harness();
+    h.lw.replyList(ok(page("30", [secret("a", "5"), secret("b", "12"), secret("d", "13")])));
+    const seeded: (readonly [string, string])[] = [
+      ["default/a", "5"],
+      ["default/b", "7"],
+      ["default/c", "8"],
+    ];
+    let reads = 0;
+    const known = {
+      *[Symbol.iterator]() {
+        reads++;
+        yield* seeded;
+      },
+    };
+    h.reflector.start({ resourceVersion: "10", known });
+    await settle();
+    const readsAtStart = reads;
+    h.lw.current.modify(secret("b", "9"));
+    h.lw.current.error({ code: 410, reason: "Expired", message: "too old resource version" });
+    await settle();
+    expect({
+      reads: [readsAtStart, reads],
+      log: h.log,
+      watches: h.lw.watches.map((w) => w.options.resourceVersion),
+    }).toEqual({
+      reads: [0, 1],
+      log: [
+        "SYNCED",
+        "MODIFIED default/b@9",
+        "MODIFIED default/b@12",
+        "ADDED default/d@13",
+        "DELETED default/c@8",
+      ],
+      watches: ["10", "30"],
+    });
+  });
+
   it("relists when the watch request itself answers 410", async () => {
     const h = harness();
     h.lw.replyList(ok(page("10", [secret("a", "5")])), ok(page("40", [])));

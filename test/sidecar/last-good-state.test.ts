@@ -6,9 +6,10 @@ import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseServeConfig } from "../../src/cli/config.ts";
-import type { MirrorInputs } from "../../src/mirror/inputs.ts";
+import type { CheckedRegistry, MirrorInputs } from "../../src/mirror/inputs.ts";
 import type { Reflected } from "../../src/mirror/sink.ts";
 import { rolledBackObserver } from "../../src/ops/rolled-back-log.ts";
+import { REGISTRY_RULES } from "../../src/registry/rules.ts";
 import {
   type OpenedState,
   openLastGoodState,
@@ -120,6 +121,19 @@ const inputs = (registryRv: string): MirrorInputs => ({
   },
 });
 
+/** A check of inputs(...)'s Registry value, as a tracker keeps it. */
+const CHECKED: CheckedRegistry = {
+  under: {
+    rules: REGISTRY_RULES,
+    defaultNamespace: REGISTRY_NS,
+    allowLocalUpstreams: false,
+    maxDecompressedBytes: 1024,
+  },
+  contentHash: "0123456789abcdef",
+  registry: { apps: [] },
+  refused: [],
+};
+
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** What a published Snapshot built from `inputs` reflects. */
@@ -229,6 +243,27 @@ describe("a warm start's keeper", () => {
       3,
       { ...inputs("11"), config: opened.config },
     ]);
+  });
+});
+
+describe("a warm start's keeper, when its file lacks the Registry's check (ADR 77)", () => {
+  it("writes the confirmed inputs once more, with the check, and then nothing", async () => {
+    const p = pod();
+    await p.writeOnce(await p.open(T0), inputs("10"), T0);
+    const { keeper, clock, nextWrite } = p.keep(await p.open(T0 + MINUTE));
+    const confirmed = { ...inputs("10"), checked: CHECKED };
+    keeper.publish(snapshotOf([], {}, 1), null);
+    const written = nextWrite();
+    keeper.publish(snapshotOf([], {}, 2), reflecting(confirmed));
+    await written;
+    let more = 0;
+    void nextWrite().then(() => more++);
+    await clock.advance(10_000);
+    keeper.heard?.(reflecting(confirmed));
+    await clock.advance(10_000);
+    const after = await p.open(T0 + MINUTE + clock.now());
+    expect([more, after.warm?.inputs.checked]).toEqual([0, CHECKED]);
+    await keeper.close();
   });
 });
 

@@ -60,6 +60,29 @@ describe("StateWriter", () => {
     expect(landed).toEqual([{ at: 0, savedAt: 1 }]);
   });
 
+  it("with notBefore, starts no write until it settles, but one flush asks for", async () => {
+    const released = Promise.withResolvers<void>();
+    const { writer, landed, clock } = harness({ notBefore: released.promise });
+    writer.schedule(at(1));
+    await clock.advance(60_000);
+    const held = [...landed];
+    released.resolve();
+    await settle();
+    writer.schedule(at(2));
+    await clock.advance(5_000);
+    const other = harness({ notBefore: new Promise(() => {}) });
+    other.writer.schedule(at(3));
+    await other.writer.flush();
+    expect({ held, landed, flushed: other.landed }).toEqual({
+      held: [],
+      landed: [
+        { at: 60_000, savedAt: 1 },
+        { at: 65_000, savedAt: 2 },
+      ],
+      flushed: [{ at: 0, savedAt: 3 }],
+    });
+  });
+
   it("writes at most once per interval, each time the newest state scheduled", async () => {
     const { clock, writer, landed } = harness({ intervalMs: 5_000 });
     // A Snapshot every 100 ms for 12 s.

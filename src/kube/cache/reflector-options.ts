@@ -71,6 +71,9 @@ export function restartPolicyOf(options: ReflectorOptions, random: () => number)
 /** Where a reflector resumes instead of listing: what the handler holds, and how far it got. */
 export interface ResumePoint {
   readonly resourceVersion: string;
-  /** The objects the handler already holds: `namespace/name` and the resourceVersion it has. */
+  /**
+   * The objects the handler already holds: `namespace/name` and the resourceVersion it has. Read
+   * once, when the reflector first needs it (KnownVersions.seed): it must not change until then.
+   */
   readonly known: Iterable<readonly [key: string, resourceVersion: string]>;
 }

@@ -57,7 +57,7 @@ export class Reflector {
   start(resume?: ResumePoint): void {
     if (this.#loop !== undefined || this.#stop.signal.aborted) return;
     if (resume !== undefined) {
-      for (const [key, resourceVersion] of resume.known) this.#known.remember(key, resourceVersion);
+      this.#known.seed(resume.known);
       this.#at.resourceVersion = resume.resourceVersion;
     }
     this.#loop = this.#run(resume === undefined);
