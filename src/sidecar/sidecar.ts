@@ -63,8 +63,9 @@ export interface SidecarOptions {
 const DRAIN_MS = 3_000;
 /**
  * How long after the data listener answers from the first Snapshot the state file may first be
- * written: encoding it takes the main thread 150 ms at 100k Apps, which would keep a cold start's
- * `/readyz` waiting (ADR 73). As long as the main thread's collection waits (MAIN_THREAD_DELAY_MS).
+ * written: encoding it is 150 ms of the main thread's CPU at 100k Apps, in slices (ADR 78), which
+ * would keep a cold start's `/readyz` waiting (ADR 73). As long as the main thread's collection
+ * waits (MAIN_THREAD_DELAY_MS).
  */
 const FIRST_WRITE_DELAY_MS = 250;
 

@@ -163,7 +163,7 @@ class ColumnsBuilder {
 }
 
 /** The `count` non-empty entries of a column, or null when it holds another number of them. */
-function split(column: string, count: number): string[] | null {
+export function split(column: string, count: number): string[] | null {
   if (count === 0) return column === "" ? [] : null;
   const entries = column.split(SEPARATOR);
   if (entries.length !== count) return null;

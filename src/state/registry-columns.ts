@@ -26,7 +26,7 @@ import type { CheckedRegistry } from "../mirror/inputs.ts";
 import type { RefusedApp } from "../registry/parse.ts";
 import type { AppSpec, Registry } from "../registry/schema.ts";
 import { err, ok, type Result } from "../result.ts";
-import { SEPARATOR } from "./columns.ts";
+import { SEPARATOR, split } from "./columns.ts";
 
 /** The index of a field an App does not have. */
 const NONE = -1;
@@ -166,15 +166,6 @@ class ColumnsBuilder {
       refused: checked.refused.map((r) => ({ ...r })),
     };
   }
-}
-
-/** The `count` non-empty entries of a joined column, or null when it holds another number. */
-function split(column: string, count: number): string[] | null {
-  if (count === 0) return column === "" ? [] : null;
-  const entries = column.split(SEPARATOR);
-  if (entries.length !== count) return null;
-  for (const e of entries) if (e === "") return null;
-  return entries;
 }
 
 /**

@@ -30,8 +30,8 @@ export interface StateWriterOptions {
   readonly fileSystem?: FileSystem;
   /**
    * No write starts before this settles but one `flush` asks for: encoding 100k Secrets and a
-   * Registry's check takes the main thread 150 ms, which a start must not spend before it is
-   * ready (ADR 73).
+   * Registry's check is 150 ms of the main thread's CPU, sliced (ADR 78), which a start must not
+   * spend before it is ready (ADR 73).
    */
   readonly notBefore?: Promise<unknown>;
 }
