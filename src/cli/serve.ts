@@ -44,8 +44,11 @@ export async function runServe(config: SidecarConfig, dataWorker?: Worker): Prom
   // not in `startSidecar`: it collects the whole heap, which only the CLI owns (tests run sidecars
   // inside their own process). Due once the data listener answers from the first Snapshot, not
   // when it is published (ADR 73): at 100k Apps the data thread's index took longer than the
-  // delay, and the collection's pause kept `/readyz` from answering 200 for up to a second.
-  void sidecar.serving(1).then(() => collection.due());
+  // delay, and the collection's pause kept `/readyz` from answering 200 for up to a second. And
+  // once each proxy's first table was pushed and verified (ADR 81): at 100k Apps a collection
+  // during nginx's first push kept its 14 MB body, and the next one, seconds later, paused
+  // the pushes of the first changes.
+  void sidecar.settled.then(() => collection.due());
   const status = await stopOnSignals(sidecar, {
     graceMs: config.shutdownGraceSeconds * 1000,
     log,

@@ -41,6 +41,12 @@ export interface Pusher extends SnapshotSink {
   publish(view: PushView): void;
   /** The revision the proxy answers from as last seen; null before the first push lands. */
   held(): number | null;
+  /**
+   * Resolves once the first verification has ended, whatever it found: it runs as soon as the
+   * first push is confirmed, or at the first verification interval when none is by then (a
+   * proxy not up yet), which finds nothing to compare. Resolves on close too.
+   */
+  readonly firstVerified: Promise<void>;
   /** Stops the timers, waits for a running push, check or verification; then pushes nothing. */
   close(): Promise<void>;
 }
@@ -105,6 +111,8 @@ export function startPusher(options: PusherOptions): Pusher {
   // While a verification reads: the views confirmed in the proxy since it began, oldest first.
   let confirmedSince: PushView[] | null = null;
   let closed = false;
+  let confirmedOnce = false;
+  const firstVerified = Promise.withResolvers<void>();
   let cancelTimer = clock.setTimer(interval, tick);
   let cancelVerifyTimer = clock.setTimer(verifyInterval, verifyTick);
 
@@ -169,6 +177,10 @@ export function startPusher(options: PusherOptions): Pusher {
       const message = `the proxy holds ${held.value ?? "no table"} right after revision ${view.revision} was pushed`;
       return fail("push", { reason: "rejected", message }, started);
     }
+    // The first table is verified at once: its digest is then computed while the replica starts,
+    // and a proxy that mangled it is caught now rather than a verification interval later.
+    if (!confirmedOnce) verifyDue = true;
+    confirmedOnce = true;
     inProxy = view;
     wholeNext = false;
     if (confirmedSince !== null) {
@@ -195,6 +207,14 @@ export function startPusher(options: PusherOptions): Pusher {
   }
 
   async function verify(): Promise<void> {
+    try {
+      await verifyTable();
+    } finally {
+      firstVerified.resolve();
+    }
+  }
+
+  async function verifyTable(): Promise<void> {
     const view = inProxy;
     // Nothing confirmed to compare with: a push is due, or the version check saw the table lost.
     if (view === null) return;
@@ -270,8 +290,10 @@ export function startPusher(options: PusherOptions): Pusher {
       kick();
     },
     held: () => heldRevision,
+    firstVerified: firstVerified.promise,
     async close() {
       closed = true;
+      firstVerified.resolve();
       cancelTimer();
       cancelVerifyTimer();
       await runs.stop();

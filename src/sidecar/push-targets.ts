@@ -14,6 +14,8 @@ export interface Pushers {
   readonly sinks: readonly Pusher[];
   /** Each proxy by name, with the revision it answers from (null: none yet). */
   held(): readonly { readonly target: string; readonly revision: number | null }[];
+  /** Resolves once each pusher's first verification has ended (`Pusher.firstVerified`). */
+  readonly firstVerified: Promise<void>;
   close(): Promise<void>;
 }
 
@@ -83,6 +85,7 @@ export function startPushers(
   return {
     sinks: pushers,
     held: () => pushers.map((pusher) => ({ target: pusher.name, revision: pusher.held() })),
+    firstVerified: Promise.all(pushers.map((pusher) => pusher.firstVerified)).then(() => {}),
     close: async () => {
       await Promise.all(pushers.map((pusher) => pusher.close()));
     },

@@ -33,6 +33,12 @@ export interface Sidecar {
   readonly ops: Address;
   /** Resolves once the data listener answers from `revision` or a later one. */
   serving(revision: number): Promise<void>;
+  /**
+   * Resolves once the data listener answers from the first Snapshot and each zero-hop proxy's
+   * first table was pushed and verified (at the latest at the first verification interval):
+   * the end of the work a start does, whose garbage the collection after start is for.
+   */
+  readonly settled: Promise<void>;
   /** Resolves, with why, if the data listener's thread ends by itself: a bug, fatal. */
   readonly failed: Promise<string>;
   /** From now on /readyz answers 503; routing and /healthz answer until `close`. */
@@ -245,6 +251,7 @@ export async function startSidecar(
     data: dataAddress,
     ops: opsAddress,
     serving: (revision) => thread.serving(revision),
+    settled: Promise.all([thread.serving(1), pushers.firstVerified]).then(() => {}),
     failed: thread.ended,
     beginShutdown: () => {
       shuttingDown = true;

@@ -288,21 +288,60 @@ describe("the pusher", () => {
     await pusher.close();
   });
 
-  it("verifies every verification interval, not at every version check, and only once a table landed", async () => {
+  it("verifies a table at once when it first lands, then every verification interval, not at every version check", async () => {
     const { clock, proxy, pusher } = setup();
     await clock.advance(VERIFY);
     const beforeFirstPush = proxy.verifications;
     pusher.publish(snapshot(1));
     await settle();
+    const atFirstPush = proxy.verifications;
     await clock.advance(VERIFY * 3);
     expect({
       beforeFirstPush,
+      atFirstPush,
       verifications: proxy.verifications,
       checks: proxy.checks,
       pushes: proxy.pushes,
       // 4 ticks before the push, the push's own, 12 after.
-    }).toEqual({ beforeFirstPush: 0, verifications: 3, checks: 4 + 1 + 12, pushes: [1] });
+    }).toEqual({
+      beforeFirstPush: 0,
+      atFirstPush: 1,
+      verifications: 4,
+      checks: 4 + 1 + 12,
+      pushes: [1],
+    });
     await pusher.close();
+  });
+
+  it("says when the first verification ended: after the first push, at the first interval when none landed, or on close", async () => {
+    const settledAt = (p: Promise<void>, clock: FakeClock) => {
+      let at: number | null = null;
+      void p.then(() => {
+        at = clock.now();
+      });
+      return () => at;
+    };
+    const landed = setup();
+    const landedAt = settledAt(landed.pusher.firstVerified, landed.clock);
+    await landed.clock.advance(INTERVAL);
+    landed.pusher.publish(snapshot(1));
+    await settle();
+    const none = setup();
+    const noneAt = settledAt(none.pusher.firstVerified, none.clock);
+    none.proxy.down = true;
+    none.pusher.publish(snapshot(1));
+    await none.clock.advance(VERIFY);
+    const closed = setup();
+    const closedAt = settledAt(closed.pusher.firstVerified, closed.clock);
+    await closed.pusher.close();
+    await settle();
+    expect({ landed: landedAt(), none: noneAt(), closed: closedAt() }).toEqual({
+      landed: INTERVAL,
+      none: VERIFY,
+      closed: 0,
+    });
+    await landed.pusher.close();
+    await none.pusher.close();
   });
 
   it("asks for a deep verification every deep interval, after a failed push, and again after one that did not count", async () => {
@@ -328,8 +367,9 @@ describe("the pusher", () => {
       afterTimeout: proxy.deeps.slice(timed.length + afterFailure.length),
       events: events.filter((e) => e.startsWith("failed") || e.startsWith("drifted")),
     }).toEqual({
-      // Deep at 3 s and 6 s; then at 7 s after the failed push, not at 8 s.
-      timed: [false, false, true, false, false, true],
+      // The first table's at once, not deep; deep at 3 s and 6 s; then at 7 s after the failed
+      // push, not at 8 s.
+      timed: [false, false, false, true, false, false, true],
       afterFailure: [true, false],
       // At 9 s not deep; at 10 s deep, timed out; at 11 s deep again, at 12 s not.
       afterTimeout: [false, true, true, false],
@@ -380,7 +420,8 @@ describe("the pusher", () => {
     proxy.releaseVerification();
     await settle();
     expect({ during, pushes: proxy.pushes, wholes: proxy.wholes, events }).toEqual({
-      during: { verifications: 1, pushes: [1, 2] },
+      // The first table's verification, then the one held.
+      during: { verifications: 2, pushes: [1, 2] },
       pushes: [1, 2],
       wholes: [false, false],
       events: ["held:1", "pushed:1", "held:2", "pushed:2"],

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { createPushMetrics } from "../../src/ops/push-metrics.ts";
 import { DEFAULT_VERIFY_INTERVAL_MS } from "../../src/push/pusher.ts";
 import type { PushTarget } from "../../src/push/target.ts";
-import { ok } from "../../src/result.ts";
+import { err, ok } from "../../src/result.ts";
 import { startPushers } from "../../src/sidecar/push-targets.ts";
 import type { RouteView } from "../../src/snapshot/types.ts";
 import { FakeClock, settle } from "../support/fake-clock.ts";
@@ -30,6 +30,36 @@ function proxy(name: string) {
 }
 
 describe("the sidecar's pushers", () => {
+  it("say their first tables were verified once every proxy's was, or at the first interval for one that is down", async () => {
+    const clock = new FakeClock();
+    const up = proxy("nginx");
+    const down = proxy("haproxy");
+    const failing: PushTarget = {
+      ...down.target,
+      push: async () => err({ reason: "unreachable", message: "down" }),
+    };
+    const pushers = startPushers([up.target, failing], {
+      clock,
+      metrics: createPushMetrics(new Registry()),
+      log: memoryLogger("silent").logger,
+    });
+    let settledAt: number | null = null;
+    void pushers.firstVerified.then(() => {
+      settledAt = clock.now();
+    });
+    await clock.advance(1_000);
+    for (const sink of pushers.sinks)
+      sink.publish(snapshotOf([{ name: "shop", hostnames: ["shop.example.com"] }], {}, 1));
+    await settle();
+    const afterPush = settledAt;
+    await clock.advance(DEFAULT_VERIFY_INTERVAL_MS - 1_000);
+    await pushers.close();
+    expect({ afterPush, settledAt }).toEqual({
+      afterPush: null,
+      settledAt: DEFAULT_VERIFY_INTERVAL_MS,
+    });
+  });
+
   it("log one warning naming the proxy and count it when a table changed behind their back", async () => {
     const clock = new FakeClock();
     const registry = new Registry();
