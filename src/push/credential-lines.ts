@@ -7,6 +7,7 @@
 
 import { cachedPer } from "../cached-per.ts";
 import type { RouteApp, RouteView } from "../snapshot/types.ts";
+import { flatLine } from "./flat-line.ts";
 import { entryOf } from "./table.ts";
 import { keyedPlaces } from "./table-lines.ts";
 
@@ -51,7 +52,7 @@ export function credentialLines(view: RouteView, format: CredentialFormat): Cred
       for (const place of places[c] ?? []) {
         const entry = entryOf(chunk[place]!);
         if (entry.kind === "routed" && entry.target !== null && entry.credential !== null)
-          made.push({ app: entry.app, value: format(entry.credential) });
+          made.push({ app: entry.app, value: flatLine(format(entry.credential)) });
       }
       lines = made;
       cache.set(chunk, lines);

@@ -17,6 +17,7 @@ import {
   credentialChanges,
   credentialLines,
 } from "./credential-lines.ts";
+import { flatLine } from "./flat-line.ts";
 import { certificateChanges, nginxCertificateLines } from "./nginx-certificates.ts";
 import type { TableEntry } from "./table.ts";
 import { entryFields, type LineFormat, tableLines } from "./table-lines.ts";
@@ -108,7 +109,7 @@ function body(head: string, chunks: readonly (readonly string[])[]): string {
   return parts.join("");
 }
 
-const credentialLine = (line: CredentialLine) => `c ${line.app} ${line.value}`;
+const credentialLine = (line: CredentialLine) => flatLine(`c ${line.app} ${line.value}`);
 
 /** A chunk's credential lines as text, once per list. */
 export const credentialText = cachedPer((lines: readonly CredentialLine[]) =>

@@ -7,6 +7,7 @@
 import { cachedPer } from "../cached-per.ts";
 import { CHUNK_SIZE } from "../snapshot/app-table.ts";
 import type { RouteApp, RouteView } from "../snapshot/types.ts";
+import { flatLine } from "./flat-line.ts";
 import { entryOf, type NotRoutedReason, type TableEntry } from "./table.ts";
 
 /** A table key: an exact hostname, or the suffix of a wildcard (`a.b` for `*.a.b`). */
@@ -48,7 +49,9 @@ export function tableLines(view: RouteView, format: LineFormat): readonly (reado
     const chunk = chunks[c]!;
     let lines = cache.get(chunk);
     if (lines === undefined) {
-      lines = (keys[c] ?? []).map((k) => format(k.kind, k.name, entryOf(chunk[k.index]!)));
+      lines = (keys[c] ?? []).map((k) =>
+        flatLine(format(k.kind, k.name, entryOf(chunk[k.index]!))),
+      );
       cache.set(chunk, lines);
     }
     out.push(lines);
