@@ -36,6 +36,17 @@ export const generationSchema = z.object({
   heardAt: z.number().int().nonnegative().nullable(),
 });
 
+/** The Registry Secret as a skeleton holds it: its value is a length, its bytes follow. */
+export const registrySchema = z.discriminatedUnion("present", [
+  z.object({ present: z.literal(false) }),
+  z.object({ present: z.literal(true), resourceVersion: version, value: length.nullable() }),
+]);
+
+export const watchesSchema = z.object({
+  registry: version,
+  secrets: z.array(z.object({ namespace: name.nullable(), resourceVersion: version })),
+});
+
 // No transforms: zod compiles a schema without them into one fast function.
 const skeletonSchema = z.object({
   format: z.literal(FORMAT_VERSION),
@@ -49,18 +60,12 @@ const skeletonSchema = z.object({
     }),
     served: z.object({ credentials: z.boolean(), certificates: z.boolean() }),
   }),
-  registry: z.discriminatedUnion("present", [
-    z.object({ present: z.literal(false) }),
-    z.object({ present: z.literal(true), resourceVersion: version, value: length.nullable() }),
-  ]),
+  registry: registrySchema,
   secrets: secretColumnsSchema,
   // Optional both ways: a file without it is checked again (written before ADR 77, or when the
   // value was refused), and a reader from before ADR 77 drops it unread.
   checked: registryColumnsSchema.optional(),
-  watches: z.object({
-    registry: version,
-    secrets: z.array(z.object({ namespace: name.nullable(), resourceVersion: version })),
-  }),
+  watches: watchesSchema,
 });
 
 type Skeleton = z.infer<typeof skeletonSchema>;
@@ -111,7 +116,7 @@ export async function planState(state: State): Promise<PlannedDocument> {
  * The JSON of an object of columns, a column a turn: 4 MB of App Secret columns at 100k Secrets
  * took 8 ms in one call.
  */
-async function objectJsonInTurns(columns: object): Promise<string> {
+export async function objectJsonInTurns(columns: object): Promise<string> {
   const fields: string[] = [];
   for (const [name, column] of Object.entries(columns)) {
     await new Promise(setImmediate);
@@ -131,8 +136,10 @@ export interface PlannedDocument {
 }
 
 /** The Registry as the skeleton holds it; its value, the first byte string, goes to `values`. */
-function registryOf(state: State, values: ByteStringsOut): Skeleton["registry"] {
-  const { registry } = state;
+export function registryOf(
+  { registry }: Pick<State, "registry">,
+  values: ByteStringsOut,
+): Skeleton["registry"] {
   if (!registry.present) return { present: false };
   const value = registry.value === null ? null : values.add(registry.value);
   return { present: true, resourceVersion: registry.resourceVersion, value };
@@ -165,7 +172,7 @@ function skeletonOf(
 }
 
 /** The document of a skeleton's JSON and the byte strings that follow it. */
-function planned(skeleton: string, values: ByteStringsOut): PlannedDocument {
+export function planned(skeleton: string, values: ByteStringsOut): PlannedDocument {
   const json = Buffer.from(skeleton, "utf8");
   const prefix = Buffer.alloc(SKELETON_LENGTH_BYTES);
   prefix.writeUInt32BE(json.length, 0);
@@ -197,7 +204,7 @@ function planned(skeleton: string, values: ByteStringsOut): PlannedDocument {
 }
 
 /** The byte strings of a document, in order: what follows its skeleton. */
-class ByteStringsOut {
+export class ByteStringsOut {
   readonly all: string[] = [];
   length = 0;
 
@@ -211,8 +218,14 @@ class ByteStringsOut {
 
 const malformed = (message: string) => err(stateError("malformed", message));
 
-/** The state a document holds, or `malformed` with where it failed (never a value). */
-export function decodeState(plaintext: Uint8Array): Result<State, StateError> {
+/**
+ * A document's skeleton checked by `schema`, and its byte strings; `malformed` with where it
+ * failed (never a value).
+ */
+export function openDocument<T>(
+  plaintext: Uint8Array,
+  schema: z.ZodType<T>,
+): Result<{ readonly skeleton: T; readonly values: ByteStrings }, StateError> {
   const bytes = Buffer.from(plaintext.buffer, plaintext.byteOffset, plaintext.byteLength);
   if (bytes.length < SKELETON_LENGTH_BYTES) return malformed("its document has no skeleton");
   const end = SKELETON_LENGTH_BYTES + bytes.readUInt32BE(0);
@@ -223,18 +236,24 @@ export function decodeState(plaintext: Uint8Array): Result<State, StateError> {
   } catch {
     return malformed(`its ${end - SKELETON_LENGTH_BYTES}-byte skeleton is not JSON`);
   }
-  const parsed = skeletonSchema.safeParse(json);
+  const parsed = schema.safeParse(json);
   if (!parsed.success) {
     const [first] = parsed.error.issues;
     const path = first?.path.map(String).join(".") || "(root)";
     return malformed(`its skeleton is invalid: ${first?.code ?? "invalid"} at ${path}`);
   }
-  const d = parsed.data;
-  const scopes = checkScopes(d.config.secrets.namespaces, d.watches.secrets);
-  if (!scopes.ok) return scopes;
   if (bytes.length - end > MAX_STRING_LENGTH)
     return malformed("its values are longer than one string can be");
-  const values = new ByteStrings(bytes, end);
+  return ok({ skeleton: parsed.data, values: new ByteStrings(bytes, end) });
+}
+
+/** The state a document holds, or `malformed` with where it failed (never a value). */
+export function decodeState(plaintext: Uint8Array): Result<State, StateError> {
+  const opened = openDocument(plaintext, skeletonSchema);
+  if (!opened.ok) return opened;
+  const { skeleton: d, values } = opened.value;
+  const scopes = checkScopes(d.config.secrets.namespaces, d.watches.secrets);
+  if (!scopes.ok) return scopes;
   const registryValue =
     d.registry.present && d.registry.value !== null ? values.take(d.registry.value) : null;
   const secrets = fromColumns(d.secrets, (length) => values.take(length));
@@ -264,7 +283,7 @@ export function decodeState(plaintext: Uint8Array): Result<State, StateError> {
  * copy, not 100k strings copied through the young generation. The parent lives while any slice
  * does: at most the values of one state file, while some value read from it is still served.
  */
-class ByteStrings {
+export class ByteStrings {
   readonly #all: string;
   #at = 0;
   #overrun = false;
@@ -289,7 +308,7 @@ class ByteStrings {
 }
 
 /** One watch version per configured scope, no more: the scopes a state's watches resume. */
-function checkScopes(
+export function checkScopes(
   namespaces: readonly string[] | null,
   watches: readonly ScopePosition[],
 ): Result<void, StateError> {

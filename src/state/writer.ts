@@ -1,21 +1,56 @@
 // Keeps the state file close behind the published Snapshots without writing each one: schedule()
 // keeps only the newest state; a write starts at most once per interval, and the newest state
-// pending then is the one written. Each state on disk is followed by its high-water mark.
+// pending then is the one written: as a journal record of what changed since the write before,
+// or as a new base when the journal grew long (ADR 79). Each state on disk is followed by its
+// high-water mark.
 
 import type { Clock } from "../clock.ts";
-import { type FileSystem, nodeFileSystem, removeStaleTemporaries } from "./file.ts";
+import type { Result } from "../result.ts";
+import { changesBetween } from "./changes.ts";
+import {
+  type FileSystem,
+  nodeFileSystem,
+  removeStaleTemporaries,
+  type WriteFileError,
+} from "./file.ts";
 import type { StateKey } from "./key.ts";
 import { markOf, markPathOf, writeMarkFile } from "./mark.ts";
+import { encodeRecord } from "./record.ts";
 import type { State } from "./state.ts";
-import { writeStateFile } from "./write-state.ts";
+import { appendRecord, writeStateFile } from "./write-state.ts";
 
 export const DEFAULT_WRITE_INTERVAL_MS = 5_000;
+
+/**
+ * When the journal is folded into a new base: once its bytes reach half the base's, but not
+ * sooner than MIN_COMPACTION_INTERVAL_MS after the last base; at once when they reach the
+ * base's, or MAX_RECORDS records. A start reads at most twice its base.
+ */
+export const COMPACTION = {
+  ratio: 0.5,
+  minIntervalMs: 60_000,
+  maxRecords: 4_096,
+} as const;
 
 /** One completed write, for logs and metrics. */
 export interface StateWritten {
   readonly bytes: number;
   /** From the start of the write to the file on disk, by the writer's clock. */
   readonly durationMs: number;
+  /** The journal record this write appended (from 1); 0: it wrote a new base. */
+  readonly record: number;
+}
+
+/** The file as this writer left it: only a base this process wrote is appended to. */
+interface Journal {
+  readonly baseIv: Buffer;
+  readonly baseBytes: number;
+  /** By the writer's clock. */
+  readonly compactedAt: number;
+  readonly records: number;
+  readonly fileBytes: number;
+  /** The state the file holds: what the next record is a change from. */
+  readonly state: State;
 }
 
 export interface StateWriterOptions {
@@ -52,6 +87,7 @@ export class StateWriter {
   #closed = false;
   #cleaned = false;
   #held: boolean;
+  #journal: Journal | null = null;
 
   constructor(options: StateWriterOptions) {
     this.#options = options;
@@ -133,7 +169,7 @@ export class StateWriter {
         await removeStaleTemporaries(path, this.#fs);
         await removeStaleTemporaries(markPathOf(path), this.#fs);
       }
-      const written = await writeStateFile(path, key, state, this.#fs);
+      const written = await this.#append(state, started);
       if (!written.ok) {
         this.#options.onError(written.error);
         return;
@@ -142,12 +178,9 @@ export class StateWriter {
       // than its mark, which a start takes for the newest, not for a replayed copy.
       const marked = await writeMarkFile(markPathOf(path), key, markOf(state), this.#fs);
       if (!marked.ok) this.#options.onError(marked.error);
-      else
-        this.#options.onWritten?.({
-          bytes: written.value.bytes,
-          durationMs: clock.now() - started,
-        });
+      else this.#options.onWritten?.({ ...written.value, durationMs: clock.now() - started });
     } catch (e) {
+      this.#journal = null;
       // A callback that threw, or a bug below: reported once, never out of the writer.
       try {
         this.#options.onError({
@@ -158,4 +191,52 @@ export class StateWriter {
       }
     }
   }
+
+  /**
+   * Appends `state` to the journal as a record of its changes, or, when there is no journal of
+   * this writer's or it is due, writes it as a new base. An append that fails is followed by a
+   * base at once: the file may hold part of the record, which no later record may follow.
+   */
+  async #append(
+    state: State,
+    now: number,
+  ): Promise<Result<{ readonly bytes: number; readonly record: number }, WriteFileError>> {
+    const { path, key } = this.#options;
+    const journal = this.#journal;
+    this.#journal = null;
+    if (journal !== null && !compactionDue(journal, now)) {
+      const changes = await changesBetween(journal.state, state);
+      const plaintext = await encodeRecord(changes, state);
+      const index = journal.records + 1;
+      const at = { baseIv: journal.baseIv, index, expectedSize: journal.fileBytes };
+      const appended = await appendRecord(path, key, at, plaintext, this.#fs);
+      if (appended.ok) {
+        const { bytes } = appended.value;
+        this.#journal = { ...journal, records: index, fileBytes: journal.fileBytes + bytes, state };
+        return { ok: true, value: { bytes, record: index } };
+      }
+    }
+    const base = await writeStateFile(path, key, state, this.#fs);
+    if (!base.ok) return base;
+    const { bytes, iv } = base.value;
+    this.#journal = {
+      baseIv: iv,
+      baseBytes: bytes,
+      compactedAt: now,
+      records: 0,
+      fileBytes: bytes,
+      state,
+    };
+    return { ok: true, value: { bytes, record: 0 } };
+  }
+}
+
+/** Whether the journal is to be folded into a new base now (COMPACTION). */
+function compactionDue(journal: Journal, now: number): boolean {
+  const journalBytes = journal.fileBytes - journal.baseBytes;
+  if (journalBytes >= journal.baseBytes || journal.records >= COMPACTION.maxRecords) return true;
+  return (
+    journalBytes >= journal.baseBytes * COMPACTION.ratio &&
+    now - journal.compactedAt >= COMPACTION.minIntervalMs
+  );
 }
