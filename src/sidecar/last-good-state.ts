@@ -9,7 +9,7 @@ import type { RolledBack } from "../ops/rolled-back-log.ts";
 import { continueFrom, standing } from "../state/generation.ts";
 import { readKeyFile, type StateKey } from "../state/key.ts";
 import { markPathOf, readMarkFile } from "../state/mark.ts";
-import { readStateFile } from "../state/read-state.ts";
+import { readStateWithJournal } from "../state/read-state.ts";
 import { type Generation, type StateConfig, stateConfig } from "../state/state.ts";
 import type { SidecarConfig } from "./config.ts";
 
@@ -67,7 +67,7 @@ export async function openLastGoodState(
   }
   const expected = stateConfig(config);
   const [read, mark] = await Promise.all([
-    readStateFile({
+    readStateWithJournal({
       path: stateFile,
       key: key.value,
       maxAgeMs: config.stateMaxAgeSeconds * 1000,
@@ -93,13 +93,27 @@ export async function openLastGoodState(
     const generation = continueFrom(null, newest, newSeries);
     return { ...opened, warm: undefined, generation, rolledBack: undefined };
   }
-  const { savedAt, generation, ...inputs } = read.value;
+  const { state, journal } = read.value;
+  const { savedAt, generation, ...inputs } = state;
   const warm = { inputs, savedAt };
   const fields = {
     secrets: inputs.secrets.length,
     savedAt: iso(savedAt),
     writes: generation.writes,
+    ...(journal.records > 0 ? { records: journal.records } : {}),
   };
+  // A record that does not open ends the replay there: the state before it is one this pod
+  // wrote, and the mark tells whether newer ones were (ADR 79).
+  if (journal.stopped !== null)
+    log.warn(
+      { reason: journal.stopped.kind, err: journal.stopped.message, records: journal.records },
+      "state file's journal stops at a record that does not open: serving the records before it",
+    );
+  else if (journal.torn)
+    log.info(
+      { records: journal.records },
+      "state file's last journal record is cut short (a write the container did not finish): ignored",
+    );
   const next = continueFrom(generation, newest, newSeries);
   const stands = standing(generation, newest);
   if (stands.kind === "unknown" || stands.kind === "newest") {
