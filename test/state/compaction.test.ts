@@ -2,7 +2,7 @@
 // state that reads, and that any run of changes, compactions and restarts reads back the last
 // state written. Time is a fake clock's.
 
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { AppSecret } from "../../src/mirror/inputs.ts";
@@ -63,17 +63,19 @@ function writerOn(path: string, clock: FakeClock, fileSystem?: FileSystem) {
 describe("compaction", () => {
   const scratch = scratchPerTest();
 
-  it("folds the journal into a new base at half the base's bytes after a minute, at once at the base's", async () => {
+  it("folds the journal into a new base at half the base's bytes after a minute, at once before twice the base", async () => {
     const clock = new FakeClock();
     const { write, written } = writerOn(scratch.path, clock);
     const secrets = Array.from({ length: 100 }, (_, i) => secret(i, 1024, 1));
     let writes = 0;
     let last: State | null = null;
-    /** Writes with `changed` Secrets rotated. */
+    const sizes: number[] = [];
+    /** Writes with `changed` Secrets rotated; the file's size after. */
     const rotate = async (changed: number) => {
       for (let i = 0; i < changed; i++) secrets[i] = secret(i, 1024, writes + 2);
       last = stateOf([...secrets], ++writes);
       await write(last);
+      sizes.push(statSync(scratch.path).size);
     };
     await rotate(0);
     const base = written[0]!.bytes;
@@ -88,11 +90,9 @@ describe("compaction", () => {
     // Past the base's size: a base at once, whatever the time.
     for (let i = 0; i < 12; i++) await rotate(10);
     const records = written.map((w) => w.record);
-    /** The journal's bytes when the write `end` started. */
-    const journalAt = (end: number) =>
-      written.slice(0, end).reduce((a, w) => (w.record === 0 ? 0 : a + w.bytes), 0);
+    /** The size of the base the file had after write `i`. */
+    const baseAt = (i: number) => written[records.lastIndexOf(0, i)]!.bytes;
     const second = records.indexOf(0, compacted);
-    const newBase = written[compacted - 1]!.bytes;
     const read = await readStateWithJournal({
       path: scratch.path,
       key,
@@ -103,14 +103,26 @@ describe("compaction", () => {
     expect({
       beforeTheMinute: records.slice(0, halfway + 1),
       afterIt: records[compacted - 1],
-      atTheBase: [journalAt(second - 1) < newBase, journalAt(second) >= newBase],
+      thenAtOnce: second > compacted,
+      underTwiceTheBase: sizes.every((size, i) => size < 2 * baseAt(i)),
       read: read.ok && read.value.state,
     }).toEqual({
       beforeTheMinute: Array.from({ length: halfway + 1 }, (_, i) => i),
       afterIt: 0,
-      atTheBase: [true, true],
+      thenAtOnce: true,
+      underTwiceTheBase: true,
       read: last && inFileOrder(last),
     });
+  });
+
+  it("writes a change as large as the base as a new base", async () => {
+    const { write, written } = writerOn(scratch.path, new FakeClock());
+    const secrets = Array.from({ length: 20 }, (_, i) => secret(i, 512, 1));
+    await write(stateOf(secrets, 1));
+    await write(stateOf([secret(0, 512, 2), ...secrets.slice(1)], 2));
+    const all = secrets.map((_, i) => secret(i, 512, 3));
+    await write(stateOf(all, 3));
+    expect(written.map((w) => w.record)).toEqual([0, 1, 0]);
   });
 
   it.each<FailAt>(["write", "sync", "rename"])(
