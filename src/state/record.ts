@@ -20,16 +20,14 @@ import { err, ok, type Result } from "../result.ts";
 import type { SecretKey, StateChanges } from "./changes.ts";
 import { fromColumns, secretColumnsSchema, toColumns } from "./columns.ts";
 import {
-  ByteStringsOut,
   checkScopes,
   generationSchema,
   objectJsonInTurns,
-  openDocument,
-  planned,
   registryOf,
   registrySchema,
   watchesSchema,
 } from "./document.ts";
+import { ByteStringsOut, openDocument, planned } from "./document-bytes.ts";
 import { type StateError, stateError } from "./errors.ts";
 import {
   fromRegistryColumns,

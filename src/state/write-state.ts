@@ -4,7 +4,8 @@
 // plaintext byte: only the sealed bytes reach the file system.
 
 import { err, ok, type Result } from "../result.ts";
-import { type PlannedDocument, planState } from "./document.ts";
+import { planState } from "./document.ts";
+import type { PlannedDocument } from "./document-bytes.ts";
 import {
   appendToFile,
   type FileSystem,
