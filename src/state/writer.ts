@@ -169,7 +169,7 @@ export class StateWriter {
         await removeStaleTemporaries(path, this.#fs);
         await removeStaleTemporaries(markPathOf(path), this.#fs);
       }
-      const written = await this.#append(state, started);
+      const written = await this.#appendOrCompact(state, started);
       if (!written.ok) {
         this.#options.onError(written.error);
         return;
@@ -197,7 +197,7 @@ export class StateWriter {
    * this writer's or it is due, writes it as a new base. An append that fails is followed by a
    * base at once: the file may hold part of the record, which no later record may follow.
    */
-  async #append(
+  async #appendOrCompact(
     state: State,
     now: number,
   ): Promise<Result<{ readonly bytes: number; readonly record: number }, WriteFileError>> {
