@@ -106,7 +106,12 @@ describe("the state file's journal", () => {
     const rotated = store.set(7).state();
     await write(rotated);
     const record = written[1]!.bytes;
+    const file = readFileSync(scratch.path);
+    const value = Buffer.from(rotated.secrets[7]!.data.token!, "latin1");
     expect({
+      leaked: [value, Buffer.from(value.toString("base64")), value.subarray(100, 116)].some((v) =>
+        file.includes(v),
+      ),
       records: written.map((w) => w.record),
       grew: statSync(scratch.path).size - base,
       small: record > 1024 && record < 1024 + 512,
@@ -118,6 +123,7 @@ describe("the state file's journal", () => {
       grew: record,
       small: true,
       baseIsWhole: true,
+      leaked: false,
       read: { ok: true, value: { state: inFileOrder(rotated), journal: journal(1, record) } },
       errors: [],
     });
