@@ -9,7 +9,7 @@ import type { RolledBack } from "../ops/rolled-back-log.ts";
 import { continueFrom, standing } from "../state/generation.ts";
 import { readKeyFile, type StateKey } from "../state/key.ts";
 import { markPathOf, readMarkFile } from "../state/mark.ts";
-import { readStateWithJournal } from "../state/read-state.ts";
+import { type OpenedStateFile, readStateWithJournal } from "../state/read-state.ts";
 import { type Generation, type StateConfig, stateConfig } from "../state/state.ts";
 import type { SidecarConfig } from "./config.ts";
 
@@ -26,6 +26,8 @@ export interface OpenedState {
   readonly generation: Generation;
   /** Set when the served state is not the newest this pod wrote: how, its Registry, the newest. */
   readonly rolledBack: RolledBack | undefined;
+  /** The file as read, when the pod's writes go on appending to it (ADR 79): the newest. */
+  readonly file?: OpenedStateFile;
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -119,7 +121,7 @@ export async function openLastGoodState(
   if (stands.kind === "unknown" || stands.kind === "newest") {
     log.info(fields, "state file loaded: serving its Snapshot until the watches confirm it");
     counted("loaded");
-    return { ...opened, warm, generation: next, rolledBack: undefined };
+    return { ...opened, warm, generation: next, rolledBack: undefined, file: read.value };
   }
   // Served all the same: while the API server is away, a stale Snapshot routes where none would
   // (ADR 50); the watches replace it once they answer.

@@ -51,6 +51,7 @@ export function startStateKeeper(options: {
     onError: (e) => reports.failed(e.message),
     onWritten: (w) => reports.written(w.durationMs, w.bytes),
     ...(options.notBefore === undefined ? {} : { notBefore: options.notBefore }),
+    ...(opened.file === undefined ? {} : { resume: opened.file }),
   });
   // What the newest Snapshot reflects, when its inputs are whole.
   let current: MirrorInputs | null = null;

@@ -1,7 +1,8 @@
 // What changed between two states one writer wrote in turn: what a journal record holds (ADR 79).
 // Found by identity: the store replaces a Secret's object whenever anything of it changes and
 // keeps the rest, in the same order, so two captures of it are compared a pointer at a time; a
-// Secret added or removed is found by key in what is left after the first difference.
+// Secret added or removed is found by key in what is left after the first difference. Objects
+// that differ are compared by content: the first state after a warm start is the file's.
 
 import type { AppSecret, CheckedRegistry, RegistrySecret } from "../mirror/inputs.ts";
 import type { State } from "./state.ts";
@@ -55,7 +56,7 @@ async function secretChanges(
     const [b, a] = [before[i]!, after[i]!];
     if (b === a) continue;
     if (b.namespace !== a.namespace || b.name !== a.name) break;
-    set.push(a);
+    if (!sameSecret(b, a)) set.push(a);
     if ((i + 1) % SLICE === 0) await turn();
   }
   if (i === before.length && i === after.length) return { set, removed: [] };
@@ -70,11 +71,24 @@ async function secretChanges(
     const key = keyOf(a);
     const b = left.get(key);
     left.delete(key);
-    if (b !== a) set.push(a);
+    if (b === undefined || !sameSecret(b, a)) set.push(a);
     if ((j + 1) % SLICE === 0) await turn();
   }
   const removed = [...left.values()].map(({ namespace, name }) => ({ namespace, name }));
   return { set, removed };
+}
+
+/**
+ * Whether two captures of one Secret hold the same: the same object, or (a store seeded from the
+ * state file holds its own objects) the same version and values, compared as the same strings
+ * where the store kept the file's.
+ */
+function sameSecret(b: AppSecret, a: AppSecret): boolean {
+  if (b === a) return true;
+  if (b.resourceVersion !== a.resourceVersion) return false;
+  const keys = Object.keys(a.data);
+  if (keys.length !== Object.keys(b.data).length) return false;
+  return keys.every((k) => Object.hasOwn(b.data, k) && b.data[k] === a.data[k]);
 }
 
 function sameRegistry(a: RegistrySecret, b: RegistrySecret): boolean {

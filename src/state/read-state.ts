@@ -32,6 +32,8 @@ export interface ReadStateOptions {
 /** A state file opened: the state its base and journal hold, and how the journal read. */
 export interface OpenedStateFile {
   readonly state: State;
+  /** The base's IV, which its records are bound to, and its sealed size. */
+  readonly base: { readonly iv: Buffer; readonly bytes: number };
   readonly journal: JournalRead;
 }
 
@@ -48,7 +50,8 @@ export function openStateFile(file: Buffer, key: StateKey): Result<OpenedStateFi
   const base = decodeState(plaintext.value);
   if (!base.ok) return base;
   const { records, read } = readJournal(file, baseLength, key, baseIv, base.value.config);
-  return ok({ state: replay(base.value, records), journal: read });
+  const at = { iv: baseIv, bytes: baseLength };
+  return ok({ state: replay(base.value, records), base: at, journal: read });
 }
 
 /**
@@ -68,13 +71,13 @@ export async function readStateWithJournal(
   if (!file.ok) return err(stateError(file.error.kind, `state file ${file.error.message}`));
   const opened = openStateFile(file.value, options.key);
   if (!opened.ok) return err(inFile(opened.error));
-  const { state, journal } = opened.value;
+  const { state, base, journal } = opened.value;
   const age = checkAge(state.savedAt, options.now, options.maxAgeMs);
   if (!age.ok) return err(inFile(age.error));
   const config = checkConfig(state.config, options.config);
   if (!config.ok) return err(inFile(config.error));
   const stopped = journal.stopped === null ? null : inFile(journal.stopped);
-  return ok({ state, journal: { ...journal, stopped } });
+  return ok({ state, base, journal: { ...journal, stopped } });
 }
 
 /** `readStateWithJournal`'s state alone. */

@@ -15,6 +15,7 @@ import {
 } from "./file.ts";
 import type { StateKey } from "./key.ts";
 import { markOf, markPathOf, writeMarkFile } from "./mark.ts";
+import type { OpenedStateFile } from "./read-state.ts";
 import { encodeRecord } from "./record.ts";
 import type { State } from "./state.ts";
 import { appendRecord, writeStateFile } from "./write-state.ts";
@@ -41,7 +42,7 @@ export interface StateWritten {
   readonly record: number;
 }
 
-/** The file as this writer left it: only a base this process wrote is appended to. */
+/** The file as this writer left it, or as the warm start read it. */
 interface Journal {
   readonly baseIv: Buffer;
   readonly baseBytes: number;
@@ -63,6 +64,11 @@ export interface StateWriterOptions {
   readonly onError: (error: { readonly message: string }) => void;
   readonly onWritten?: (written: StateWritten) => void;
   readonly fileSystem?: FileSystem;
+  /**
+   * The file as a warm start read it: the next write appends to its journal, when the file is
+   * still as read and was read whole (no torn or refused record), instead of writing a base.
+   */
+  readonly resume?: OpenedStateFile;
   /**
    * No write starts before this settles but one `flush` asks for: encoding 100k Secrets and a
    * Registry's check is 150 ms of the main thread's CPU, sliced (ADR 78), which a start must not
@@ -94,6 +100,16 @@ export class StateWriter {
     this.#interval = options.intervalMs ?? DEFAULT_WRITE_INTERVAL_MS;
     this.#fs = options.fileSystem ?? nodeFileSystem;
     this.#held = options.notBefore !== undefined;
+    const resume = options.resume;
+    if (resume !== undefined && !resume.journal.torn && resume.journal.stopped === null)
+      this.#journal = {
+        baseIv: resume.base.iv,
+        baseBytes: resume.base.bytes,
+        compactedAt: options.clock.now(),
+        records: resume.journal.records,
+        fileBytes: resume.base.bytes + resume.journal.bytes,
+        state: resume.state,
+      };
     const release = () => {
       this.#held = false;
       this.#arm();

@@ -449,6 +449,56 @@ describe("a start from a state file with a journal (ADR 79)", () => {
     ]);
   });
 
+  it("goes on appending to the file it loaded, after a restart: the base stays, one record more", async () => {
+    const p = pod();
+    const [base] = await threeWrites(p);
+    const before = readFileSync(p.path);
+    const { keeper, clock, nextWrite } = p.keep(await p.open(T0 + MINUTE));
+    const written = nextWrite();
+    keeper.publish(snapshotOf([], {}, 1), reflecting(withApps("13")));
+    await clock.advance(5_000);
+    await written;
+    const after = readFileSync(p.path);
+    p.lines();
+    expect({
+      baseKept: after.subarray(0, base!.size).equals(before.subarray(0, base!.size)),
+      prefixKept: after.subarray(0, before.length).equals(before),
+      // The loaded Secrets, captured as other objects, are no change: the record is the Registry's.
+      recordBytes: after.length - before.length < 1_024,
+      served: await served(p),
+    }).toEqual({
+      baseKept: true,
+      prefixKept: true,
+      recordBytes: true,
+      served: {
+        registry: inputs("13").registry,
+        rolledBack: undefined,
+        load: "loaded",
+        lines: [[loadedLine, 4, undefined]],
+      },
+    });
+    await keeper.close();
+  });
+
+  it("writes a new base after a start that found a torn record, never a record after it", async () => {
+    const p = pod();
+    const [, first, second] = await threeWrites(p);
+    cut(p, second!.size - 5, first!.mark);
+    const { keeper, clock, nextWrite } = p.keep(await p.open(T0 + MINUTE));
+    const written = nextWrite();
+    keeper.publish(snapshotOf([], {}, 1), reflecting(withApps("13")));
+    await clock.advance(5_000);
+    await written;
+    p.lines();
+    expect(await served(p)).toEqual({
+      registry: inputs("13").registry,
+      rolledBack: undefined,
+      load: "loaded",
+      lines: [[loadedLine, undefined, undefined]],
+    });
+    await keeper.close();
+  });
+
   it("ignores a torn last record, whose mark was never written, and serves the state before it", async () => {
     const p = pod();
     const [, first, second] = await threeWrites(p);

@@ -8,7 +8,12 @@ import { describe, expect, it } from "vitest";
 import type { AppSecret } from "../../src/mirror/inputs.ts";
 import { bySecret } from "../../src/state/columns.ts";
 import type { FileSystem } from "../../src/state/file.ts";
-import { openStateFile, readStateWithJournal } from "../../src/state/read-state.ts";
+import {
+  type OpenedStateFile,
+  openStateFile,
+  readStateWithJournal,
+} from "../../src/state/read-state.ts";
+import { ivOf } from "../../src/state/seal.ts";
 import type { State } from "../../src/state/state.ts";
 import { COMPACTION, StateWriter, type StateWritten } from "../../src/state/writer.ts";
 import { FakeClock } from "../support/fake-clock.ts";
@@ -42,7 +47,12 @@ const secret = (i: number, valueBytes: number, version: number): AppSecret => ({
 
 const inFileOrder = (s: State): State => ({ ...s, secrets: [...s.secrets].sort(bySecret) });
 
-function writerOn(path: string, clock: FakeClock, fileSystem?: FileSystem) {
+function writerOn(
+  path: string,
+  clock: FakeClock,
+  fileSystem?: FileSystem,
+  resume?: OpenedStateFile,
+) {
   const written: StateWritten[] = [];
   const errors: string[] = [];
   const writer = new StateWriter({
@@ -52,6 +62,7 @@ function writerOn(path: string, clock: FakeClock, fileSystem?: FileSystem) {
     onError: (e) => errors.push(e.message),
     onWritten: (w) => written.push(w),
     ...(fileSystem === undefined ? {} : { fileSystem }),
+    ...(resume === undefined ? {} : { resume }),
   });
   const write = async (state: State) => {
     writer.schedule(state);
@@ -141,7 +152,8 @@ describe("compaction", () => {
       const next = writerOn(scratch.path, clock);
       const last = stateOf([secret(0, 256, 4), ...secrets.slice(1)], 4);
       await next.write(last);
-      const final = openStateFile(readFileSync(scratch.path), key);
+      const file = readFileSync(scratch.path);
+      const final = openStateFile(Buffer.from(file), key);
       expect({
         failed: failing.errors.length,
         after: after.ok && after.value.state,
@@ -153,6 +165,7 @@ describe("compaction", () => {
         next: [0],
         final: {
           state: inFileOrder(last),
+          base: { iv: ivOf(file), bytes: file.length },
           journal: { records: 0, bytes: 0, torn: false, stopped: null },
         },
       });
@@ -175,10 +188,11 @@ describe("compaction", () => {
     fs.create = recordingFileSystem().create;
     const last = stateOf([secret(0, 256, 3), ...secrets.slice(1)], 3);
     await write(last);
+    const file = readFileSync(scratch.path);
     expect({
       torn: torn.ok && { state: torn.value.state, torn: torn.value.journal.torn },
       records: written.map((w) => w.record),
-      final: openStateFile(readFileSync(scratch.path), key),
+      final: openStateFile(Buffer.from(file), key),
     }).toEqual({
       torn: { state: inFileOrder(first), torn: true },
       records: [0, 0],
@@ -186,6 +200,7 @@ describe("compaction", () => {
         ok: true,
         value: {
           state: inFileOrder(last),
+          base: { iv: ivOf(file), bytes: file.length },
           journal: { records: 0, bytes: 0, torn: false, stopped: null },
         },
       },
@@ -199,7 +214,8 @@ type Step =
   | { readonly kind: "registry"; readonly present: boolean }
   | { readonly kind: "write" }
   | { readonly kind: "advance"; readonly ms: number }
-  | { readonly kind: "restart" };
+  /** A new writer; `warm`: resuming the file as a warm start read it. */
+  | { readonly kind: "restart"; readonly warm: boolean };
 
 const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ kind: fc.constant("set" as const), i: fc.nat(40), bytes: fc.nat(200) }),
@@ -208,11 +224,11 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   fc.constant({ kind: "write" as const }),
   fc.constant({ kind: "write" as const }),
   fc.record({ kind: fc.constant("advance" as const), ms: fc.nat(90_000) }),
-  fc.constant({ kind: "restart" as const }),
+  fc.record({ kind: fc.constant("restart" as const), warm: fc.boolean() }),
 );
 
 describe("the journal, property", () => {
-  it("reads back the last state written after any run of changes, compactions and restarts", async () => {
+  it("reads back the last state written after any run of changes, compactions and restarts, warm or not", async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(step, { maxLength: 40 }), async (steps) => {
         const path = "/state/state";
@@ -233,8 +249,12 @@ describe("the journal, property", () => {
               ? { present: true, resourceVersion: String(writes + 1), value: byteString(40) }
               : { present: false };
           else if (s.kind === "advance") await clock.advance(s.ms);
-          else if (s.kind === "restart") writer = writerOn(path, clock, fs);
-          else {
+          else if (s.kind === "restart") {
+            const file = fs.files.get(path);
+            const opened =
+              s.warm && file !== undefined ? openStateFile(Buffer.from(file), key) : null;
+            writer = writerOn(path, clock, fs, opened?.ok ? opened.value : undefined);
+          } else {
             last = { ...stateOf([...store.values()], ++writes), registry };
             await writer.write(last);
             expect(writer.errors).toEqual([]);

@@ -124,7 +124,14 @@ describe("the state file's journal", () => {
       small: true,
       baseIsWhole: true,
       leaked: false,
-      read: { ok: true, value: { state: inFileOrder(rotated), journal: journal(1, record) } },
+      read: {
+        ok: true,
+        value: {
+          state: inFileOrder(rotated),
+          base: { iv: ivOf(file), bytes: base },
+          journal: journal(1, record),
+        },
+      },
       errors: [],
     });
   });
@@ -183,6 +190,7 @@ describe("the state file's journal", () => {
         ok: true,
         value: {
           state: inFileOrder(states[1]!),
+          base: { iv: ivOf(file), bytes: base },
           journal: journal(1, first, torn(base + first + i)),
         },
       })),

@@ -14,7 +14,7 @@ import {
   readStateFile,
   readStateWithJournal,
 } from "../../src/state/read-state.ts";
-import { FORMAT_VERSION, HEADER_BYTES, MAGIC, seal } from "../../src/state/seal.ts";
+import { FORMAT_VERSION, HEADER_BYTES, ivOf, MAGIC, seal } from "../../src/state/seal.ts";
 import { type State, stateConfig } from "../../src/state/state.ts";
 import { writeStateFile } from "../../src/state/write-state.ts";
 import {
@@ -218,6 +218,7 @@ describe("readStateFile", () => {
       ok: true,
       value: {
         state,
+        base: { iv: ivOf(file), bytes: file.length },
         journal: {
           records: 0,
           bytes: 0,
