@@ -68,7 +68,10 @@ export function startStateKeeper(options: {
     if (loaded === null || current === null) return false;
     const same = sameInputs(current, loaded);
     loaded = null;
-    if (same) changed = false;
+    if (same) {
+      changed = false;
+      writer.holds(current);
+    }
     return same;
   };
   let savedAt = clock.now();

@@ -4,8 +4,7 @@
 // Secret added or removed is found by key in what is left after the first difference. Objects
 // that differ are compared by content: the first state after a warm start is the file's.
 
-import type { AppSecret, CheckedRegistry, RegistrySecret } from "../mirror/inputs.ts";
-import type { State } from "./state.ts";
+import type { AppSecret, CheckedRegistry, MirrorInputs, RegistrySecret } from "../mirror/inputs.ts";
 
 /** Where an App Secret is: what a record names to remove it. */
 export interface SecretKey {
@@ -35,7 +34,10 @@ const keyOf = (s: SecretKey): string => `${s.namespace}/${s.name}`;
  * The changes from `before` to `after`. Their App Secrets are captures of the store: an object
  * the same in both is the same Secret unchanged. Gives the event loop a turn every SLICE Secrets.
  */
-export async function changesBetween(before: State, after: State): Promise<StateChanges> {
+export async function changesBetween(
+  before: MirrorInputs,
+  after: MirrorInputs,
+): Promise<StateChanges> {
   const secrets = await secretChanges(before.secrets, after.secrets);
   const registry = sameRegistry(before.registry, after.registry)
     ? {}

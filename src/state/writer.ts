@@ -5,6 +5,7 @@
 // high-water mark.
 
 import type { Clock } from "../clock.ts";
+import type { MirrorInputs } from "../mirror/inputs.ts";
 import type { Result } from "../result.ts";
 import { changesBetween } from "./changes.ts";
 import {
@@ -50,8 +51,8 @@ interface Journal {
   readonly compactedAt: number;
   readonly records: number;
   readonly fileBytes: number;
-  /** The state the file holds: what the next record is a change from. */
-  readonly state: State;
+  /** The inputs the file holds: what the next record is a change from. */
+  readonly state: MirrorInputs;
 }
 
 export interface StateWriterOptions {
@@ -83,7 +84,7 @@ export interface StateWriterOptions {
  * it does throws: failures go to onError.
  */
 export class StateWriter {
-  readonly #options: StateWriterOptions;
+  readonly #options: Omit<StateWriterOptions, "resume">;
   readonly #interval: number;
   readonly #fs: FileSystem;
   #pending: State | null = null;
@@ -96,11 +97,12 @@ export class StateWriter {
   #journal: Journal | null = null;
 
   constructor(options: StateWriterOptions) {
-    this.#options = options;
+    // Not the resumed file: its state is let go once the file's inputs are confirmed or written.
+    const { resume, ...kept } = options;
+    this.#options = kept;
     this.#interval = options.intervalMs ?? DEFAULT_WRITE_INTERVAL_MS;
     this.#fs = options.fileSystem ?? nodeFileSystem;
     this.#held = options.notBefore !== undefined;
-    const resume = options.resume;
     if (resume !== undefined && !resume.journal.torn && resume.journal.stopped === null)
       this.#journal = {
         baseIv: resume.base.iv,
@@ -115,6 +117,14 @@ export class StateWriter {
       this.#arm();
     };
     options.notBefore?.then(release, release);
+  }
+
+  /**
+   * The file holds `inputs` now (a warm start's file, confirmed by the watches): the next record
+   * is a change from them, and the inputs read from the file are let go.
+   */
+  holds(inputs: MirrorInputs): void {
+    if (this.#journal !== null) this.#journal = { ...this.#journal, state: inputs };
   }
 
   /** Makes `state` the one to write next, replacing any pending one. It must not be mutated. */
