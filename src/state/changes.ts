@@ -55,11 +55,11 @@ async function secretChanges(
   const shared = Math.min(before.length, after.length);
   let i = 0;
   for (; i < shared; i++) {
+    if (i > 0 && i % SLICE === 0) await turn();
     const [b, a] = [before[i]!, after[i]!];
     if (b === a) continue;
     if (b.namespace !== a.namespace || b.name !== a.name) break;
     if (!sameSecret(b, a)) set.push(a);
-    if ((i + 1) % SLICE === 0) await turn();
   }
   if (i === before.length && i === after.length) return { set, removed: [] };
   // An insertion or a removal: the rest is matched by key.
