@@ -4,6 +4,7 @@ import type { SecretRef } from "../registry/schema.ts";
 import { SecretIndex } from "../snapshot/secret-index.ts";
 import { type SecretData, type SecretLookup, UNKEPT_VALUE } from "../snapshot/types.ts";
 import type { AppSecret } from "./inputs.ts";
+import { ListedIndex } from "./listed-index.ts";
 import { compareResourceVersions } from "./resource-version.ts";
 import { covers, demoted, narrowed, type ReadKeys, type WatchedSet } from "./watched-set.ts";
 
@@ -62,7 +63,7 @@ type Applied = "ignored" | "unchanged" | "changed";
  * deletion's resourceVersion, so a GET that raced the watch cannot resurrect them.
  */
 export class SecretStore {
-  readonly #present = new SecretIndex<Held>();
+  readonly #present = new ListedIndex<Held>();
   readonly #deletedAt = new SecretIndex<string>();
   #watched: WatchedSet = new SecretIndex();
 
@@ -73,10 +74,11 @@ export class SecretStore {
 
   /**
    * Every present Secret, the held objects themselves: what a state file keeps. At 100k Secrets
-   * a copy of each took 25-38 ms of the main thread per Snapshot published (ADR 78).
+   * a copy of each took 25-38 ms of the main thread per Snapshot published (ADR 78); the array
+   * itself is kept while nothing changes, and never changed once handed out (ListedIndex).
    */
-  present(): AppSecret[] {
-    return this.#present.values();
+  present(): readonly AppSecret[] {
+    return this.#present.list();
   }
 
   isWatched(namespace: string, name: string): boolean {

@@ -9,7 +9,7 @@ import type { RolledBack } from "../ops/rolled-back-log.ts";
 import { continueFrom, standing } from "../state/generation.ts";
 import { readKeyFile, type StateKey } from "../state/key.ts";
 import { markPathOf, readMarkFile } from "../state/mark.ts";
-import { readStateFile } from "../state/read-state.ts";
+import { type OpenedStateFile, readStateWithJournal } from "../state/read-state.ts";
 import { type Generation, type StateConfig, stateConfig } from "../state/state.ts";
 import type { SidecarConfig } from "./config.ts";
 
@@ -26,6 +26,8 @@ export interface OpenedState {
   readonly generation: Generation;
   /** Set when the served state is not the newest this pod wrote: how, its Registry, the newest. */
   readonly rolledBack: RolledBack | undefined;
+  /** The file as read, when the pod's writes go on appending to it (ADR 79): the newest. */
+  readonly file?: OpenedStateFile;
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -67,7 +69,7 @@ export async function openLastGoodState(
   }
   const expected = stateConfig(config);
   const [read, mark] = await Promise.all([
-    readStateFile({
+    readStateWithJournal({
       path: stateFile,
       key: key.value,
       maxAgeMs: config.stateMaxAgeSeconds * 1000,
@@ -93,19 +95,33 @@ export async function openLastGoodState(
     const generation = continueFrom(null, newest, newSeries);
     return { ...opened, warm: undefined, generation, rolledBack: undefined };
   }
-  const { savedAt, generation, ...inputs } = read.value;
+  const { state, journal } = read.value;
+  const { savedAt, generation, ...inputs } = state;
   const warm = { inputs, savedAt };
   const fields = {
     secrets: inputs.secrets.length,
     savedAt: iso(savedAt),
     writes: generation.writes,
+    ...(journal.records > 0 ? { records: journal.records } : {}),
   };
+  // A record that does not open ends the replay there: the state before it is one this pod
+  // wrote, and the mark tells whether newer ones were (ADR 79).
+  if (journal.stopped !== null)
+    log.warn(
+      { reason: journal.stopped.kind, err: journal.stopped.message, records: journal.records },
+      "state file's journal stops at a record that does not open: serving the records before it",
+    );
+  else if (journal.torn)
+    log.info(
+      { records: journal.records },
+      "state file's last journal record is cut short (a write the container did not finish): ignored",
+    );
   const next = continueFrom(generation, newest, newSeries);
   const stands = standing(generation, newest);
   if (stands.kind === "unknown" || stands.kind === "newest") {
     log.info(fields, "state file loaded: serving its Snapshot until the watches confirm it");
     counted("loaded");
-    return { ...opened, warm, generation: next, rolledBack: undefined };
+    return { ...opened, warm, generation: next, rolledBack: undefined, file: read.value };
   }
   // Served all the same: while the API server is away, a stale Snapshot routes where none would
   // (ADR 50); the watches replace it once they answer.

@@ -51,6 +51,7 @@ export function startStateKeeper(options: {
     onError: (e) => reports.failed(e.message),
     onWritten: (w) => reports.written(w.durationMs, w.bytes),
     ...(options.notBefore === undefined ? {} : { notBefore: options.notBefore }),
+    ...(opened.file === undefined ? {} : { resume: opened.file }),
   });
   // What the newest Snapshot reflects, when its inputs are whole.
   let current: MirrorInputs | null = null;
@@ -67,7 +68,10 @@ export function startStateKeeper(options: {
     if (loaded === null || current === null) return false;
     const same = sameInputs(current, loaded);
     loaded = null;
-    if (same) changed = false;
+    if (same) {
+      changed = false;
+      writer.holds(current);
+    }
     return same;
   };
   let savedAt = clock.now();

@@ -51,7 +51,10 @@ export const secretColumnsSchema = z.object({
 
 export type SecretColumns = z.infer<typeof secretColumnsSchema>;
 
-const bySecret = (a: AppSecret, b: AppSecret): number =>
+type SecretKeyed = Pick<AppSecret, "namespace" | "name">;
+
+/** The order a state file keeps App Secrets in: by namespace, then name. */
+export const bySecret = (a: SecretKeyed, b: SecretKeyed): number =>
   a.namespace < b.namespace
     ? -1
     : a.namespace > b.namespace

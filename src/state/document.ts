@@ -1,20 +1,16 @@
-// The plaintext of a state file: a JSON skeleton, then the byte strings it stands for.
-//
-//   4 bytes  uint32 big-endian: the skeleton's length j
-//   j bytes  the skeleton, UTF-8 JSON: the state with every byte string replaced by its length,
-//            the App Secrets in columns (columns.ts)
-//   rest     the byte strings, concatenated in skeleton order (the Registry value, then each
-//            Secret's values in column order); their lengths add up to exactly the rest
+// The plaintext of a state file's base: a document (document-bytes.ts) whose skeleton is the
+// state with every byte string replaced by its length, the App Secrets in columns (columns.ts);
+// its byte strings are the Registry value, then each Secret's values in column order.
 //
 // Raw bytes, not base64 in the JSON: a third smaller, and at 10k Secrets of 1 KiB four times
 // quicker both ways (no base64 and no 14 MB JSON text to build and scan). The skeleton is read
 // back through zod: the file is the outside world, even authenticated.
 
-import { constants } from "node:buffer";
 import * as z from "zod";
 import type { ScopePosition } from "../mirror/inputs.ts";
 import { err, ok, type Result } from "../result.ts";
 import { fromColumns, secretColumnsSchema, toColumns, toColumnsInSlices } from "./columns.ts";
+import { ByteStringsOut, openDocument, type PlannedDocument, planned } from "./document-bytes.ts";
 import { type StateError, stateError } from "./errors.ts";
 import {
   fromRegistryColumns,
@@ -36,6 +32,17 @@ export const generationSchema = z.object({
   heardAt: z.number().int().nonnegative().nullable(),
 });
 
+/** The Registry Secret as a skeleton holds it: its value is a length, its bytes follow. */
+export const registrySchema = z.discriminatedUnion("present", [
+  z.object({ present: z.literal(false) }),
+  z.object({ present: z.literal(true), resourceVersion: version, value: length.nullable() }),
+]);
+
+export const watchesSchema = z.object({
+  registry: version,
+  secrets: z.array(z.object({ namespace: name.nullable(), resourceVersion: version })),
+});
+
 // No transforms: zod compiles a schema without them into one fast function.
 const skeletonSchema = z.object({
   format: z.literal(FORMAT_VERSION),
@@ -49,27 +56,15 @@ const skeletonSchema = z.object({
     }),
     served: z.object({ credentials: z.boolean(), certificates: z.boolean() }),
   }),
-  registry: z.discriminatedUnion("present", [
-    z.object({ present: z.literal(false) }),
-    z.object({ present: z.literal(true), resourceVersion: version, value: length.nullable() }),
-  ]),
+  registry: registrySchema,
   secrets: secretColumnsSchema,
   // Optional both ways: a file without it is checked again (written before ADR 77, or when the
   // value was refused), and a reader from before ADR 77 drops it unread.
   checked: registryColumnsSchema.optional(),
-  watches: z.object({
-    registry: version,
-    secrets: z.array(z.object({ namespace: name.nullable(), resourceVersion: version })),
-  }),
+  watches: watchesSchema,
 });
 
 type Skeleton = z.infer<typeof skeletonSchema>;
-
-const SKELETON_LENGTH_BYTES = 4;
-const { MAX_STRING_LENGTH } = constants;
-const NOT_BYTES = /[\u0100-\uffff]/;
-/** The most parts (values) a slice of the document holds: about 1 ms of writes. */
-const SLICE_PARTS = 1_024;
 
 /** The state's document as bytes. Throws only on a value that is not a byte string (a bug). */
 export function encodeState(state: State): Buffer {
@@ -111,7 +106,7 @@ export async function planState(state: State): Promise<PlannedDocument> {
  * The JSON of an object of columns, a column a turn: 4 MB of App Secret columns at 100k Secrets
  * took 8 ms in one call.
  */
-async function objectJsonInTurns(columns: object): Promise<string> {
+export async function objectJsonInTurns(columns: object): Promise<string> {
   const fields: string[] = [];
   for (const [name, column] of Object.entries(columns)) {
     await new Promise(setImmediate);
@@ -120,19 +115,11 @@ async function objectJsonInTurns(columns: object): Promise<string> {
   return `{${fields.join(",")}}`;
 }
 
-/** A document's length, and its bytes in order. */
-export interface PlannedDocument {
-  readonly length: number;
-  /**
-   * The document in slices of at most `sliceBytes`, each in one buffer reused for the next:
-   * consumed before the iteration goes on.
-   */
-  slices(sliceBytes: number): Iterable<Buffer>;
-}
-
 /** The Registry as the skeleton holds it; its value, the first byte string, goes to `values`. */
-function registryOf(state: State, values: ByteStringsOut): Skeleton["registry"] {
-  const { registry } = state;
+export function registryOf(
+  { registry }: Pick<State, "registry">,
+  values: ByteStringsOut,
+): Skeleton["registry"] {
   if (!registry.present) return { present: false };
   const value = registry.value === null ? null : values.add(registry.value);
   return { present: true, resourceVersion: registry.resourceVersion, value };
@@ -164,77 +151,15 @@ function skeletonOf(
   };
 }
 
-/** The document of a skeleton's JSON and the byte strings that follow it. */
-function planned(skeleton: string, values: ByteStringsOut): PlannedDocument {
-  const json = Buffer.from(skeleton, "utf8");
-  const prefix = Buffer.alloc(SKELETON_LENGTH_BYTES);
-  prefix.writeUInt32BE(json.length, 0);
-  return {
-    length: SKELETON_LENGTH_BYTES + json.length + values.length,
-    *slices(sliceBytes) {
-      const slice = Buffer.allocUnsafe(sliceBytes);
-      let [at, parts] = [0, 0];
-      // Each part in pieces that fill the slice: a value longer than the room left is cut. A
-      // slice also ends after SLICE_PARTS parts: 26k values of 40 B took 35 ms to write.
-      for (const part of [prefix, json, ...values.all]) {
-        for (let from = 0; from < part.length; ) {
-          const end = Math.min(part.length, from + slice.length - at);
-          at +=
-            typeof part === "string"
-              ? slice.write(end - from === part.length ? part : part.slice(from, end), at, "latin1")
-              : part.copy(slice, at, from, end);
-          from = end;
-          if (from === part.length) parts += 1;
-          if (at === slice.length || parts === SLICE_PARTS) {
-            yield slice.subarray(0, at);
-            [at, parts] = [0, 0];
-          }
-        }
-      }
-      if (at > 0) yield slice.subarray(0, at);
-    },
-  };
-}
-
-/** The byte strings of a document, in order: what follows its skeleton. */
-class ByteStringsOut {
-  readonly all: string[] = [];
-  length = 0;
-
-  readonly add = (value: string): number => {
-    if (NOT_BYTES.test(value)) throw new TypeError("a Secret value is not a byte string");
-    this.all.push(value);
-    this.length += value.length;
-    return value.length;
-  };
-}
-
 const malformed = (message: string) => err(stateError("malformed", message));
 
 /** The state a document holds, or `malformed` with where it failed (never a value). */
 export function decodeState(plaintext: Uint8Array): Result<State, StateError> {
-  const bytes = Buffer.from(plaintext.buffer, plaintext.byteOffset, plaintext.byteLength);
-  if (bytes.length < SKELETON_LENGTH_BYTES) return malformed("its document has no skeleton");
-  const end = SKELETON_LENGTH_BYTES + bytes.readUInt32BE(0);
-  if (end > bytes.length) return malformed("its document's skeleton overruns the document");
-  let json: unknown;
-  try {
-    json = JSON.parse(bytes.toString("utf8", SKELETON_LENGTH_BYTES, end));
-  } catch {
-    return malformed(`its ${end - SKELETON_LENGTH_BYTES}-byte skeleton is not JSON`);
-  }
-  const parsed = skeletonSchema.safeParse(json);
-  if (!parsed.success) {
-    const [first] = parsed.error.issues;
-    const path = first?.path.map(String).join(".") || "(root)";
-    return malformed(`its skeleton is invalid: ${first?.code ?? "invalid"} at ${path}`);
-  }
-  const d = parsed.data;
+  const opened = openDocument(plaintext, skeletonSchema);
+  if (!opened.ok) return opened;
+  const { skeleton: d, values } = opened.value;
   const scopes = checkScopes(d.config.secrets.namespaces, d.watches.secrets);
   if (!scopes.ok) return scopes;
-  if (bytes.length - end > MAX_STRING_LENGTH)
-    return malformed("its values are longer than one string can be");
-  const values = new ByteStrings(bytes, end);
   const registryValue =
     d.registry.present && d.registry.value !== null ? values.take(d.registry.value) : null;
   const secrets = fromColumns(d.secrets, (length) => values.take(length));
@@ -257,39 +182,8 @@ export function decodeState(plaintext: Uint8Array): Result<State, StateError> {
   });
 }
 
-/**
- * Consecutive byte strings cut from the bytes after `start`; a length past the end marks it
- * overrun. Each is a slice of one string of all of them (V8 keeps a slice of 13 characters or more
- * as a pointer into its parent, and a parent over 1 MiB outside its heap): one allocation and one
- * copy, not 100k strings copied through the young generation. The parent lives while any slice
- * does: at most the values of one state file, while some value read from it is still served.
- */
-class ByteStrings {
-  readonly #all: string;
-  #at = 0;
-  #overrun = false;
-
-  constructor(bytes: Buffer, start: number) {
-    this.#all = bytes.toString("latin1", start);
-  }
-
-  take(length: number): string {
-    if (this.#at + length > this.#all.length) {
-      this.#overrun = true;
-      return "";
-    }
-    const value = this.#all.slice(this.#at, this.#at + length);
-    this.#at += length;
-    return value;
-  }
-
-  exhausted(): boolean {
-    return !this.#overrun && this.#at === this.#all.length;
-  }
-}
-
 /** One watch version per configured scope, no more: the scopes a state's watches resume. */
-function checkScopes(
+export function checkScopes(
   namespaces: readonly string[] | null,
   watches: readonly ScopePosition[],
 ): Result<void, StateError> {

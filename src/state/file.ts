@@ -86,6 +86,19 @@ export interface FileSystem {
   list(directory: string): Promise<string[]>;
   /** Makes the directory's entries (a rename) durable. */
   syncDirectory(path: string): Promise<void>;
+  /** Opens the existing file at `path` for appending. */
+  openAppend(path: string): Promise<AppendableFile>;
+}
+
+/** An existing file open for appending. */
+export interface AppendableFile {
+  /** Its size in bytes now. */
+  size(): Promise<number>;
+  /** Appends all of data. */
+  writeAll(data: Uint8Array): Promise<void>;
+  /** Makes what was appended durable (its data, not its times). */
+  sync(): Promise<void>;
+  close(): Promise<void>;
 }
 
 /** An open file being written. */
@@ -122,6 +135,15 @@ export const nodeFileSystem: FileSystem = {
     } finally {
       await handle.close();
     }
+  },
+  async openAppend(path) {
+    const handle = await open(path, constants.O_WRONLY | constants.O_APPEND);
+    return {
+      size: async () => (await handle.stat()).size,
+      writeAll: (data) => handle.writeFile(data),
+      sync: () => handle.datasync(),
+      close: () => handle.close(),
+    };
   },
 };
 
@@ -183,4 +205,34 @@ export async function removeStaleTemporaries(
     if (name.startsWith(prefix) && TEMPORARY.test(name))
       await fs.unlink(join(dirname(path), name)).catch(() => undefined);
   }
+}
+
+/**
+ * Appends `data` to the file at `path` and makes it durable, if the file exists and holds
+ * `expectedSize` bytes: a file replaced or grown behind the writer's back is left as it is.
+ * A failed append may leave part of `data` in the file.
+ */
+export async function appendToFile(
+  path: string,
+  data: Uint8Array,
+  expectedSize: number,
+  fs: FileSystem = nodeFileSystem,
+): Promise<Result<void, WriteFileError>> {
+  try {
+    const file = await fs.openAppend(path);
+    try {
+      const size = await file.size();
+      if (size !== expectedSize)
+        return err({
+          message: `appending to ${path}: it holds ${size} bytes, not the ${expectedSize} written`,
+        });
+      await file.writeAll(data);
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+  } catch (e) {
+    return err({ message: `appending to ${path}: ${describeFsError(e)}` });
+  }
+  return ok(undefined);
 }

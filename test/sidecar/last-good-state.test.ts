@@ -2,7 +2,7 @@
 // keeper's writes, the start that reads them back, and the high-water mark that tells a state
 // file put back over a newer one. Time is the tests': a fake clock and a wall clock they set.
 
-import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, readFileSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseServeConfig } from "../../src/cli/config.ts";
@@ -369,6 +369,156 @@ describe("a start that finds an older state file than the newest its pod wrote",
   });
 });
 
+describe("a start from a state file with a journal (ADR 79)", () => {
+  // Enough App Secrets that a record of a Registry change is a small part of the base.
+  const secrets = Array.from({ length: 50 }, (_, i) => ({
+    namespace: "tenant-a",
+    name: `app-${String(i).padStart(3, "0")}`,
+    resourceVersion: "3",
+    data: { token: "t".repeat(200) },
+  }));
+  const withApps = (rv: string): MirrorInputs => ({ ...inputs(rv), secrets });
+  /**
+   * One container's keeper writing inputs 10 (the base), 11 and 12 (two records); the file's
+   * size and a copy of the mark after each write.
+   */
+  const threeWrites = async (p: ReturnType<typeof pod>) => {
+    const { keeper, clock, nextWrite } = p.keep(await p.open(T0));
+    const after: { size: number; mark: Buffer }[] = [];
+    for (const [i, rv] of ["10", "11", "12"].entries()) {
+      const written = nextWrite();
+      keeper.publish(snapshotOf([], {}, i + 1), reflecting(withApps(rv)));
+      await clock.advance(5_000);
+      await written;
+      after.push({ size: statSync(p.path).size, mark: readFileSync(markPathOf(p.path)) });
+    }
+    await keeper.close();
+    p.lines();
+    return after;
+  };
+  /** The file cut to `size` bytes, and the mark `mark` put back beside it. */
+  const cut = (p: ReturnType<typeof pod>, size: number, mark?: Buffer) => {
+    truncateSync(p.path, size);
+    if (mark !== undefined) writeFileSync(markPathOf(p.path), mark);
+  };
+  const served = async (p: ReturnType<typeof pod>) => {
+    const opened = await p.open(T0 + MINUTE);
+    return {
+      registry: opened.warm?.inputs.registry,
+      rolledBack: opened.rolledBack?.reason,
+      load: p.loads.at(-1),
+      lines: p.lines().map((l) => [l.msg, l.records, l.reason]),
+    };
+  };
+  const loadedLine = "state file loaded: serving its Snapshot until the watches confirm it";
+  const olderLine =
+    "state file is not the newest this pod wrote: serving it until the watches confirm it";
+
+  it("serves base and journal whole as the newest", async () => {
+    const p = pod();
+    await threeWrites(p);
+    expect(await served(p)).toEqual({
+      registry: inputs("12").registry,
+      rolledBack: undefined,
+      load: "loaded",
+      lines: [[loadedLine, 3, undefined]],
+    });
+  });
+
+  it("counts a journal cut short at a record, or its base put back alone, as rolled back", async () => {
+    const p = pod();
+    const [base, first] = await threeWrites(p);
+    const file = readFileSync(p.path);
+    cut(p, first!.size);
+    const short = await served(p);
+    writeFileSync(p.path, file);
+    cut(p, base!.size);
+    expect([short, await served(p)]).toEqual([
+      {
+        registry: inputs("11").registry,
+        rolledBack: "older",
+        load: "rolled-back",
+        lines: [[olderLine, 1, "older"]],
+      },
+      {
+        registry: inputs("10").registry,
+        rolledBack: "older",
+        load: "rolled-back",
+        lines: [[olderLine, undefined, "older"]],
+      },
+    ]);
+  });
+
+  it("goes on appending to the file it loaded, after a restart: the base stays, one record more", async () => {
+    const p = pod();
+    const [base] = await threeWrites(p);
+    const before = readFileSync(p.path);
+    const { keeper, clock, nextWrite } = p.keep(await p.open(T0 + MINUTE));
+    const written = nextWrite();
+    keeper.publish(snapshotOf([], {}, 1), reflecting(withApps("13")));
+    await clock.advance(5_000);
+    await written;
+    const after = readFileSync(p.path);
+    p.lines();
+    expect({
+      baseKept: after.subarray(0, base!.size).equals(before.subarray(0, base!.size)),
+      prefixKept: after.subarray(0, before.length).equals(before),
+      // The loaded Secrets, captured as other objects, are no change: the record is the Registry's.
+      recordBytes: after.length - before.length < 1_024,
+      served: await served(p),
+    }).toEqual({
+      baseKept: true,
+      prefixKept: true,
+      recordBytes: true,
+      served: {
+        registry: inputs("13").registry,
+        rolledBack: undefined,
+        load: "loaded",
+        lines: [[loadedLine, 4, undefined]],
+      },
+    });
+    await keeper.close();
+  });
+
+  it("writes a new base after a start that found a torn record, never a record after it", async () => {
+    const p = pod();
+    const [, first, second] = await threeWrites(p);
+    cut(p, second!.size - 5, first!.mark);
+    const { keeper, clock, nextWrite } = p.keep(await p.open(T0 + MINUTE));
+    const written = nextWrite();
+    keeper.publish(snapshotOf([], {}, 1), reflecting(withApps("13")));
+    await clock.advance(5_000);
+    await written;
+    p.lines();
+    expect(await served(p)).toEqual({
+      registry: inputs("13").registry,
+      rolledBack: undefined,
+      load: "loaded",
+      lines: [[loadedLine, undefined, undefined]],
+    });
+    await keeper.close();
+  });
+
+  it("ignores a torn last record, whose mark was never written, and serves the state before it", async () => {
+    const p = pod();
+    const [, first, second] = await threeWrites(p);
+    cut(p, second!.size - 5, first!.mark);
+    expect(await served(p)).toEqual({
+      registry: inputs("11").registry,
+      rolledBack: undefined,
+      load: "loaded",
+      lines: [
+        [
+          "state file's last journal record is cut short (a write the container did not finish): ignored",
+          1,
+          undefined,
+        ],
+        [loadedLine, 1, undefined],
+      ],
+    });
+  });
+});
+
 describe("a start that finds a state file it may not serve", () => {
   it("refuses a file saved more than 5 minutes ahead of its clock, and goes on from the mark", async () => {
     const p = pod();
@@ -403,7 +553,7 @@ describe("a start that finds a state file it may not serve", () => {
     expect([opened.warm, p.loads]).toEqual([undefined, ["old-version"]]);
   });
 
-  it("starts cold from a file of format 2 (App Secrets as objects), keeps the mark, and writes format 3", async () => {
+  it("starts cold from a file of format 2 (App Secrets as objects), keeps the mark, and writes the current format", async () => {
     const p = pod();
     writeFileSync(join(scratch.dir, "key"), Buffer.from(FORMAT_1_KEY, "hex"));
     await p.writeOnce(await p.open(T0), inputs("10"), T0);

@@ -7,7 +7,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach } from "vitest";
 import { UNKEPT_VALUE } from "../../src/snapshot/types.ts";
-import { type FileSystem, nodeFileSystem, type WritableFile } from "../../src/state/file.ts";
+import {
+  type AppendableFile,
+  type FileSystem,
+  nodeFileSystem,
+  type WritableFile,
+} from "../../src/state/file.ts";
 import { StateKey } from "../../src/state/key.ts";
 import { type State, type StateConfig, stateConfig } from "../../src/state/state.ts";
 import { HookSlot } from "../support/hook-slot.ts";
@@ -182,6 +187,24 @@ export function recordingFileSystem(failAt?: FailAt): FileSystem & { written: Bu
       if (failAt === "syncDirectory") fail();
       await nodeFileSystem.syncDirectory(path);
     },
+    async openAppend(path) {
+      const file = await nodeFileSystem.openAppend(path);
+      return {
+        ...file,
+        async writeAll(data) {
+          written.push(Buffer.from(data));
+          if (failAt === "write") {
+            await file.writeAll(data.subarray(0, data.length >> 1));
+            fail();
+          }
+          await file.writeAll(data);
+        },
+        async sync() {
+          if (failAt === "sync") fail();
+          await file.sync();
+        },
+      };
+    },
   };
 }
 
@@ -223,6 +246,22 @@ export function memoryFileSystem(): FileSystem & {
       return [] as string[];
     },
     async syncDirectory() {},
+    async openAppend(path: string): Promise<AppendableFile> {
+      if (fs.failNext) {
+        fs.failNext = false;
+        throw Object.assign(new Error("EIO: i/o error"), { code: "EIO", syscall: "open" });
+      }
+      if (!files.has(path))
+        throw Object.assign(new Error("ENOENT: no such file"), { code: "ENOENT", syscall: "open" });
+      return {
+        size: async () => files.get(path)?.length ?? 0,
+        writeAll: async (data) => {
+          files.set(path, Buffer.concat([files.get(path) ?? Buffer.alloc(0), data]));
+        },
+        sync: async () => undefined,
+        close: async () => undefined,
+      };
+    },
   };
   return fs;
 }

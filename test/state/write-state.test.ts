@@ -38,7 +38,8 @@ describe("writeStateFile", () => {
 
   it("resolves with the size of the file it wrote", async () => {
     const w = await writeStateFile(scratch.path, key, sampleState());
-    expect(w).toEqual({ ok: true, value: { bytes: statSync(scratch.path).size } });
+    const file = readFileSync(scratch.path);
+    expect(w).toEqual({ ok: true, value: { bytes: file.length, iv: file.subarray(18, 30) } });
   });
 
   it("never writes a Secret value, raw, base64, hex or latin1-as-UTF-8, to any file", async () => {
@@ -152,7 +153,7 @@ describe("writeStateFile", () => {
       turnsWhileEncoding: (turnsBeforeCreate ?? 0) >= 5,
       read: await read(state),
     }).toEqual({
-      written: { ok: true, value: { bytes: size } },
+      written: { ok: true, value: { bytes: size, iv: fs.written[0]?.subarray(18, 30) } },
       header: 34,
       tag: 16,
       sliced: size - 34 - 16,

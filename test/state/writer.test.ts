@@ -4,11 +4,9 @@
 import { spawn } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { decodeState } from "../../src/state/document.ts";
 import type { FileSystem } from "../../src/state/file.ts";
 import { markPathOf, readMarkFile } from "../../src/state/mark.ts";
-import { readStateFile } from "../../src/state/read-state.ts";
-import { unseal } from "../../src/state/seal.ts";
+import { openStateFile, readStateFile } from "../../src/state/read-state.ts";
 import type { State } from "../../src/state/state.ts";
 import { StateWriter, type StateWriterOptions } from "../../src/state/writer.ts";
 import { FakeClock, settle } from "../support/fake-clock.ts";
@@ -25,20 +23,31 @@ const at = (savedAt: number): State => {
   return state;
 };
 
+/** The state the file holds, base and journal (a copy: opening decrypts in place). */
+const stateIn = (file: Buffer | undefined) => {
+  const opened = openStateFile(Buffer.from(file ?? []), key);
+  return opened.ok ? { ok: true, value: opened.value.state } : opened;
+};
+
 /** A writer on an in-memory file system, recording when each write landed and what it held. */
 function harness(options: Partial<StateWriterOptions> = {}) {
   const clock = new FakeClock();
   const fs = memoryFileSystem();
   const errors: string[] = [];
   const landed: { at: number; savedAt: number }[] = [];
+  const land = () => {
+    const state = stateIn(fs.files.get(PATH));
+    landed.push({ at: clock.now(), savedAt: state.ok ? state.value.savedAt : -1 });
+  };
   const recording: FileSystem = {
     ...fs,
     async rename(from, to) {
       await fs.rename(from, to);
-      if (to !== PATH) return;
-      const opened = unseal(fs.files.get(to)!, key);
-      const state = opened.ok ? decodeState(opened.value) : opened;
-      landed.push({ at: clock.now(), savedAt: state.ok ? state.value.savedAt : -1 });
+      if (to === PATH) land();
+    },
+    async openAppend(path) {
+      const file = await fs.openAppend(path);
+      return { ...file, close: async () => land() };
     },
   };
   const writer = new StateWriter({
@@ -144,20 +153,29 @@ describe("StateWriter", () => {
     let writing = 0;
     let most = 0;
     const landed: number[] = [];
+    const slowly = async <T>(open: () => Promise<T>): Promise<T> => {
+      writing += 1;
+      most = Math.max(most, writing);
+      await new Promise<void>((resolve) => releases.push(resolve));
+      return open();
+    };
+    const landing = () => {
+      writing -= 1;
+      landed.push(clock.now());
+    };
     const slow: FileSystem = {
       ...fs,
       async create(path, mode) {
         if (path.includes(".newest.tmp-")) return fs.create(path, mode);
-        writing += 1;
-        most = Math.max(most, writing);
-        await new Promise<void>((resolve) => releases.push(resolve));
-        return fs.create(path, mode);
+        return slowly(() => fs.create(path, mode));
       },
       async rename(from, to) {
         await fs.rename(from, to);
-        if (to !== PATH) return;
-        writing -= 1;
-        landed.push(clock.now());
+        if (to === PATH) landing();
+      },
+      async openAppend(path) {
+        const file = await slowly(() => fs.openAppend(path));
+        return { ...file, close: async () => landing() };
       },
     };
     const writer = new StateWriter({ path: PATH, key, clock, onError: () => {}, fileSystem: slow });
@@ -173,8 +191,7 @@ describe("StateWriter", () => {
     await settle();
     expect(landed).toEqual([16_000, 16_000]);
     expect(most).toBe(1);
-    const opened = unseal(fs.files.get(PATH)!, key);
-    expect(opened.ok && decodeState(opened.value)).toEqual({ ok: true, value: at(2) });
+    expect(stateIn(fs.files.get(PATH))).toEqual({ ok: true, value: at(2) });
   });
 
   it("flush waits for the write in flight, then writes the newest state", async () => {
@@ -225,7 +242,7 @@ describe("StateWriter", () => {
     const { fs, writer } = harness({ onWritten: (w) => written.push(w) });
     writer.schedule(at(1));
     await writer.flush();
-    expect(written).toEqual([{ bytes: fs.files.get(PATH)!.length, durationMs: 0 }]);
+    expect(written).toEqual([{ bytes: fs.files.get(PATH)!.length, durationMs: 0, record: 0 }]);
   });
 
   it("close drops the pending state, cancels its timer and ignores later states", async () => {

@@ -1,0 +1,130 @@
+// One journal record's plaintext (ADR 79): a document as the state's (document.ts), whose
+// skeleton holds what changed since the record before it, and the rest whole where it is small.
+//
+//   savedAt, generation, watches  as the state's: the record's own
+//   registry                      the Registry Secret, when it changed (its value the first bytes)
+//   checked                       the Registry's check, when it changed; null: none any more
+//   set                           App Secrets added or changed, in columns (columns.ts)
+//   removed                       App Secrets no longer present: [namespace, name] pairs
+//
+// Removals apply before the record's sets.
+
+import * as z from "zod";
+import type {
+  AppSecret,
+  CheckedRegistry,
+  RegistrySecret,
+  WatchPositions,
+} from "../mirror/inputs.ts";
+import { err, ok, type Result } from "../result.ts";
+import type { SecretKey, StateChanges } from "./changes.ts";
+import { fromColumns, secretColumnsSchema, toColumns } from "./columns.ts";
+import {
+  checkScopes,
+  generationSchema,
+  objectJsonInTurns,
+  registryOf,
+  registrySchema,
+  watchesSchema,
+} from "./document.ts";
+import { ByteStringsOut, openDocument, planned } from "./document-bytes.ts";
+import { type StateError, stateError } from "./errors.ts";
+import {
+  fromRegistryColumns,
+  registryColumnsSchema,
+  toRegistryColumnsInSlices,
+} from "./registry-columns.ts";
+import type { Generation, State, StateConfig } from "./state.ts";
+
+const name = z.string().min(1);
+
+const recordSchema = z.object({
+  savedAt: z.number().int().nonnegative(),
+  generation: generationSchema,
+  watches: watchesSchema,
+  registry: registrySchema.optional(),
+  checked: registryColumnsSchema.nullable().optional(),
+  set: secretColumnsSchema,
+  removed: z.array(z.tuple([name, name])),
+});
+
+/** A record as read back: the changes, and the record's own time, generation and positions. */
+export interface JournalRecord extends StateChanges {
+  readonly savedAt: number;
+  readonly generation: Generation;
+  readonly watches: WatchPositions;
+}
+
+/** The plaintext of the record that takes a state to `state` by `changes`. */
+export async function encodeRecord(changes: StateChanges, state: State): Promise<Buffer> {
+  const values = new ByteStringsOut();
+  const changed = changes.registry;
+  const registry =
+    changed === undefined ? {} : { registry: registryOf({ registry: changed }, values) };
+  const set = toColumns(changes.set, values.add);
+  const removed = changes.removed.map((k) => [k.namespace, k.name]);
+  const head = JSON.stringify({
+    savedAt: state.savedAt,
+    generation: state.generation,
+    watches: state.watches,
+    ...registry,
+    set,
+    removed,
+  });
+  const checked =
+    changes.checked === undefined
+      ? ""
+      : `,"checked":${changes.checked === null ? "null" : await objectJsonInTurns(await toRegistryColumnsInSlices(changes.checked))}`;
+  const doc = planned(`${head.slice(0, -1)}${checked}}`, values);
+  const out = Buffer.allocUnsafe(doc.length);
+  let at = 0;
+  for (const slice of doc.slices(out.length)) at += slice.copy(out, at);
+  return out;
+}
+
+const malformed = (message: string): Result<never, StateError> =>
+  err(stateError("malformed", message));
+
+/** The record a plaintext holds, checked against the scopes of `config`; else `malformed`. */
+export function decodeRecord(
+  plaintext: Uint8Array,
+  config: StateConfig,
+): Result<JournalRecord, StateError> {
+  const opened = openDocument(plaintext, recordSchema);
+  if (!opened.ok) return opened;
+  const { skeleton: d, values } = opened.value;
+  const scopes = checkScopes(config.secrets.namespaces, d.watches.secrets);
+  if (!scopes.ok) return scopes;
+  let registry: { registry?: RegistrySecret } = {};
+  if (d.registry !== undefined)
+    registry = {
+      registry: d.registry.present
+        ? {
+            present: true,
+            resourceVersion: d.registry.resourceVersion,
+            value: d.registry.value === null ? null : values.take(d.registry.value),
+          }
+        : { present: false },
+    };
+  const set = fromColumns(d.set, (length) => values.take(length));
+  if (!set.ok) return malformed(`its App Secrets disagree: ${set.error}`);
+  if (!values.exhausted())
+    return malformed("its value lengths do not add up to the bytes that follow the skeleton");
+  let checked: { checked?: CheckedRegistry | null } = {};
+  if (d.checked === null) checked = { checked: null };
+  else if (d.checked !== undefined) {
+    const c = fromRegistryColumns(d.checked);
+    if (!c.ok) return malformed(`its checked Registry disagrees: ${c.error}`);
+    checked = { checked: c.value };
+  }
+  const removed: SecretKey[] = d.removed.map(([namespace, name]) => ({ namespace, name }));
+  return ok({
+    savedAt: d.savedAt,
+    generation: d.generation,
+    watches: d.watches,
+    set: set.value satisfies AppSecret[],
+    removed,
+    ...registry,
+    ...checked,
+  });
+}
