@@ -308,6 +308,10 @@ export class Mirror {
     const scopes = this.#options.secrets.scopes;
     const inputs = () =>
       captureInputs(this.#registry, this.#referenced.store, this.#reflectors, scopes);
-    return { positions: watchPositions(this.#reflectors, scopes), inputs };
+    return {
+      positions: watchPositions(this.#reflectors, scopes),
+      inputs,
+      current: () => this.#reflected(true)?.inputs() ?? null,
+    };
   }
 }

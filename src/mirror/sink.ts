@@ -12,6 +12,12 @@ export interface Reflected {
   readonly positions: WatchPositions;
   /** The inputs, read from the mirror now: valid during the call that handed them only. */
   inputs(): MirrorInputs;
+  /**
+   * The inputs as they are when called, at any time later, if the mirror's are still one whole
+   * (and so those of the newest Snapshot); null when they are not. A sink that writes at most
+   * every few seconds reads them then, not on every Snapshot (ADR 82).
+   */
+  current(): MirrorInputs | null;
 }
 
 /**

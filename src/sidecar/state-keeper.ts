@@ -3,7 +3,7 @@
 
 import type { Clock } from "../clock.ts";
 import type { MirrorInputs } from "../mirror/inputs.ts";
-import type { SnapshotSink } from "../mirror/sink.ts";
+import type { Reflected, SnapshotSink } from "../mirror/sink.ts";
 import type { Snapshot } from "../snapshot/types.ts";
 import { StateWriter } from "../state/writer.ts";
 import type { OpenedState } from "./last-good-state.ts";
@@ -53,8 +53,11 @@ export function startStateKeeper(options: {
     ...(options.notBefore === undefined ? {} : { notBefore: options.notBefore }),
     ...(opened.file === undefined ? {} : { resume: opened.file }),
   });
-  // What the newest Snapshot reflects, when its inputs are whole.
-  let current: MirrorInputs | null = null;
+  // What the newest Snapshot reflects, when its inputs are whole: read when a write starts, not
+  // on every Snapshot (ADR 82). A capture hands the writer the store's list of App Secrets, which
+  // the store's next change copies (100k pointers); capturing every Snapshot copied it on every
+  // change, at 100k Apps 800 kB a rotation, and a full collection every few seconds.
+  let latest: Reflected | null = null;
   let published: Snapshot | null = null;
   // A Snapshot was published whose inputs were not written yet.
   let changed = false;
@@ -65,7 +68,8 @@ export function startStateKeeper(options: {
   // next write puts it right.
   let loaded = opened.rolledBack === undefined ? (opened.warm?.inputs ?? null) : null;
   const stillLoaded = (): boolean => {
-    if (loaded === null || current === null) return false;
+    if (loaded === null || latest === null) return false;
+    const current = latest.inputs();
     const same = sameInputs(current, loaded);
     loaded = null;
     if (same) {
@@ -76,15 +80,17 @@ export function startStateKeeper(options: {
   };
   let savedAt = clock.now();
   const save = (): void => {
-    if (current === null) return;
+    const reflected = latest;
+    if (reflected === null) return;
     savedAt = clock.now();
     writes += 1;
     changed = false;
-    writer.schedule({
-      ...current,
-      savedAt: wallClock(),
-      generation: { series, writes, heardAt: lastHeard },
-      config,
+    const generation = { series, writes, heardAt: lastHeard };
+    writer.schedule(() => {
+      const inputs = reflected.current();
+      // Not one whole now: a rebuild is on its way, and its Snapshot schedules again.
+      if (inputs === null) return null;
+      return { ...inputs, savedAt: wallClock(), generation, config };
     });
   };
   return {
@@ -92,15 +98,12 @@ export function startStateKeeper(options: {
     publish(snapshot, reflected) {
       if (snapshot !== published) changed = true;
       published = snapshot;
-      current = reflected?.inputs() ?? null;
+      latest = reflected;
       if (changed && !stillLoaded()) save();
     },
     heard(reflected) {
       lastHeard = wallClock();
-      if (reflected === null) current = null;
-      else
-        current =
-          current === null ? reflected.inputs() : { ...current, watches: reflected.positions };
+      latest = reflected;
       if ((changed && !stillLoaded()) || clock.now() - savedAt >= REFRESH_MS) save();
     },
     async close() {

@@ -87,7 +87,7 @@ export class StateWriter {
   readonly #options: Omit<StateWriterOptions, "resume">;
   readonly #interval: number;
   readonly #fs: FileSystem;
-  #pending: State | null = null;
+  #pending: State | (() => State | null) | null = null;
   #inFlight: Promise<void> | null = null;
   #lastStart = Number.NEGATIVE_INFINITY;
   #cancelTimer: (() => void) | null = null;
@@ -127,8 +127,12 @@ export class StateWriter {
     if (this.#journal !== null) this.#journal = { ...this.#journal, state: inputs };
   }
 
-  /** Makes `state` the one to write next, replacing any pending one. It must not be mutated. */
-  schedule(state: State): void {
+  /**
+   * Makes `state` the one to write next, replacing any pending one. It must not be mutated. A
+   * function gives it when the write starts; null: nothing to write then (a later `schedule`
+   * brings a state).
+   */
+  schedule(state: State | (() => State | null)): void {
     if (this.#closed) return;
     this.#pending = state;
     this.#arm();
@@ -176,9 +180,10 @@ export class StateWriter {
   }
 
   #start(): void {
-    const state = this.#pending;
-    if (state === null) return;
+    const pending = this.#pending;
     this.#pending = null;
+    const state = typeof pending === "function" ? pending() : pending;
+    if (state === null) return;
     this.#lastStart = this.#options.clock.now();
     this.#inFlight = this.#write(state).finally(() => {
       this.#inFlight = null;

@@ -19,7 +19,7 @@ import { startStateKeeper } from "../../src/sidecar/state-keeper.ts";
 import { markPathOf } from "../../src/state/mark.ts";
 import { FORMAT_VERSION } from "../../src/state/seal.ts";
 import { FORMAT_1_FILE, FORMAT_1_KEY, FORMAT_2_FILE, scratchPerTest } from "../state/fixtures.ts";
-import { FakeClock } from "../support/fake-clock.ts";
+import { FakeClock, settle } from "../support/fake-clock.ts";
 import { memoryLogger } from "../support/log-sink.ts";
 import { serveFlags } from "../support/serve-flags.ts";
 import { REGISTRY_NS, registryStatus, snapshotOf } from "../support/world.ts";
@@ -140,6 +140,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 const reflecting = (inputs: MirrorInputs): Reflected => ({
   positions: inputs.watches,
   inputs: () => inputs,
+  current: () => inputs,
 });
 
 /** The one line a start logs when it may not serve the state file it found. */
@@ -183,6 +184,48 @@ describe("the state file's generation across the containers of one pod", () => {
     await keeper.close();
     writes.push((await p.open(T0 + clock.now())).generation.writes);
     expect(writes).toEqual([1, 2, 3]);
+  });
+
+  it("reads the inputs when a write starts, not at every Snapshot, and writes none that are not whole then", async () => {
+    const p = pod();
+    const { keeper, clock, nextWrite } = p.keep(await p.open(T0));
+    let reads = 0;
+    let whole = true;
+    const counted = (i: MirrorInputs): Reflected => ({
+      positions: i.watches,
+      inputs: () => {
+        reads++;
+        return i;
+      },
+      current: () => {
+        reads++;
+        return whole ? i : null;
+      },
+    });
+    const held = async () => (await p.open(T0 + clock.now())).warm?.inputs.watches.registry;
+    let written = nextWrite();
+    keeper.publish(snapshotOf([], {}, 1), counted(inputs("31")));
+    await written;
+    const first = { reads, held: await held() };
+    for (let i = 2; i <= 11; i++)
+      keeper.publish(snapshotOf([], {}, i), counted(inputs(String(30 + i))));
+    const between = reads;
+    written = nextWrite();
+    await clock.advance(5_000);
+    await written;
+    const second = { reads, held: await held() };
+    whole = false;
+    keeper.publish(snapshotOf([], {}, 12), counted(inputs("42")));
+    await clock.advance(5_000);
+    await settle();
+    const notWhole = { reads, held: await held() };
+    await keeper.close();
+    expect({ first, between, second, notWhole }).toEqual({
+      first: { reads: 1, held: "31" },
+      between: 1,
+      second: { reads: 2, held: "41" },
+      notWhole: { reads: 3, held: "41" },
+    });
   });
 
   it("rewrites a quiet replica's state, with the watches' newer positions, on contact 5 minutes after its last write", async () => {
