@@ -8,11 +8,12 @@ import { compareResourceVersions } from "./resource-version.ts";
 import { covers, demoted, narrowed, type ReadKeys, type WatchedSet } from "./watched-set.ts";
 
 /**
- * What the store keeps of a Secret's data, in a frozen `ownRecord` (shared where no bytes are kept): the value of each key read
- * for its bytes; for a key read only for its presence, "" or UNKEPT_VALUE (ADR 68). It shares
- * nothing mutable with the decoder, keeps no byte an App does not read (a `tls.key` beside the
- * token), and a key the Secret lacks reads undefined whatever its name. An unkept value stays
- * unkept: the bytes were never here (a fetch brings them, `keptFor` says so).
+ * What the store keeps of a Secret's data, in a frozen `ownRecord`, shared where no bytes are
+ * kept: the value of each key read for its bytes; for a key read only for its presence, "" or
+ * UNKEPT_VALUE (ADR 68). It shares nothing mutable with the decoder, keeps no byte an App does
+ * not read (a `tls.key` beside the token), and a key the Secret lacks reads undefined whatever
+ * its name. An unkept value stays unkept: the bytes were never here (a fetch brings them,
+ * `keptFor` says so).
  */
 function keptData(
   data: Readonly<Record<string, string>> | undefined,
