@@ -5,7 +5,7 @@
 
 import { err, ok, type Result } from "../../result.ts";
 import type { ApiStatus, ListPage, SecretObject } from "../cache/list-watch.ts";
-import { LENGTH_DELIMITED, MAGIC, VARINT, WireReader } from "./protobuf-wire.ts";
+import { Interned, LENGTH_DELIMITED, MAGIC, VARINT, WireReader } from "./protobuf-wire.ts";
 import { secretData } from "./secret-data.ts";
 
 interface DecodeFailure {
@@ -17,6 +17,9 @@ const failed = (what: string, r: WireReader): Result<never, DecodeFailure> =>
 
 type Metadata = SecretObject["metadata"];
 
+/** The texts every Secret repeats: its kind, namespace, keys and type (not its name). */
+export const RECURRING = new Interned();
+
 /** A `map<string, string>` or `map<string, bytes>` entry: key = 1, value = 2. */
 function mapEntry(r: WireReader, value: (r: WireReader) => string): [string, string] {
   const entry = r.message();
@@ -24,7 +27,7 @@ function mapEntry(r: WireReader, value: (r: WireReader) => string): [string, str
   let v = "";
   while (entry.more) {
     const tag = entry.varint();
-    if (tag === (1 << 3) + LENGTH_DELIMITED) key = entry.string();
+    if (tag === (1 << 3) + LENGTH_DELIMITED) key = RECURRING.read(entry);
     else if (tag === (2 << 3) + LENGTH_DELIMITED) v = value(entry);
     else entry.skip(tag & 7);
   }
@@ -54,7 +57,7 @@ function objectMeta(r: WireReader, into: Metadata | undefined): Metadata {
         name = meta.string();
         break;
       case (3 << 3) + LENGTH_DELIMITED:
-        namespace = meta.string();
+        namespace = RECURRING.read(meta);
         break;
       case (5 << 3) + LENGTH_DELIMITED:
         uid = meta.string();
@@ -99,7 +102,7 @@ export function decodeSecretMessage(
     else if (tag === (2 << 3) + LENGTH_DELIMITED) {
       const [k, v] = mapEntry(r, bytes);
       data.push([k, v]);
-    } else if (tag === (3 << 3) + LENGTH_DELIMITED) type = r.string();
+    } else if (tag === (3 << 3) + LENGTH_DELIMITED) type = RECURRING.read(r);
     else r.skip(tag & 7);
   }
   if (r.failure !== null) return failed(what, r);
@@ -133,7 +136,7 @@ export function typeMetaKind(typeMeta: WireReader): string {
   let kind = "";
   while (typeMeta.more) {
     const tag = typeMeta.varint();
-    if (tag === (2 << 3) + LENGTH_DELIMITED) kind = typeMeta.string();
+    if (tag === (2 << 3) + LENGTH_DELIMITED) kind = RECURRING.read(typeMeta);
     else typeMeta.skip(tag & 7);
   }
   return typeMeta.failure === null ? kind : "";
