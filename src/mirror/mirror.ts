@@ -160,6 +160,7 @@ export class Mirror {
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#referenced.stop();
+    this.#publication.stop();
     const { registry, secrets } = this.#reflectors;
     await Promise.all([
       this.#rebuilds.stop(),
