@@ -236,6 +236,9 @@ export class Mirror {
     keys: ReadonlySet<string>,
     resourceVersion: string,
   ): void {
+    // Until the first Snapshot nothing is fetched: every Secret held came from a list, which
+    // delivers its own deletions. At 100k Secrets the walk was 50 ms on the way to ready.
+    if (!this.synced()) return;
     const deleted = this.#referenced.store.reconcileList(namespace, keys, resourceVersion);
     if (deleted.length > 0) this.#secretsChanged(deleted);
   }
