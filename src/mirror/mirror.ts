@@ -2,6 +2,7 @@ import { type Clock, systemClock } from "../clock.ts";
 import { Coalescer } from "../coalescer.ts";
 import type { ObjectEventType, SecretObject } from "../kube/cache/list-watch.ts";
 import type { Reflector } from "../kube/cache/reflector.ts";
+import type { ListedKeys } from "../kube/cache/reflector-handler.ts";
 import type { SecretRef } from "../registry/schema.ts";
 import { FROM_API_SERVER, type SnapshotSource } from "../snapshot/types.ts";
 import type { WarmStart } from "./inputs.ts";
@@ -231,11 +232,7 @@ export class Mirror {
     this.#secretsChanged([{ namespace: object.metadata.namespace, name: object.metadata.name }]);
   }
 
-  #onSecretsListed(
-    namespace: string | null,
-    keys: ReadonlySet<string>,
-    resourceVersion: string,
-  ): void {
+  #onSecretsListed(namespace: string | null, keys: ListedKeys, resourceVersion: string): void {
     // Until the first Snapshot nothing is fetched: every Secret held came from a list, which
     // delivers its own deletions. At 100k Secrets the walk was 50 ms on the way to ready.
     if (!this.synced()) return;

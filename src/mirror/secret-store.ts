@@ -1,4 +1,5 @@
 import type { SecretObject } from "../kube/cache/list-watch.ts";
+import type { ListedKeys } from "../kube/cache/reflector-handler.ts";
 import { ownRecord } from "../kube/codec/secret-data.ts";
 import type { SecretRef } from "../registry/schema.ts";
 import { SecretIndex } from "../snapshot/secret-index.ts";
@@ -157,7 +158,7 @@ export class SecretStore {
    */
   reconcileList(
     namespace: string | null,
-    listed: ReadonlySet<string>,
+    listed: ListedKeys,
     resourceVersion: string,
   ): SecretRef[] {
     const deleted: SecretRef[] = [];
