@@ -228,13 +228,14 @@ export class Mirror {
     const kind = type === "DELETED" ? "delete" : "upsert";
     const applied = this.#referenced.store.apply(kind, object, "watch");
     if (applied === "ignored") this.#observer.ignored();
-    if (applied !== "changed") return;
+    // The first Snapshot is built whole from the store: a change before it is not marked.
+    if (applied !== "changed" || !this.synced()) return;
     this.#secretsChanged([{ namespace: object.metadata.namespace, name: object.metadata.name }]);
   }
 
   #onSecretsListed(namespace: string | null, keys: ListedKeys, resourceVersion: string): void {
     // Until the first Snapshot nothing is fetched: every Secret held came from a list, which
-    // delivers its own deletions. At 100k Secrets the walk was 50 ms on the way to ready.
+    // delivers its own deletions (at 100k Secrets the walk was 50 ms on the way to ready).
     if (!this.synced()) return;
     const deleted = this.#referenced.store.reconcileList(namespace, keys, resourceVersion);
     if (deleted.length > 0) this.#secretsChanged(deleted);
