@@ -2,6 +2,7 @@ import { type Clock, systemClock } from "../clock.ts";
 import { Coalescer } from "../coalescer.ts";
 import type { ObjectEventType, SecretObject } from "../kube/cache/list-watch.ts";
 import type { Reflector } from "../kube/cache/reflector.ts";
+import type { ListedKeys } from "../kube/cache/reflector-handler.ts";
 import type { SecretRef } from "../registry/schema.ts";
 import { FROM_API_SERVER, type SnapshotSource } from "../snapshot/types.ts";
 import type { WarmStart } from "./inputs.ts";
@@ -160,6 +161,7 @@ export class Mirror {
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#referenced.stop();
+    this.#publication.stop();
     const { registry, secrets } = this.#reflectors;
     await Promise.all([
       this.#rebuilds.stop(),
@@ -226,15 +228,15 @@ export class Mirror {
     const kind = type === "DELETED" ? "delete" : "upsert";
     const applied = this.#referenced.store.apply(kind, object, "watch");
     if (applied === "ignored") this.#observer.ignored();
-    if (applied !== "changed") return;
+    // The first Snapshot is built whole from the store: a change before it is not marked.
+    if (applied !== "changed" || !this.synced()) return;
     this.#secretsChanged([{ namespace: object.metadata.namespace, name: object.metadata.name }]);
   }
 
-  #onSecretsListed(
-    namespace: string | null,
-    keys: ReadonlySet<string>,
-    resourceVersion: string,
-  ): void {
+  #onSecretsListed(namespace: string | null, keys: ListedKeys, resourceVersion: string): void {
+    // Until the first Snapshot nothing is fetched: every Secret held came from a list, which
+    // delivers its own deletions (at 100k Secrets the walk was 50 ms on the way to ready).
+    if (!this.synced()) return;
     const deleted = this.#referenced.store.reconcileList(namespace, keys, resourceVersion);
     if (deleted.length > 0) this.#secretsChanged(deleted);
   }

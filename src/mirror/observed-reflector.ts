@@ -30,7 +30,9 @@ export interface SharedReflectorSettings {
 /**
  * A reflector whose statuses the observer hears, and which reports contact with the API server:
  * a completed list, an event, a bookmark (a quiet cluster sends only those), or a watch that
- * ended on its own timeout. Contact is reported after the handler saw the event or the list.
+ * ended on its own timeout. Contact is reported after the handler saw the event or the list; the
+ * items of the first list count once, as it completes: before it nothing reflects a whole, and
+ * a contact per item was 50 ms of the main thread at 100k Secrets, on the way to ready.
  */
 export function observedReflector(
   name: string,
@@ -39,6 +41,7 @@ export function observedReflector(
   settings: SharedReflectorSettings,
 ): Reflector {
   const { observer, contact } = settings;
+  let synced = false;
   return new Reflector({
     ...settings.tuning,
     name,
@@ -47,7 +50,11 @@ export function observedReflector(
       ...handler,
       onEvent: (event) => {
         handler.onEvent(event);
-        contact();
+        if (synced) contact();
+      },
+      onSynced: () => {
+        synced = true;
+        handler.onSynced();
       },
       onBookmark: () => contact(),
     },

@@ -12,6 +12,13 @@ import type { NextSnapshot } from "./next-snapshot.ts";
 import type { MirrorObserver } from "./observer.ts";
 import type { Reflected, SnapshotSink } from "./sink.ts";
 
+/**
+ * After a Snapshot of new routes is published, when their Secret index (`slotsBySecret`) is
+ * built: off the way to ready, which waits for the data thread to apply that Snapshot (a few ms
+ * after the publication), and before a change of an App Secret needs it.
+ */
+export const SECRET_INDEX_DELAY_MS = 200;
+
 /** Hands each published Snapshot to the holder, the observers and the sinks. */
 export class Publication {
   readonly #holder: SnapshotHolder;
@@ -19,6 +26,8 @@ export class Publication {
   readonly #sinks: readonly SnapshotSink[];
   readonly #clock: Clock;
   #routes: { readonly registry: Registry | null; readonly table: RouteTable } | null = null;
+  /** The routes last published, and the pending build of their Secret index. */
+  #indexed: { readonly table: RouteTable; readonly cancel: () => void } | null = null;
 
   constructor(options: {
     readonly holder: SnapshotHolder;
@@ -57,6 +66,12 @@ export class Publication {
   ): void {
     const first = this.#holder.current() === null;
     this.#holder.swap(next.snapshot);
+    const { routes } = next.snapshot;
+    if (this.#indexed?.table !== routes) {
+      this.#indexed?.cancel();
+      const cancel = this.#clock.setTimer(SECRET_INDEX_DELAY_MS, () => void routes.slotsBySecret);
+      this.#indexed = { table: routes, cancel };
+    }
     const now = this.#clock.now();
     this.#observer.published({
       ...next,
@@ -70,6 +85,11 @@ export class Publication {
   settled(reflected: Reflected): void {
     const served = this.#holder.current();
     if (served !== null) for (const sink of this.#sinks) sink.publish(served, reflected);
+  }
+
+  /** Cancels a pending build of a Secret index. */
+  stop(): void {
+    this.#indexed?.cancel();
   }
 
   /** The API server was heard from. */

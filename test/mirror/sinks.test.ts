@@ -100,4 +100,32 @@ describe("the mirror's sinks", () => {
       "b r2 swapped:true 5/10 shop-credentials@10",
     ]);
   });
+
+  it("hear from each first list once, as it completes, not once per listed Secret", async () => {
+    const holder = new SnapshotHolder();
+    const secrets = new FakeListWatch();
+    const listed = Array.from({ length: 50 }, (_, i) =>
+      secret(i === 0 ? "shop-credentials" : `other-${i}`, String(i + 1), { token: "t" }),
+    );
+    secrets.replyList(ok(page("60", listed)));
+    const told: string[] = [];
+    const mirror = new Mirror({
+      registry: registrySource(registryLw()),
+      secrets: { scopes: [{ namespace: null, listWatch: secrets }] },
+      holder,
+      watchTimeoutSeconds: 60,
+      reflector: { streamingLists: new StreamingLists(false) },
+      sinks: [recorder("a", holder, told)],
+    });
+    mirrors.push(mirror);
+    mirror.start();
+    await waitUntil(() => (told.some((l) => l.startsWith("a r1")) ? true : undefined));
+    const first = told.findIndex((l) => l.startsWith("a r1"));
+    // The Registry's list, then the App Secrets'.
+    expect(told.slice(0, first)).toEqual([
+      "a heard not whole",
+      "a prepare shop",
+      "a heard not whole",
+    ]);
+  });
 });

@@ -56,6 +56,25 @@ export class KnownVersions {
     for (const [key, resourceVersion] of seed) this.#index.set(key, resourceVersion);
   }
 
+  /** Whether a Secret of this key was delivered and not deleted since. */
+  has(key: string): boolean {
+    if (this.#seed !== null) this.#recordSeed();
+    return this.#index.has(key);
+  }
+
+  /** Forgets each of `keys` it knows and returns a tombstone for it. */
+  remove(keys: Iterable<string>): SecretObject[] {
+    if (this.#seed !== null) this.#recordSeed();
+    const gone: SecretObject[] = [];
+    for (const key of keys) {
+      const known = this.#index.get(key);
+      if (known === undefined) continue;
+      this.#index.delete(key);
+      gone.push(tombstone(key, known));
+    }
+    return gone;
+  }
+
   /** Records a watch event as the server sent it. */
   watched(type: ObjectEventType, object: SecretObject): void {
     if (this.#seed !== null) this.#recordSeed();

@@ -15,12 +15,21 @@ import type { GuardedHandler } from "./reflector-handler.ts";
 export class ListDelivery {
   readonly #known: KnownVersions;
   readonly #handler: GuardedHandler;
+  /**
+   * A reflector's first list, while it has not started over: everything known was listed by it,
+   * so the known keys are what it held but for the objects `removed` before its end, and it keeps
+   * no set of its own (100k keys at 100k Secrets, on the way to ready).
+   */
+  #first: boolean;
   readonly #seen = new Set<string>();
+  /** In a first list: the keys removed and not listed again since. */
+  readonly #removed = new Set<string>();
   #complete = false;
 
   constructor(known: KnownVersions, handler: GuardedHandler) {
     this.#known = known;
     this.#handler = handler;
+    this.#first = known.size === 0;
   }
 
   /** True once finish() ran: the list is complete. */
@@ -31,27 +40,36 @@ export class ListDelivery {
   /** One object the list holds. */
   item(object: SecretObject): void {
     const key = secretKey(object.metadata);
-    this.#seen.add(key);
+    if (!this.#first) this.#seen.add(key);
+    else if (this.#removed.size > 0) this.#removed.delete(key);
     const type = this.#known.listed(object, key);
     if (type !== undefined) this.#handler.onEvent({ type, object });
   }
 
   /** An object deleted before the list ended: it is not part of the list. */
   removed(object: SecretObject): void {
-    this.#seen.delete(secretKey(object.metadata));
+    const key = secretKey(object.metadata);
+    if (this.#first) this.#removed.add(key);
+    else this.#seen.delete(key);
   }
 
   /** Forgets what was seen: a list that starts over from its first page. */
   restart(): void {
+    // What the pages before held is known and may be gone: from here, only what is seen counts.
+    this.#first = false;
+    this.#removed.clear();
     this.#seen.clear();
   }
 
   /** Delivers the deletions and `onListed`; returns how many objects the list held. */
   finish(resourceVersion: string): number {
     this.#complete = true;
-    for (const gone of this.#known.removeAllBut(this.#seen))
-      this.#handler.onEvent({ type: "DELETED", object: gone });
-    this.#handler.onListed(this.#seen, resourceVersion);
-    return this.#seen.size;
+    const gone = this.#first
+      ? this.#known.remove(this.#removed)
+      : this.#known.removeAllBut(this.#seen);
+    for (const object of gone) this.#handler.onEvent({ type: "DELETED", object });
+    const held = this.#first ? this.#known : this.#seen;
+    this.#handler.onListed(held, resourceVersion);
+    return held.size;
   }
 }

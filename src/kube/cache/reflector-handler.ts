@@ -20,12 +20,19 @@ export interface ReflectorHandler {
   onSynced(): void;
   /**
    * After every complete list (the first and each relist), once its changes were delivered:
-   * the keys (`namespace/name`) it held and its resourceVersion. A handler that learned of
-   * Secrets some other way (a GET) reconciles them here: absent from the list means deleted.
+   * the keys (`namespace/name`) it held, to read during the call, and its resourceVersion. A
+   * handler that learned of Secrets some other way (a GET) reconciles them here: absent from
+   * the list means deleted.
    */
-  onListed?(keys: ReadonlySet<string>, resourceVersion: string): void;
+  onListed?(keys: ListedKeys, resourceVersion: string): void;
   /** A BOOKMARK arrived: the server is alive and the watch current, with nothing to deliver. */
   onBookmark?(resourceVersion: string): void;
+}
+
+/** The keys a complete list held. */
+export interface ListedKeys {
+  has(key: string): boolean;
+  readonly size: number;
 }
 
 /** The same calls as a `ReflectorHandler`, each of which never throws. */

@@ -5,7 +5,7 @@
 
 import { err, ok, type Result } from "../../result.ts";
 import type { ApiStatus, ListPage, SecretObject } from "../cache/list-watch.ts";
-import { LENGTH_DELIMITED, MAGIC, VARINT, WireReader } from "./protobuf-wire.ts";
+import { Interned, LENGTH_DELIMITED, MAGIC, VARINT, WireReader } from "./protobuf-wire.ts";
 import { secretData } from "./secret-data.ts";
 
 interface DecodeFailure {
@@ -17,6 +17,9 @@ const failed = (what: string, r: WireReader): Result<never, DecodeFailure> =>
 
 type Metadata = SecretObject["metadata"];
 
+/** The texts every Secret repeats: its kind, namespace, keys and type (not its name). */
+export const RECURRING = new Interned();
+
 /** A `map<string, string>` or `map<string, bytes>` entry: key = 1, value = 2. */
 function mapEntry(r: WireReader, value: (r: WireReader) => string): [string, string] {
   const entry = r.message();
@@ -24,7 +27,7 @@ function mapEntry(r: WireReader, value: (r: WireReader) => string): [string, str
   let v = "";
   while (entry.more) {
     const tag = entry.varint();
-    if (tag === (1 << 3) + LENGTH_DELIMITED) key = entry.string();
+    if (tag === (1 << 3) + LENGTH_DELIMITED) key = RECURRING.read(entry);
     else if (tag === (2 << 3) + LENGTH_DELIMITED) v = value(entry);
     else entry.skip(tag & 7);
   }
@@ -46,7 +49,7 @@ function objectMeta(r: WireReader, into: Metadata | undefined): Metadata {
   let uid = into?.uid ?? "";
   let resourceVersion = into?.resourceVersion ?? "";
   // Entries, made a record at the end: assigning a key named `__proto__` would drop it.
-  const labels: [string, string][] = into?.labels ? Object.entries(into.labels) : [];
+  let labels: [string, string][] | undefined = into?.labels && Object.entries(into.labels);
   while (meta.more) {
     const tag = meta.varint();
     switch (tag) {
@@ -54,7 +57,7 @@ function objectMeta(r: WireReader, into: Metadata | undefined): Metadata {
         name = meta.string();
         break;
       case (3 << 3) + LENGTH_DELIMITED:
-        namespace = meta.string();
+        namespace = RECURRING.read(meta);
         break;
       case (5 << 3) + LENGTH_DELIMITED:
         uid = meta.string();
@@ -63,8 +66,8 @@ function objectMeta(r: WireReader, into: Metadata | undefined): Metadata {
         resourceVersion = meta.string();
         break;
       case (11 << 3) + LENGTH_DELIMITED: {
-        const [k, v] = mapEntry(meta, text);
-        labels.push([k, v]);
+        labels ??= [];
+        labels.push(mapEntry(meta, text));
         break;
       }
       default:
@@ -72,14 +75,14 @@ function objectMeta(r: WireReader, into: Metadata | undefined): Metadata {
     }
   }
   if (meta.failure !== null) r.fail(meta.failure);
-  return {
-    namespace,
-    name,
-    resourceVersion,
-    ...(uid === "" ? {} : { uid }),
-    ...(labels.length > 0 && { labels: Object.fromEntries(labels) }),
-  };
+  // Built field by field, not spread: this runs once per watch event.
+  const out: Mutable<Metadata> = { namespace, name, resourceVersion };
+  if (uid !== "") out.uid = uid;
+  if (labels !== undefined && labels.length > 0) out.labels = Object.fromEntries(labels);
+  return out;
 }
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /**
  * A v1.Secret message in `r` (metadata 1, data 2 as map<string, bytes>, type 3), with `data` as
@@ -92,24 +95,23 @@ export function decodeSecretMessage(
 ): Result<SecretObject, DecodeFailure> {
   let metadata: Metadata | undefined;
   let type = "";
-  const data: [string, string][] = [];
+  let data: [string, string][] | undefined;
   while (r.more) {
     const tag = r.varint();
     if (tag === (1 << 3) + LENGTH_DELIMITED) metadata = objectMeta(r, metadata);
     else if (tag === (2 << 3) + LENGTH_DELIMITED) {
-      const [k, v] = mapEntry(r, bytes);
-      data.push([k, v]);
-    } else if (tag === (3 << 3) + LENGTH_DELIMITED) type = r.string();
+      data ??= [];
+      data.push(mapEntry(r, bytes));
+    } else if (tag === (3 << 3) + LENGTH_DELIMITED) type = RECURRING.read(r);
     else r.skip(tag & 7);
   }
   if (r.failure !== null) return failed(what, r);
   for (const field of ["namespace", "name", "resourceVersion"] as const)
     if (!metadata?.[field]) return err({ message: `${what}: required at metadata.${field}` });
-  return ok({
-    metadata: metadata!,
-    ...(type === "" ? {} : { type }),
-    ...(data.length > 0 && { data: secretData(data) }),
-  });
+  const secret: Mutable<SecretObject> = { metadata: metadata! };
+  if (type !== "") secret.type = type;
+  if (data !== undefined) secret.data = secretData(data);
+  return ok(secret);
 }
 
 /** ListMeta: resourceVersion 2, continue 3 (selfLink and remainingItemCount are skipped). */
@@ -133,7 +135,7 @@ export function typeMetaKind(typeMeta: WireReader): string {
   let kind = "";
   while (typeMeta.more) {
     const tag = typeMeta.varint();
-    if (tag === (2 << 3) + LENGTH_DELIMITED) kind = typeMeta.string();
+    if (tag === (2 << 3) + LENGTH_DELIMITED) kind = RECURRING.read(typeMeta);
     else typeMeta.skip(tag & 7);
   }
   return typeMeta.failure === null ? kind : "";

@@ -7,7 +7,12 @@
 
 import { err, ok, type Result } from "../../result.ts";
 import type { WatchEvent } from "../cache/list-watch.ts";
-import { decodeSecretMessage, decodeStatusBody, readEnvelope } from "./protobuf-objects.ts";
+import {
+  decodeSecretMessage,
+  decodeStatusBody,
+  RECURRING,
+  readEnvelope,
+} from "./protobuf-objects.ts";
 import { LENGTH_DELIMITED, WireReader } from "./protobuf-wire.ts";
 
 /** A complete frame (its WatchEvent's bytes), or one refused by its announced length. */
@@ -97,7 +102,7 @@ export function decodeWatchFrame(body: Buffer): Result<WatchEvent, DecodeFailure
   let raw: { start: number; end: number } | undefined;
   while (r.more) {
     const tag = r.varint();
-    if (tag === (1 << 3) + LENGTH_DELIMITED) type = r.string();
+    if (tag === (1 << 3) + LENGTH_DELIMITED) type = RECURRING.read(r);
     else if (tag === (2 << 3) + LENGTH_DELIMITED) {
       const extension = r.message();
       while (extension.more) {

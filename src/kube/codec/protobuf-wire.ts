@@ -107,6 +107,44 @@ export class WireReader {
   }
 }
 
+/** Bytes up to which a value may be interned: event types, kinds, namespaces, keys. */
+const MAX_INTERNED_BYTES = 64;
+const INTERNED_SLOTS = 1024;
+
+/**
+ * Short texts that recur in every event (its type, the object's kind and namespace, its keys),
+ * each decoded once: the same bytes give back the same string, where a decode per event was a
+ * native call and a string to hash for every Map it keys. Bounded: a slot holds the last text
+ * whose bytes hashed to it, so a text met once (a name) costs one slot and displaces another.
+ */
+export class Interned {
+  readonly #bytes: (Uint8Array | null)[] = new Array(INTERNED_SLOTS).fill(null);
+  readonly #texts: string[] = new Array(INTERNED_SLOTS).fill("");
+
+  /** A length-delimited value as UTF-8 text, as `r.string()` reads it. */
+  read(r: WireReader): string {
+    const start = r.span();
+    if (r.failure !== null) return "";
+    const { buf } = r;
+    const end = r.pos;
+    const length = end - start;
+    if (length > MAX_INTERNED_BYTES) return (buf as Buffer & Slicing).utf8Slice(start, end);
+    let hash = length;
+    for (let i = start; i < end; i++) hash = Math.imul(hash ^ buf[i]!, 0x01000193);
+    const slot = hash & (INTERNED_SLOTS - 1);
+    const known = this.#bytes[slot];
+    if (known !== null && known !== undefined && known.length === length) {
+      let i = 0;
+      while (i < length && known[i] === buf[start + i]) i++;
+      if (i === length) return this.#texts[slot]!;
+    }
+    const text = (buf as Buffer & Slicing).utf8Slice(start, end);
+    this.#bytes[slot] = Uint8Array.prototype.slice.call(buf, start, end);
+    this.#texts[slot] = text;
+    return text;
+  }
+}
+
 /** Whether `buf[pos…]` holds a whole varint, so a streaming reader can wait for more bytes. */
 export function varintComplete(buf: Buffer, pos: number): boolean {
   const last = Math.min(buf.length, pos + 10);
