@@ -155,27 +155,27 @@ export function recordingFileSystem(failAt?: FailAt): FileSystem & { written: Bu
       syscall: "write",
     });
   };
+  // A file's writes recorded, and failing as `failAt` says: created or opened to append alike.
+  const recorded = (file: Pick<WritableFile, "writeAll" | "sync">) => ({
+    async writeAll(data: Uint8Array) {
+      written.push(Buffer.from(data));
+      if (failAt === "write") {
+        await file.writeAll(data.subarray(0, data.length >> 1));
+        fail();
+      }
+      await file.writeAll(data);
+    },
+    async sync() {
+      if (failAt === "sync") fail();
+      await file.sync();
+    },
+  });
   return {
     written,
     async create(path, mode) {
       if (failAt === "create") fail();
       const file: WritableFile = await nodeFileSystem.create(path, mode);
-      return {
-        async writeAll(data) {
-          written.push(Buffer.from(data));
-          if (failAt === "write") {
-            await file.writeAll(data.subarray(0, data.length >> 1));
-            fail();
-          }
-          await file.writeAll(data);
-        },
-        chmod: (m) => file.chmod(m),
-        async sync() {
-          if (failAt === "sync") fail();
-          await file.sync();
-        },
-        close: () => file.close(),
-      };
+      return { ...recorded(file), chmod: (m) => file.chmod(m), close: () => file.close() };
     },
     async rename(from, to) {
       if (failAt === "rename") fail();
@@ -189,21 +189,7 @@ export function recordingFileSystem(failAt?: FailAt): FileSystem & { written: Bu
     },
     async openAppend(path) {
       const file = await nodeFileSystem.openAppend(path);
-      return {
-        ...file,
-        async writeAll(data) {
-          written.push(Buffer.from(data));
-          if (failAt === "write") {
-            await file.writeAll(data.subarray(0, data.length >> 1));
-            fail();
-          }
-          await file.writeAll(data);
-        },
-        async sync() {
-          if (failAt === "sync") fail();
-          await file.sync();
-        },
-      };
+      return { ...file, ...recorded(file) };
     },
   };
 }
