@@ -39,6 +39,24 @@ const ROTATIONS = 50;
 /** How a connection reset before its handshake shows in node:tls. */
 const RESET = /ECONNRESET|socket disconnected before secure TLS connection was established/;
 
+/**
+ * `exchange` again when Caddy reset its connection before an answer, at most twice. A load
+ * replaces Caddy's listeners, and a connection the kernel queued on an old one is reset (see the
+ * rotation test below, which counts them); on a loaded machine this was seen once on a request
+ * made just after a push. Any other failure, or a third reset, is the test's.
+ */
+async function againAfterReset<T>(exchange: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await exchange();
+    } catch (e) {
+      if (attempt === 3 || !RESET.test((e as Error).message)) throw e;
+    }
+  }
+}
+const served = (port: number, servername: string | null) =>
+  againAfterReset(() => servedFingerprint(port, servername));
+
 describe.skipIf(caddy.path === undefined)("Caddy admin API: certificates by SNI", () => {
   let dir: string;
   let upstreams: EchoUpstreams;
@@ -125,9 +143,9 @@ describe.skipIf(caddy.path === undefined)("Caddy admin API: certificates by SNI"
       "unknown.example.org",
     ];
     const servedFor = Object.fromEntries(
-      await Promise.all(names.map(async (n) => [n, await servedFingerprint(tlsPort, n)])),
+      await Promise.all(names.map(async (n) => [n, await served(tlsPort, n)])),
     );
-    expect({ ...servedFor, none: await servedFingerprint(tlsPort, null) }).toEqual({
+    expect({ ...servedFor, none: await served(tlsPort, null) }).toEqual({
       "shop.example.com": fingerprintOf(shop.crt),
       "a.shop.example.com": fingerprintOf(shop.crt),
       "z.shop.example.com": fingerprintOf(zeta.crt),
@@ -155,8 +173,12 @@ describe.skipIf(caddy.path === undefined)("Caddy admin API: certificates by SNI"
   it("answers a request over TLS as over plain HTTP", async () => {
     await push(snapshot(apps(), { shop, blog }));
     const hosts = ["shop.example.com", "a.shop.example.com", "plain.example.com", "nope.example"];
-    const plain = await Promise.all(hosts.map((host) => ask(proxy.port, { host })));
-    const overTls = await Promise.all(hosts.map((host) => askOverTls(tlsPort, host, host)));
+    const plain = await Promise.all(
+      hosts.map((host) => againAfterReset(() => ask(proxy.port, { host }))),
+    );
+    const overTls = await Promise.all(
+      hosts.map((host) => againAfterReset(() => askOverTls(tlsPort, host, host))),
+    );
     expect(overTls).toEqual(plain);
     expect(plain[0]!.echoed?.mirror["x-mirror-app"]).toBe("shop");
   });
@@ -165,7 +187,7 @@ describe.skipIf(caddy.path === undefined)("Caddy admin API: certificates by SNI"
     await push(snapshot(apps(), { shop, blog }));
     const renewed = rotations[0]!;
     await push(snapshot(apps(), { shop: renewed, blog }));
-    const afterRotation = await servedFingerprint(tlsPort, "shop.example.com");
+    const afterRotation = await served(tlsPort, "shop.example.com");
     await push(
       snapshot(
         apps().filter((a) => a.name !== "blog"),
@@ -174,8 +196,8 @@ describe.skipIf(caddy.path === undefined)("Caddy admin API: certificates by SNI"
     );
     expect({
       afterRotation,
-      blogRemoved: await servedFingerprint(tlsPort, "blog.example.com"),
-      shop: await servedFingerprint(tlsPort, "a.shop.example.com"),
+      blogRemoved: await served(tlsPort, "blog.example.com"),
+      shop: await served(tlsPort, "a.shop.example.com"),
     }).toEqual({
       afterRotation: fingerprintOf(renewed.crt),
       blogRemoved: defaultCertificate,
@@ -237,8 +259,7 @@ describe.skipIf(caddy.path === undefined)("Caddy admin API: certificates by SNI"
       await proxy.restart();
       const restarted = performance.now();
       await waitUntil(
-        async () =>
-          (await servedFingerprint(tlsPort, "blog.example.com")) === fingerprintOf(blog.crt),
+        async () => (await served(tlsPort, "blog.example.com")) === fingerprintOf(blog.crt),
         { timeoutMs: 5_000, intervalMs: 20, what: "blog's certificate after the restart" },
       );
       expect(performance.now() - restarted).toBeLessThan(PUSHED_WITHIN_MS);
@@ -266,8 +287,7 @@ describe.skipIf(caddy.path === undefined)("Caddy admin API: certificates by SNI"
         what: "the verification to notice the change",
       });
       await waitUntil(
-        async () =>
-          (await servedFingerprint(tlsPort, "blog.example.com")) === fingerprintOf(blog.crt),
+        async () => (await served(tlsPort, "blog.example.com")) === fingerprintOf(blog.crt),
         { timeoutMs: 5_000, intervalMs: 20, what: "blog's certificate again" },
       );
       expect(tampered.ok && tampered.value.status).toBe(200);
@@ -280,9 +300,9 @@ describe.skipIf(caddy.path === undefined)("Caddy admin API: certificates by SNI"
       const other = await caddyTarget({ socket: proxy.socket }).push(
         snapshot(apps(), { shop, blog }),
       );
-      const loaded = await servedFingerprint(tlsPort, "blog.example.com");
+      const loaded = await served(tlsPort, "blog.example.com");
       await waitUntil(
-        async () => (await servedFingerprint(tlsPort, "blog.example.com")) === defaultCertificate,
+        async () => (await served(tlsPort, "blog.example.com")) === defaultCertificate,
         {
           timeoutMs: 5_000,
           intervalMs: 20,
@@ -309,7 +329,7 @@ describe.skipIf(caddy.path === undefined)("Caddy admin API: certificates by SNI"
         "nope.example",
       ];
       const port = fromFiles.tlsPort!;
-      const servedFor = await Promise.all(names.map((n) => servedFingerprint(port, n)));
+      const servedFor = await Promise.all(names.map((n) => served(port, n)));
       expect(servedFor).toEqual([
         fingerprintOf(shop.crt),
         fingerprintOf(shop.crt),
@@ -357,7 +377,7 @@ describe.skipIf(caddy.path === undefined)("Caddy admin API: certificates by SNI"
       failures,
       wrong: counts.wrong,
       reset: migrates ? counts.reset : 0,
-      last: await servedFingerprint(tlsPort, "shop.example.com"),
+      last: await served(tlsPort, "shop.example.com"),
     }).toEqual({ failures: [], wrong: 0, reset: 0, last: fingerprintOf(rotations.at(-1)!.crt) });
   }, 30_000);
 });
