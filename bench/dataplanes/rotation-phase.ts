@@ -2,7 +2,7 @@
 // until the App's upstream, behind the real proxy, gets `Authorization: Bearer <the new value>`.
 // Every proxy in zero-hop mode with its own sidecar, then in hop mode asking one sidecar, one at a
 // time with nothing else watching the cluster, with write-phase.ts's care: a pause between asks,
-// untimed rotations first, the first 2 s after the table landed. The upstream answers with a
+// untimed rotations first, the start's tail (quiet.ts). The upstream answers with a
 // digest of the Authorization it got (seen-upstream.ts); while a rotation lands, more connections
 // ask for the same host, and no request sent after the first answer with the new value may carry
 // the old one (rotation-observer.ts). The clients send an Authorization of their own, which every
@@ -17,7 +17,7 @@ import { bytesLabel, CREDENTIAL } from "./credentials.ts";
 import type { AfterNewCounts, RotationData } from "./data.ts";
 import { type PhaseOptions, scratch, startVariant } from "./load-phase.ts";
 import { PROXIES, variantName } from "./proxies.ts";
-
+import { QUIET_DESCRIPTION, quietLine, untilQuiet } from "./quiet.ts";
 import {
   addCounts,
   NO_COUNTS,
@@ -27,7 +27,7 @@ import {
   untilSeen,
 } from "./rotation-observer.ts";
 import { authorizationDigest } from "./seen-upstream.ts";
-import { AFTER_START_MS, distinct, PAUSE_MS, WARM_UP_WRITES } from "./write-phase.ts";
+import { distinct, PAUSE_MS, WARM_UP_WRITES } from "./write-phase.ts";
 import { startZeroHopPair, waitForTables } from "./zero-hop.ts";
 
 /** Connections asking besides the timed one, each pausing this long between its requests. */
@@ -44,7 +44,7 @@ const CLIENT_AUTHORIZATION = "Basic Y2xpZW50OnNlY3JldA==";
 
 /** How each rotation is made and timed, for the table and the chart. */
 export const rotationDescription = (valueBytes: number) =>
-  `each rotation writes one App's Secret a new ${bytesLabel(valueBytes)} value, timed until the upstream got it as Authorization (${CREDENTIAL.prefix.trim()} + value); from ${AFTER_START_MS / 1000} s after the table landed, ${WARM_UP_WRITES} untimed first; the proxy asked every ${PAUSE_MS} ms on one kept-alive connection, every ${WATCH_PAUSE_MS} ms on ${WATCHERS} more, each sending its own Authorization`;
+  `each rotation writes one App's Secret a new ${bytesLabel(valueBytes)} value, timed until the upstream got it as Authorization (${CREDENTIAL.prefix.trim()} + value); ${QUIET_DESCRIPTION}, ${WARM_UP_WRITES} untimed first; the proxy asked every ${PAUSE_MS} ms on one kept-alive connection, every ${WATCH_PAUSE_MS} ms on ${WATCHERS} more, each sending its own Authorization`;
 
 /** A rotation that did not reach the upstream: the variant does not hand on credentials. */
 class NotDelivered extends Error {}
@@ -86,17 +86,16 @@ export async function benchRotations(
       serveCredentials: true,
     });
     try {
-      await sleep(AFTER_START_MS);
-      await run(variantName(kind, "zero-hop"), pair.proxy.port, () =>
-        waitForTables(pair.sidecar.opsPort, 60_000),
-      );
+      const name = variantName(kind, "zero-hop");
+      console.error(quietLine(name, await untilQuiet(pair.sidecar.cpuMicros, cluster.cpuMicros)));
+      await run(name, pair.proxy.port, () => waitForTables(pair.sidecar.opsPort, 60_000));
     } finally {
       await pair.stop();
     }
   }
   const sidecar = (await startSynced(cluster, { env: o.ctx.env, serveCredentials: true })).server;
   try {
-    await sleep(AFTER_START_MS);
+    console.error(quietLine("hop sidecar", await untilQuiet(sidecar.cpuMicros, cluster.cpuMicros)));
     for (const { kind } of PROXIES) {
       const proxy = await startVariant(kind, "hop", o, sidecar.dataPort);
       try {

@@ -13,6 +13,7 @@ import type { WorldCluster } from "./cluster-process.ts";
 import type { WriteToAnswerData } from "./data.ts";
 import { type PhaseOptions, scratch, startVariant } from "./load-phase.ts";
 import { PROXIES, variantName } from "./proxies.ts";
+import { QUIET_DESCRIPTION, quietLine, untilQuiet } from "./quiet.ts";
 import { startZeroHopPair, waitForTables } from "./zero-hop.ts";
 
 const ROUTED: SeenAnswer = { status: 200, reason: null };
@@ -27,15 +28,8 @@ const VALUE_BYTES = 1024;
 export const PAUSE_MS = 1;
 /** Untimed writes first (one App emptied and filled): the first pushes after a start run cold. */
 export const WARM_UP_WRITES = 2;
-/**
- * Before the first write: a replica's first second holds the one full collection after start
- * (ADR 25), which holds the main thread, and its push, for tens of ms at 10k Apps (a write 0.2 s
- * after the table landed took 153 ms, the same write 3 s later 53 ms). What is timed is a running
- * replica.
- */
-export const AFTER_START_MS = 2_000;
 
-export const WRITE_DESCRIPTION = `each write empties an App's Secret value (200 → 503 secret-unavailable) or refills it; from ${AFTER_START_MS / 1000} s after the table landed, ${WARM_UP_WRITES} untimed first; the proxy asked every ${PAUSE_MS} ms, kept alive`;
+export const WRITE_DESCRIPTION = `each write empties an App's Secret value (200 → 503 secret-unavailable) or refills it; ${QUIET_DESCRIPTION}, ${WARM_UP_WRITES} untimed first; the proxy asked every ${PAUSE_MS} ms, kept alive`;
 
 /** `writes` (even) timed writes for each variant at `cluster`'s size; stops what it started. */
 export async function benchWrites(
@@ -60,7 +54,12 @@ export async function benchWrites(
     });
     try {
       const settle = () => waitForTables(pair.sidecar.opsPort, 60_000);
-      await new Promise((r) => setTimeout(r, AFTER_START_MS));
+      console.error(
+        quietLine(
+          variantName(kind, "zero-hop"),
+          await untilQuiet(pair.sidecar.cpuMicros, cluster.cpuMicros),
+        ),
+      );
       record(
         variantName(kind, "zero-hop"),
         await timeWrites(cluster, pair.proxy.port, apps(), settle),
@@ -73,7 +72,12 @@ export async function benchWrites(
   try {
     const nginx = await startVariant("nginx", "hop", o, sidecar.dataPort);
     try {
-      await new Promise((r) => setTimeout(r, AFTER_START_MS));
+      console.error(
+        quietLine(
+          variantName("nginx", "hop"),
+          await untilQuiet(sidecar.cpuMicros, cluster.cpuMicros),
+        ),
+      );
       record(variantName("nginx", "hop"), await timeWrites(cluster, nginx.port, apps(), noop));
     } finally {
       await nginx.stop();

@@ -14,11 +14,10 @@ import {
   type CredentialFormat,
   type CredentialLine,
   type CredentialLines,
-  credentialChanges,
   credentialLines,
 } from "./credential-lines.ts";
 import { flatLine } from "./flat-line.ts";
-import { certificateChanges, nginxCertificateLines } from "./nginx-certificates.ts";
+import { nginxCertificateLines } from "./nginx-certificates.ts";
 import type { TableEntry } from "./table.ts";
 import { entryFields, type LineFormat, tableLines } from "./table-lines.ts";
 
@@ -63,45 +62,8 @@ const raw: CredentialFormat = (credential) => credential;
 /** `view`'s credentials per App chunk; the same list for a chunk that Snapshots share. */
 export const nginxCredentials = (view: RouteView) => credentialLines(view, raw);
 
-/**
- * The body of a PATCH from `base` to `view`: every line of `view` that is not `base`'s (all since
- * the base, not since the last PATCH: nginx replaces the overlay whole), `c <app> ` (an empty
- * value) for each credential `base` has and `view` has not, and the certificates' changes
- * (`certificateChanges`). Null when `view` has another hostname index, whose keys may differ, or
- * when more than `maxLines` lines, or more than `maxCertificateLines` certificate lines, changed:
- * then the whole table goes.
- */
-export function nginxChangesBody(
-  view: PushView,
-  base: NginxBase,
-  maxLines: number,
-  maxCertificateLines: number = maxLines,
-): string | null {
-  if (view.routes !== base.routes) return null;
-  const lines = nginxLines(view);
-  const changed: string[] = [];
-  for (let c = 0; c < lines.length; c++) {
-    const [now, then] = [lines[c]!, base.lines[c]!];
-    if (now === then) continue;
-    for (let i = 0; i < now.length; i++) {
-      if (now[i] === then[i]) continue;
-      if (changed.length === maxLines) return null;
-      changed.push(now[i]!);
-    }
-  }
-  const credentials = credentialChanges(nginxCredentials(view), base.credentials);
-  if (changed.length + credentials.written.length + credentials.dropped.length > maxLines)
-    return null;
-  for (const line of credentials.written) changed.push(credentialLine(line));
-  for (const app of credentials.dropped) changed.push(`c ${app} `);
-  const certificates = certificateChanges(certificateEntries(view), base.certificates);
-  if (certificates.length > maxCertificateLines || changed.length + certificates.length > maxLines)
-    return null;
-  for (const line of certificates) changed.push(line);
-  return body(`revision ${view.revision}\nbase ${base.generation}\n`, [changed]);
-}
-
-function body(head: string, chunks: readonly (readonly string[])[]): string {
+/** A body: `head`, then each chunk's lines, each line ended by a line break. */
+export function body(head: string, chunks: readonly (readonly string[])[]): string {
   const parts = [head];
   for (const lines of chunks) {
     if (lines.length > 0) parts.push(`${lines.join("\n")}\n`);
@@ -109,7 +71,7 @@ function body(head: string, chunks: readonly (readonly string[])[]): string {
   return parts.join("");
 }
 
-const credentialLine = (line: CredentialLine) => flatLine(`c ${line.app} ${line.value}`);
+export const credentialLine = (line: CredentialLine) => flatLine(`c ${line.app} ${line.value}`);
 
 /** A chunk's credential lines as text, once per list. */
 export const credentialText = cachedPer((lines: readonly CredentialLine[]) =>

@@ -15,8 +15,9 @@ import { cachedPer } from "../cached-per.ts";
 import { ok, type Result } from "../result.ts";
 import type { PushView } from "../snapshot/types.ts";
 import { type AdminAnswer, adminCall, adminRefused } from "./admin-http.ts";
+import { type NginxChanges, nginxChanges } from "./nginx-changes.ts";
 import { NGINX_DIGEST, nginxTableDigest, nginxTableDigestSliced } from "./nginx-digest.ts";
-import { type NginxBase, nginxBase, nginxChangesBody, nginxTableBody } from "./nginx-table.ts";
+import { nginxBase, nginxTableBody } from "./nginx-table.ts";
 import type { PushFailure, PushTarget } from "./target.ts";
 
 export interface NginxTargetOptions {
@@ -52,17 +53,22 @@ export function nginxTarget(options: NginxTargetOptions): PushTarget {
       contentType: "text/plain",
       body,
     });
-  // The whole table nginx was last seen to take; null until then and after a refused PATCH.
-  let base: NginxBase | null = null;
+  // The PATCH bodies from the whole table nginx was last seen to take; null until then and after
+  // a refused PATCH.
+  let changesFromBase: NginxChanges | null = null;
 
   async function whole(view: PushView): Promise<Result<void, PushFailure>> {
-    base = null;
+    changesFromBase = null;
     const answer = await send("PUT", nginxTableBody(view));
     if (!answer.ok) return answer;
     if (answer.value.status !== 200 || !/^\d+$/.test(answer.value.text)) {
       return adminRefused("PUT", answer.value);
     }
-    base = nginxBase(view, answer.value.text);
+    changesFromBase = nginxChanges(
+      nginxBase(view, answer.value.text),
+      maxLines,
+      maxCertificateLines,
+    );
     return ok(undefined);
   }
 
@@ -70,9 +76,7 @@ export function nginxTarget(options: NginxTargetOptions): PushTarget {
     name: options.name ?? "nginx",
     async push(view, pushOptions): Promise<Result<void, PushFailure>> {
       const changes =
-        base === null || pushOptions?.whole === true
-          ? null
-          : nginxChangesBody(view, base, maxLines, maxCertificateLines);
+        changesFromBase === null || pushOptions?.whole === true ? null : changesFromBase(view);
       if (changes === null) return whole(view);
       const answer: Result<AdminAnswer, PushFailure> = await send("PATCH", changes);
       if (!answer.ok) return answer;

@@ -1,12 +1,8 @@
 import { crc32 } from "node:zlib";
 import { describe, expect, it } from "vitest";
+import { nginxChangesBody } from "../../src/push/nginx-changes.ts";
 import { nginxTableDigest, nginxTableDigestSliced } from "../../src/push/nginx-digest.ts";
-import {
-  type NginxBase,
-  nginxBase,
-  nginxChangesBody,
-  nginxTableBody,
-} from "../../src/push/nginx-table.ts";
+import { type NginxBase, nginxBase, nginxTableBody } from "../../src/push/nginx-table.ts";
 import { build, rebuildForSecrets } from "../../src/snapshot/build.ts";
 import type { Snapshot } from "../../src/snapshot/types.ts";
 import { meta, registryOf, secretData, secretsOf, snapshotOf } from "../support/world.ts";
