@@ -4,6 +4,7 @@
 // while it stays there. Pure.
 
 import { CERTIFICATE_RULES, type CertificateRule } from "../snapshot/certificate.ts";
+import { forChangedChunks } from "../snapshot/chunk-changes.ts";
 import { UNUSABLE_RULES } from "../snapshot/credential.ts";
 import { findApp } from "../snapshot/lookup.ts";
 import type { App, Snapshot } from "../snapshot/types.ts";
@@ -31,16 +32,16 @@ export type AppRefusal =
 
 /**
  * The refusals of `next`'s Apps that `previous` (null: none published) did not have for the same
- * reason (a certificate: for the same Secret version), in slot order. Costs a comparison of chunk
- * references when the Registry did not change (a Secret-only rebuild shares every untouched
+ * reason (a certificate: for the same Secret version), in slot order. Costs a look at the chunks
+ * a Secret-only rebuild replaced when the Registry did not change (it shares every untouched
  * chunk); a lookup by name per refused App when it did.
  */
 export function enteredRefusals(previous: Snapshot | null, next: Snapshot): AppRefusal[] {
   const entered: AppRefusal[] = [];
   const sameRoutes = previous !== null && previous.routes === next.routes;
-  next.apps.chunks.forEach((chunk, c) => {
+  const visit = (c: number) => {
+    const chunk = next.apps.chunks[c]!;
     const before = sameRoutes ? previous.apps.chunks[c] : undefined;
-    if (before === chunk) return;
     chunk.forEach((app, i) => {
       const credential = credentialRefusal(app);
       const certificate = certificateRefusal(app);
@@ -54,7 +55,9 @@ export function enteredRefusals(previous: Snapshot | null, next: Snapshot): AppR
       if (credential !== null && was?.reason !== app.reason) entered.push(credential);
       if (certificate !== null && !sameCertificateRefusal(was, app)) entered.push(certificate);
     });
-  });
+  };
+  if (sameRoutes) forChangedChunks(previous.apps.chunks, next.apps.chunks, visit);
+  else for (let c = 0; c < next.apps.chunks.length; c++) visit(c);
   return entered;
 }
 

@@ -6,6 +6,7 @@
 import { cachedPer } from "../cached-per.ts";
 import type { ServedCertificate } from "../snapshot/certificate.ts";
 import type { PushApp, PushView, RouteView } from "../snapshot/types.ts";
+import { chunkLists } from "./chunk-lists.ts";
 import { keysOf } from "./table-lines.ts";
 
 /** One App's certificate and the SNI names it is served for. */
@@ -18,9 +19,17 @@ export interface CertificateEntry {
 
 type Chunk = readonly PushApp[];
 
-const chunkEntries = cachedPer(
-  (_: RouteView["routes"]) => new WeakMap<Chunk, readonly CertificateEntry[]>(),
-);
+const NO_ENTRIES: readonly CertificateEntry[] = Object.freeze([]);
+
+// Per hostname index (one per Registry): the entries of each App chunk.
+const entriesPerChunk = cachedPer((routes: RouteView["routes"]) => {
+  const keys = keysOf(routes);
+  return chunkLists((chunk: Chunk, c: number) => entriesOf(chunk, keys[c] ?? []));
+});
+
+/** `certificateEntries` per App chunk, in slot order. Callers must not change the lists. */
+export const certificateEntryLists = (view: PushView): readonly (readonly CertificateEntry[])[] =>
+  entriesPerChunk(view.routes)(view.apps.chunks);
 
 /**
  * Every served certificate of `view`, in slot order (by App name), each with the names its App
@@ -28,18 +37,13 @@ const chunkEntries = cachedPer(
  * not change the list.
  */
 export const certificateEntries = cachedPer((view: PushView): readonly CertificateEntry[] => {
-  const keys = keysOf(view.routes);
-  const cache = chunkEntries(view.routes);
+  const lists = certificateEntryLists(view);
   const out: CertificateEntry[] = [];
-  view.apps.chunks.forEach((chunk, c) => {
-    let entries = cache.get(chunk);
-    if (entries === undefined) {
-      entries = entriesOf(chunk, keys[c] ?? []);
-      cache.set(chunk, entries);
-    }
-    out.push(...entries);
-  });
-  return Object.freeze(out);
+  for (let c = 0; c < lists.length; c++) {
+    const entries = lists[c]!;
+    for (let i = 0; i < entries.length; i++) out.push(entries[i]!);
+  }
+  return out.length === 0 ? NO_ENTRIES : Object.freeze(out);
 });
 
 function entriesOf(

@@ -7,6 +7,7 @@
 
 import { cachedPer } from "../cached-per.ts";
 import type { RouteApp, RouteView } from "../snapshot/types.ts";
+import { chunkLists } from "./chunk-lists.ts";
 import { flatLine } from "./flat-line.ts";
 import { entryOf } from "./table.ts";
 import { keyedPlaces } from "./table-lines.ts";
@@ -29,9 +30,20 @@ export type CredentialLines = readonly (readonly CredentialLine[])[];
 type Routes = RouteView["routes"];
 type Chunk = readonly RouteApp[];
 
-// Per format, per hostname index (one per Registry), per App chunk: the chunk's lines.
-const chunkLines = cachedPer((_: CredentialFormat) =>
-  cachedPer((_: Routes) => new WeakMap<Chunk, readonly CredentialLine[]>()),
+// Per format, per hostname index (one per Registry): the lines of each App chunk.
+const linesPerChunk = cachedPer((format: CredentialFormat) =>
+  cachedPer((routes: Routes) => {
+    const places = keyedPlaces(routes);
+    return chunkLists((chunk: Chunk, c: number): readonly CredentialLine[] => {
+      const made: CredentialLine[] = [];
+      for (const place of places[c] ?? []) {
+        const entry = entryOf(chunk[place]!);
+        if (entry.kind === "routed" && entry.target !== null && entry.credential !== null)
+          made.push({ app: entry.app, value: flatLine(format(entry.credential)) });
+      }
+      return made;
+    });
+  }),
 );
 
 /**
@@ -39,28 +51,8 @@ const chunkLines = cachedPer((_: CredentialFormat) =>
  * code-unit order), holding each App that holds a key of the table and is routed to a host with a
  * credential. The same list for a chunk that Snapshots of one Registry share.
  */
-export function credentialLines(view: RouteView, format: CredentialFormat): CredentialLines {
-  const places = keyedPlaces(view.routes);
-  const cache = chunkLines(format)(view.routes);
-  const { chunks } = view.apps;
-  const out: (readonly CredentialLine[])[] = [];
-  for (let c = 0; c < chunks.length; c++) {
-    const chunk = chunks[c]!;
-    let lines = cache.get(chunk);
-    if (lines === undefined) {
-      const made: CredentialLine[] = [];
-      for (const place of places[c] ?? []) {
-        const entry = entryOf(chunk[place]!);
-        if (entry.kind === "routed" && entry.target !== null && entry.credential !== null)
-          made.push({ app: entry.app, value: flatLine(format(entry.credential)) });
-      }
-      lines = made;
-      cache.set(chunk, lines);
-    }
-    out.push(lines);
-  }
-  return out;
-}
+export const credentialLines = (view: RouteView, format: CredentialFormat): CredentialLines =>
+  linesPerChunk(format)(view.routes)(view.apps.chunks);
 
 /** What turns one side table into another: lines to write (new or changed), Apps to drop. */
 export interface CredentialChanges {

@@ -9,7 +9,7 @@
 
 import { cachedPer } from "../cached-per.ts";
 import type { PushView, RouteView } from "../snapshot/types.ts";
-import { type CertificateEntry, certificateEntries } from "./certificates.ts";
+import { type CertificateEntry, certificateEntryLists } from "./certificates.ts";
 import {
   type CredentialFormat,
   type CredentialLine,
@@ -34,13 +34,14 @@ export function nginxTableBody(view: PushView): string {
 /**
  * A table nginx holds whole: its hostname index, its lines and credentials (per App chunk, as
  * `nginxLines` and `nginxCredentials` give them: no App kept alive, but every credential, as the
- * table itself), its certificates (`certificateEntries`) and the generation nginx gave it.
+ * table itself), its certificates (`certificateEntryLists`) and the generation nginx gave it.
  */
 export interface NginxBase {
   readonly routes: RouteView["routes"];
   readonly lines: readonly (readonly string[])[];
   readonly credentials: CredentialLines;
-  readonly certificates: readonly CertificateEntry[];
+  /** Per App chunk, as `certificateEntryLists` gives them. */
+  readonly certificates: readonly (readonly CertificateEntry[])[];
   readonly generation: string;
 }
 
@@ -49,7 +50,7 @@ export const nginxBase = (view: PushView, generation: string): NginxBase => ({
   routes: view.routes,
   lines: nginxLines(view),
   credentials: nginxCredentials(view),
-  certificates: certificateEntries(view),
+  certificates: certificateEntryLists(view),
   generation,
 });
 

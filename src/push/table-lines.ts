@@ -7,6 +7,7 @@
 import { cachedPer } from "../cached-per.ts";
 import { CHUNK_SIZE } from "../snapshot/app-table.ts";
 import type { RouteApp, RouteView } from "../snapshot/types.ts";
+import { chunkLists } from "./chunk-lists.ts";
 import { flatLine } from "./flat-line.ts";
 import { entryOf, type NotRoutedReason, type TableEntry } from "./table.ts";
 
@@ -30,9 +31,14 @@ export interface Key {
   readonly index: number;
 }
 
-// Per format, per hostname index (one per Registry), per App chunk: the chunk's lines.
-const chunkLines = cachedPer((_: LineFormat) =>
-  cachedPer((_: Routes) => new WeakMap<Chunk, readonly string[]>()),
+// Per format, per hostname index (one per Registry): the lines of each App chunk.
+const linesPerChunk = cachedPer((format: LineFormat) =>
+  cachedPer((routes: Routes) => {
+    const keys = keysOf(routes);
+    return chunkLists((chunk: Chunk, c: number) =>
+      (keys[c] ?? []).map((k) => flatLine(format(k.kind, k.name, entryOf(chunk[k.index]!)))),
+    );
+  }),
 );
 
 /**
@@ -40,24 +46,8 @@ const chunkLines = cachedPer((_: LineFormat) =>
  * first and then wildcard suffixes, every key of the view's index once. Lists of chunks whose
  * Apps hold no key are empty. Callers must not change the lists.
  */
-export function tableLines(view: RouteView, format: LineFormat): readonly (readonly string[])[] {
-  const keys = keysOf(view.routes);
-  const cache = chunkLines(format)(view.routes);
-  const { chunks } = view.apps;
-  const out: (readonly string[])[] = [];
-  for (let c = 0; c < chunks.length; c++) {
-    const chunk = chunks[c]!;
-    let lines = cache.get(chunk);
-    if (lines === undefined) {
-      lines = (keys[c] ?? []).map((k) =>
-        flatLine(format(k.kind, k.name, entryOf(chunk[k.index]!))),
-      );
-      cache.set(chunk, lines);
-    }
-    out.push(lines);
-  }
-  return out;
-}
+export const tableLines = (view: RouteView, format: LineFormat): readonly (readonly string[])[] =>
+  linesPerChunk(format)(view.routes)(view.apps.chunks);
 
 /** The kind field of an App that is not routed, by its 503's reason. */
 export const NOT_ROUTED_KIND: Readonly<Record<NotRoutedReason, string>> = {

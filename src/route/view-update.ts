@@ -12,6 +12,7 @@
 
 import { headerValue, isVisibleAsciiLines } from "../answers/header-value.ts";
 import { appAt, CHUNK_SIZE, chunked, replaceSlots } from "../snapshot/app-table.ts";
+import { forChangedChunks } from "../snapshot/chunk-changes.ts";
 import type { AppState, RouteApp, RouteTable, RouteView, Snapshot } from "../snapshot/types.ts";
 
 /** The routes of one Registry on the wire, named by `id` for the views that use them. */
@@ -141,8 +142,8 @@ function decodeIndex(index: HostIndex): Map<string, number> {
 /**
  * The update that takes a view of `sent` (the Snapshot last sent, null before the first) to a
  * view of `next`, whose routes were sent as `routes`. Costs a walk of the Apps only when the
- * routes changed; otherwise a comparison of chunk references, since a Secret-only rebuild shares
- * every untouched chunk.
+ * routes changed; otherwise a look at the chunks a Secret-only rebuild replaced (it shares every
+ * untouched chunk).
  */
 export function viewUpdate(sent: Snapshot | null, next: Snapshot, routes: number): ViewUpdate {
   const { apps } = next;
@@ -164,10 +165,9 @@ export function viewUpdate(sent: Snapshot | null, next: Snapshot, routes: number
     };
   }
   const changed: [number, number, string | null][] = [];
-  apps.chunks.forEach((chunk, c) => {
+  forChangedChunks(sent.apps.chunks, apps.chunks, (c) => {
     const before = sent.apps.chunks[c]!;
-    if (chunk === before) return;
-    chunk.forEach((app, i) => {
+    apps.chunks[c]!.forEach((app, i) => {
       const was = before[i]!;
       if (app.state !== was.state || app.credential !== was.credential)
         changed.push([c * CHUNK_SIZE + i, STATE_CODE[app.state], app.credential]);

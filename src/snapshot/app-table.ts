@@ -1,5 +1,6 @@
 import type { AppSpec } from "../registry/schema.ts";
 import { resolveCertificate } from "./app-certificate.ts";
+import { recordReplaced } from "./chunk-changes.ts";
 import { credentialValue, stateOf } from "./credential.ts";
 import { freezeArray } from "./freeze.ts";
 import {
@@ -119,8 +120,9 @@ export function chunked<A>(items: readonly A[]): readonly (readonly A[])[] {
 }
 
 /**
- * New chunks with some slots replaced; every untouched chunk is shared with `chunks`.
- * Cost: one chunk copy per touched chunk plus one directory copy.
+ * New chunks with some slots replaced; every untouched chunk is shared with `chunks`, and which
+ * were replaced is recorded (`changedChunks`). Cost: one chunk copy per touched chunk plus one
+ * directory copy.
  */
 export function replaceSlots<A>(
   chunks: readonly (readonly A[])[],
@@ -139,7 +141,9 @@ export function replaceSlots<A>(
     chunk[slot % CHUNK_SIZE] = item;
   }
   for (const [c, chunk] of copied) next[c] = freezeArray(chunk);
-  return freezeArray(next);
+  const frozen = freezeArray(next);
+  recordReplaced(chunks, frozen, [...copied.keys()]);
+  return frozen;
 }
 
 /** A new table with some slots replaced; every untouched chunk is shared with `table`. */
