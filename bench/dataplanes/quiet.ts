@@ -45,7 +45,7 @@ export async function untilQuiet(...processes: (() => number)[]): Promise<QuietW
 }
 
 /** How the phases say when they begin, for their descriptions. */
-export const QUIET_DESCRIPTION = `from ${AFTER_START_MS / 1000} s after the table landed and once the sidecar and the API server used at most ${QUIET_CPU_MS} ms of CPU together in each of two ${WINDOW_MS} ms windows in a row`;
+export const QUIET_DESCRIPTION = `from ${AFTER_START_MS / 1000} s after the table landed and once the sidecar, its proxy (zero-hop) and the API server used at most ${QUIET_CPU_MS} ms of CPU together in each of two ${WINDOW_MS} ms windows in a row`;
 
 /** One line for the bench's log. */
 export const quietLine = (name: string, w: QuietWait) =>

@@ -87,7 +87,12 @@ export async function benchRotations(
     });
     try {
       const name = variantName(kind, "zero-hop");
-      console.error(quietLine(name, await untilQuiet(pair.sidecar.cpuMicros, cluster.cpuMicros)));
+      console.error(
+        quietLine(
+          name,
+          await untilQuiet(pair.sidecar.cpuMicros, pair.proxy.cpuMicros, cluster.cpuMicros),
+        ),
+      );
       await run(name, pair.proxy.port, () => waitForTables(pair.sidecar.opsPort, 60_000));
     } finally {
       await pair.stop();

@@ -57,7 +57,7 @@ export async function benchWrites(
       console.error(
         quietLine(
           variantName(kind, "zero-hop"),
-          await untilQuiet(pair.sidecar.cpuMicros, cluster.cpuMicros),
+          await untilQuiet(pair.sidecar.cpuMicros, pair.proxy.cpuMicros, cluster.cpuMicros),
         ),
       );
       record(
