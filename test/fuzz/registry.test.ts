@@ -282,6 +282,16 @@ describe("the mirror under generated Registry values", () => {
       }),
       { numRuns: size(6, 80) },
     );
+    // One refusal whatever was generated (six runs may hold none), so the counts are never vacuous.
+    const last = writeRegistryData(envtest, { other: "the last write" });
+    refusals++;
+    await waitUntil(
+      async () => {
+        const v = await getJson<SnapshotView>(ops(), "/v1/snapshot");
+        return v.registry.resourceVersion === last ? v : undefined;
+      },
+      { timeoutMs: 10_000, what: `the Registry at ${last} (missing-key)` },
+    );
     const total = (await parseErrors()) - at.metric;
     expect(refusedLogLines().length - at.lines).toBe(total);
     expect(total).toBeLessThanOrEqual(refusals);
