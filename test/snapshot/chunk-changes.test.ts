@@ -11,6 +11,16 @@ const start = () => chunked(Array.from({ length: SLOTS }, (_, id): Item => ({ id
 const differing = (a: readonly object[], b: readonly object[]) =>
   b.flatMap((chunk, c) => (chunk === a[c] ? [] : [c]));
 
+/** The first directory and one made from the one before for each step, in order. */
+function chain(changes: readonly (readonly number[])[]): (readonly (readonly Item[])[])[] {
+  const directories = [start()];
+  for (const [n, slots] of changes.entries()) {
+    const replacements = new Map(slots.map((s): [number, Item] => [s, { id: s, version: n + 1 }]));
+    directories.push(replaceSlots(directories.at(-1)!, replacements));
+  }
+  return directories;
+}
+
 // Each step replaces the items at some slots with new versions.
 const steps = fc.array(fc.uniqueArray(fc.integer({ min: 0, max: SLOTS - 1 }), { maxLength: 6 }), {
   minLength: 1,
@@ -21,13 +31,7 @@ describe("the chunks a directory replaced", () => {
   it("are known from any earlier directory of the chain, and visited as a comparison of every chunk would", () => {
     fc.assert(
       fc.property(steps, fc.nat(), (changes, pick) => {
-        const directories = [start()];
-        for (const [n, slots] of changes.entries()) {
-          const replacements = new Map(
-            slots.map((s): [number, Item] => [s, { id: s, version: n + 1 }]),
-          );
-          directories.push(replaceSlots(directories.at(-1)!, replacements));
-        }
+        const directories = chain(changes);
         const from = directories[pick % directories.length]!;
         const to = directories.at(-1)!;
         const visited: number[] = [];
@@ -60,13 +64,7 @@ describe("a value per chunk, listed per directory", () => {
   it("equals the values made afresh for every directory, in any order asked, each chunk's made once", () => {
     fc.assert(
       fc.property(steps, fc.array(fc.nat()), (changes, asks) => {
-        const directories = [start()];
-        for (const [n, slots] of changes.entries()) {
-          const replacements = new Map(
-            slots.map((s): [number, Item] => [s, { id: s, version: n + 1 }]),
-          );
-          directories.push(replaceSlots(directories.at(-1)!, replacements));
-        }
+        const directories = chain(changes);
         const made = new Map<object, number>();
         const sum = (chunk: readonly Item[]) => chunk.reduce((s, i) => s + i.version, 0);
         const lists = chunkLists((chunk: readonly Item[], c: number) => {
