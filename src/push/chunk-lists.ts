@@ -24,9 +24,10 @@ export function chunkLists<C extends object, T>(
   let last: { readonly chunks: readonly C[]; readonly list: readonly T[] } | null = null;
   return (chunks) => {
     if (last?.chunks === chunks) return last.list;
+    // A known change list means `chunks` was made from `last.chunks` by replacing slots: same length.
     const changed = last === null ? null : changedChunks(last.chunks, chunks);
     let list: T[];
-    if (last === null || changed === null || last.chunks.length !== chunks.length) {
+    if (last === null || changed === null) {
       list = chunks.map(chunkValue);
     } else {
       list = last.list.slice();
