@@ -1,10 +1,13 @@
 // What changed between two states one writer wrote in turn: what a journal record holds (ADR 79).
-// Found by identity: the store replaces a Secret's object whenever anything of it changes and
-// keeps the rest, in the same order, so two captures of it are compared a pointer at a time; a
-// Secret added or removed is found by key in what is left after the first difference. Objects
-// that differ are compared by content: the first state after a warm start is the file's.
+// Two captures of the store a few changes apart are linked by its own records of what changed
+// (listChanges): a one-App change costs one App, whatever the store holds. Otherwise found by
+// identity: the store replaces a Secret's object whenever anything of it changes and keeps the
+// rest, in the same order, so two captures of it are compared a pointer at a time; a Secret
+// added or removed is found by key in what is left after the first difference. Objects that
+// differ are compared by content: the first state after a warm start is the file's.
 
 import type { AppSecret, CheckedRegistry, MirrorInputs, RegistrySecret } from "../mirror/inputs.ts";
+import { listChanges } from "../mirror/listed-index.ts";
 
 /** Where an App Secret is: what a record names to remove it. */
 export interface SecretKey {
@@ -51,6 +54,8 @@ async function secretChanges(
   before: readonly AppSecret[],
   after: readonly AppSecret[],
 ): Promise<Pick<StateChanges, "set" | "removed">> {
+  const linked = listChanges(before, after);
+  if (linked !== null) return linked;
   const set: AppSecret[] = [];
   const shared = Math.min(before.length, after.length);
   let i = 0;

@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { systemClock } from "../../src/clock.ts";
 import type { AppSecret } from "../../src/mirror/inputs.ts";
+import { ListedIndex } from "../../src/mirror/listed-index.ts";
 import { changesBetween } from "../../src/state/changes.ts";
 import { StateKey } from "../../src/state/key.ts";
 import { type OpenedStateFile, readStateWithJournal } from "../../src/state/read-state.ts";
@@ -34,14 +35,17 @@ const secret = (i: number, version: number): AppSecret => ({
   resourceVersion: String(version),
   data: { token: randomBytes(1024).toString("latin1") },
 });
-const secrets = Array.from({ length: SECRETS }, (_, i) => secret(i, 1000 + i));
+// Held as the store holds them, so that each capture is linked to the one before (listChanges).
+const secrets = new ListedIndex<AppSecret>();
+for (let i = 0; i < SECRETS; i++)
+  secrets.set(`tenant-${i % 50}`, `app-${i}-credentials`, secret(i, 1000 + i));
 let writes = 0;
 const stateNow = (): State => ({
   savedAt: Date.now(),
   generation: { series: "0123456789abcdef", writes: ++writes, heardAt: Date.now() },
   config,
   registry: { present: true, resourceVersion: "100", value: registryValue },
-  secrets: [...secrets],
+  secrets: secrets.list(),
   watches: { registry: "100", secrets: [{ namespace: null, resourceVersion: String(writes) }] },
 });
 const registryValue = randomBytes(SECRETS * 120).toString("latin1");
@@ -103,7 +107,7 @@ try {
     const before = stateNow();
     writes -= 1;
     const i = (r * 7919) % SECRETS;
-    secrets[i] = secret(i, 10_000_000 + r);
+    secrets.set(`tenant-${i % 50}`, `app-${i}-credentials`, secret(i, 10_000_000 + r));
     const after = stateNow();
     const diff = await measure(() => changesBetween(before, after));
     const m = await measure(() => write(after));
