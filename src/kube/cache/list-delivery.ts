@@ -39,10 +39,10 @@ export class ListDelivery {
 
   /** One object the list holds. */
   item(object: SecretObject): void {
-    const key = secretKey(object.metadata);
-    if (!this.#first) this.#seen.add(key);
-    else if (this.#removed.size > 0) this.#removed.delete(key);
-    const type = this.#known.listed(object, key);
+    // No key string on the way of a first list's items but for one removed before its end.
+    if (!this.#first) this.#seen.add(secretKey(object.metadata));
+    else if (this.#removed.size > 0) this.#removed.delete(secretKey(object.metadata));
+    const type = this.#known.listed(object);
     if (type !== undefined) this.#handler.onEvent({ type, object });
   }
 
