@@ -4,6 +4,7 @@
 import type { RefusedApp } from "../registry/parse.ts";
 import type { CheckedUnder } from "../registry/rules.ts";
 import type { Registry } from "../registry/schema.ts";
+import type { ListCapture } from "./listed-index.ts";
 
 /** The Registry Secret as the watch last saw it: what the Registry is parsed from. */
 export type RegistrySecret =
@@ -23,11 +24,14 @@ export interface AppSecret {
   readonly data: Readonly<Record<string, string>>;
 }
 
+/** App Secrets in a fixed order: an array, or a capture of the store (`ListedIndex.list`). */
+export type AppSecretList = readonly AppSecret[] | ListCapture<AppSecret>;
+
 /** The inputs of a mirror at one moment, and how far each watch had got. */
 export interface MirrorInputs {
   readonly registry: RegistrySecret;
   /** The referenced App Secrets present; one absent here was absent. */
-  readonly secrets: readonly AppSecret[];
+  readonly secrets: AppSecretList;
   readonly watches: WatchPositions;
   /**
    * What the Registry Secret's value served when it was checked, when it was good: a warm start

@@ -4,7 +4,7 @@ import { ownRecord } from "../kube/codec/secret-data.ts";
 import type { SecretRef } from "../registry/schema.ts";
 import { SecretIndex } from "../snapshot/secret-index.ts";
 import { type SecretData, type SecretLookup, UNKEPT_VALUE } from "../snapshot/types.ts";
-import type { AppSecret } from "./inputs.ts";
+import type { AppSecret, AppSecretList } from "./inputs.ts";
 import { ListedIndex } from "./listed-index.ts";
 import { compareResourceVersions } from "./resource-version.ts";
 import { covers, demoted, narrowed, type ReadKeys, type WatchedSet } from "./watched-set.ts";
@@ -118,7 +118,7 @@ export class SecretStore {
    * a copy of each took 25-38 ms of the main thread per Snapshot published (ADR 78); the array
    * itself is kept while nothing changes, and never changed once handed out (ListedIndex).
    */
-  present(): readonly AppSecret[] {
+  present(): AppSecretList {
     return this.#present.list();
   }
 

@@ -3,6 +3,7 @@
 
 import type { Clock } from "../clock.ts";
 import type { MirrorInputs } from "../mirror/inputs.ts";
+import { listArray } from "../mirror/listed-index.ts";
 import type { Reflected, SnapshotSink } from "../mirror/sink.ts";
 import type { Snapshot } from "../snapshot/types.ts";
 import { StateWriter } from "../state/writer.ts";
@@ -127,8 +128,9 @@ function sameInputs(a: MirrorInputs, b: MirrorInputs): boolean {
   if (ra.present !== rb.present) return false;
   if (ra.present && rb.present && ra.resourceVersion !== rb.resourceVersion) return false;
   if (a.secrets.length !== b.secrets.length) return false;
-  return a.secrets.every((s, i) => {
-    const t = b.secrets[i]!;
+  const others = listArray(b.secrets);
+  return listArray(a.secrets).every((s, i) => {
+    const t = others[i]!;
     return (
       s.resourceVersion === t.resourceVersion && s.name === t.name && s.namespace === t.namespace
     );

@@ -6,8 +6,14 @@
 // added or removed is found by key in what is left after the first difference. Objects that
 // differ are compared by content: the first state after a warm start is the file's.
 
-import type { AppSecret, CheckedRegistry, MirrorInputs, RegistrySecret } from "../mirror/inputs.ts";
-import { listChanges } from "../mirror/listed-index.ts";
+import type {
+  AppSecret,
+  AppSecretList,
+  CheckedRegistry,
+  MirrorInputs,
+  RegistrySecret,
+} from "../mirror/inputs.ts";
+import { listArray, listChanges } from "../mirror/listed-index.ts";
 
 /** Where an App Secret is: what a record names to remove it. */
 export interface SecretKey {
@@ -51,11 +57,12 @@ export async function changesBetween(
 }
 
 async function secretChanges(
-  before: readonly AppSecret[],
-  after: readonly AppSecret[],
+  captured: AppSecretList,
+  capturedAfter: AppSecretList,
 ): Promise<Pick<StateChanges, "set" | "removed">> {
-  const linked = listChanges(before, after);
+  const linked = listChanges(captured, capturedAfter);
   if (linked !== null) return linked;
+  const [before, after] = [listArray(captured), listArray(capturedAfter)];
   const set: AppSecret[] = [];
   const shared = Math.min(before.length, after.length);
   let i = 0;

@@ -15,7 +15,8 @@
 // Sorted, so a Secret listed twice shows as two names out of order: no set of 100k names to build.
 
 import * as z from "zod";
-import type { AppSecret } from "../mirror/inputs.ts";
+import type { AppSecret, AppSecretList } from "../mirror/inputs.ts";
+import { listArray } from "../mirror/listed-index.ts";
 import { err, ok, type Result } from "../result.ts";
 import { UNKEPT_VALUE } from "../snapshot/types.ts";
 import { SORT_SLICE, sortedInSlices } from "./sorted-in-slices.ts";
@@ -76,14 +77,11 @@ function entry(value: string, what: string): string {
  * The columns of `secrets`, sorted by namespace then name; `add` takes each value in column
  * order and says its length. Throws on an empty name or one holding SEPARATOR (a bug).
  */
-export function toColumns(
-  secrets: readonly AppSecret[],
-  add: (value: string) => number,
-): SecretColumns {
+export function toColumns(secrets: AppSecretList, add: (value: string) => number): SecretColumns {
   const columns = new ColumnsBuilder(add);
   // Already in order when the store was seeded from a file or listed: a sort of a sorted array
   // compares each neighbour once.
-  for (const s of [...secrets].sort(bySecret)) columns.push(s);
+  for (const s of [...listArray(secrets)].sort(bySecret)) columns.push(s);
   return columns.columns();
 }
 
@@ -92,11 +90,11 @@ export function toColumns(
  * state write does on the main thread (ADR 78).
  */
 export async function toColumnsInSlices(
-  secrets: readonly AppSecret[],
+  secrets: AppSecretList,
   add: (value: string) => number,
 ): Promise<SecretColumns> {
   const columns = new ColumnsBuilder(add);
-  const sorted = await sortedInSlices(secrets, bySecret);
+  const sorted = await sortedInSlices(listArray(secrets), bySecret);
   for (const [i, s] of sorted.entries()) {
     columns.push(s);
     if ((i + 1) % SORT_SLICE === 0) await new Promise(setImmediate);

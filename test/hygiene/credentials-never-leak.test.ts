@@ -151,7 +151,7 @@ describe("a credential, served", () => {
     if (!opened.ok) throw new Error(opened.error.message);
     const state = decodeState(opened.value);
     if (!state.ok) throw new Error(state.error.message);
-    const values = state.value.secrets.flatMap((s) => Object.values(s.data));
+    const values = [...state.value.secrets].flatMap((s) => Object.values(s.data));
     expect(values.filter((v) => v.includes("MARKER")).length).toBe(3);
     expect(values).toContain(MARKERS.rotated);
   }, 60_000);

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ListedIndex, listChanges } from "../../src/mirror/listed-index.ts";
+import { type ListCapture, ListedIndex, listChanges } from "../../src/mirror/listed-index.ts";
 
 type Item = { readonly namespace: string; readonly name: string; readonly version: number };
 
@@ -18,23 +18,51 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   fc.constant({ kind: "list" as const }),
 );
 
-/** Every capture of the list, in order (the same array again while nothing changed). */
-function captures(ops: readonly Op[]): (readonly Item[])[] {
-  const index = new ListedIndex<Item>();
-  const out = [index.list()];
+/**
+ * Every capture of the list, in order (the same one again while nothing changed), each checked
+ * against the order a list keeps (a value replaced in its place, a new one last) when it was
+ * taken and again at the end: a capture never changes. Chunks of 2 values, so that chunks fill,
+ * empty and are copied.
+ */
+function captures(ops: readonly Op[]): ListCapture<Item>[] {
+  const index = new ListedIndex<Item>(2);
+  const model: Item[] = [];
+  const taken: [ListCapture<Item>, Item[]][] = [];
+  const take = () => {
+    const capture = index.list();
+    expect([...capture]).toEqual(model);
+    taken.push([capture, [...model]]);
+  };
+  take();
   let version = 0;
   for (const o of ops) {
-    if (o.kind === "list") out.push(index.list());
-    else if (o.kind === "delete") index.delete(o.namespace, o.name);
-    else
-      index.set(o.namespace, o.name, { namespace: o.namespace, name: o.name, version: ++version });
+    if (o.kind === "list") {
+      take();
+      continue;
+    }
+    const at = model.findIndex((i) => i.namespace === o.namespace && i.name === o.name);
+    if (o.kind === "delete") {
+      index.delete(o.namespace, o.name);
+      if (at >= 0) model.splice(at, 1);
+    } else {
+      const item = { namespace: o.namespace, name: o.name, version: ++version };
+      index.set(o.namespace, o.name, item);
+      if (at >= 0) model[at] = item;
+      else model.push(item);
+    }
   }
-  out.push(index.list());
-  return out;
+  take();
+  for (const [capture, then] of taken)
+    expect({ length: capture.length, items: [...capture] }).toEqual({
+      length: then.length,
+      items: then,
+    });
+  return taken.map(([capture]) => capture);
 }
 
 /** What a comparison of two whole captures finds, keys sorted. */
-function reference(from: readonly Item[], to: readonly Item[]) {
+function reference(captured: ListCapture<Item>, capturedAfter: ListCapture<Item>) {
+  const [from, to] = [[...captured], [...capturedAfter]];
   const key = (i: { namespace: string; name: string }) => `${i.namespace}/${i.name}`;
   const before = new Map(from.map((i) => [key(i), i]));
   const after = new Set(to.map(key));
@@ -49,7 +77,7 @@ function reference(from: readonly Item[], to: readonly Item[]) {
 const sorted = <T extends { namespace: string; name: string }>(items: readonly T[]): T[] =>
   [...items].sort((a, b) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`));
 
-const distinct = (arrays: readonly (readonly Item[])[]) => new Set(arrays).size;
+const distinct = (captures: readonly ListCapture<Item>[]) => new Set(captures).size;
 
 describe("what changed between two captures of a listed index", () => {
   it("is what a comparison of the whole captures finds, for any captures up to 32 apart", () => {

@@ -24,8 +24,8 @@ function storeWatching(names: readonly string[]): SecretStore {
   return store;
 }
 
-const shown = (list: readonly { name: string; resourceVersion: string }[]) =>
-  list.map((s) => `${s.name}@${s.resourceVersion}`);
+const shown = (list: Iterable<{ name: string; resourceVersion: string }>) =>
+  [...list].map((s) => `${s.name}@${s.resourceVersion}`);
 
 describe("SecretStore.present", () => {
   it("keeps its array while nothing changes; a change replaces in place, adds last, and copies", () => {

@@ -40,10 +40,7 @@ function recorder(name: string, holder: SnapshotHolder, told: string[]): Snapsho
   const what = (r: Reflected | null) =>
     r === null
       ? "not whole"
-      : `${r.positions.registry}/${r.positions.secrets.map((s) => s.resourceVersion).join()} ${r
-          .inputs()
-          .secrets.map((s) => `${s.name}@${s.resourceVersion}`)
-          .join()}`;
+      : `${r.positions.registry}/${r.positions.secrets.map((s) => s.resourceVersion).join()} ${[...r.inputs().secrets].map((s) => `${s.name}@${s.resourceVersion}`).join()}`;
   return {
     name,
     prepare: (routes) => told.push(`${name} prepare ${routes().names.join()}`),

@@ -110,7 +110,7 @@ export const FORMAT_2_FILE = Buffer.from(
 export function secretValues(state: State): string[] {
   return [
     ...(state.registry.present && state.registry.value !== null ? [state.registry.value] : []),
-    ...state.secrets.flatMap((s) => Object.values(s.data).filter((v) => v !== UNKEPT_VALUE)),
+    ...[...state.secrets].flatMap((s) => Object.values(s.data).filter((v) => v !== UNKEPT_VALUE)),
   ];
 }
 

@@ -107,7 +107,7 @@ describe("the state file's journal", () => {
     await write(rotated);
     const record = written[1]!.bytes;
     const file = readFileSync(scratch.path);
-    const value = Buffer.from(rotated.secrets[7]!.data.token!, "latin1");
+    const value = Buffer.from([...rotated.secrets][7]!.data.token!, "latin1");
     expect({
       leaked: [value, Buffer.from(value.toString("base64")), value.subarray(100, 116)].some((v) =>
         file.includes(v),

@@ -140,7 +140,7 @@ try {
   // its writer goes on appending, its first diff by content.
   const resume = opened as OpenedStateFile | null;
   if (resume === null) throw new Error("nothing read");
-  const seeded = resume.state.secrets.map((s) => ({ ...s, data: { ...s.data } }));
+  const seeded = [...resume.state.secrets].map((s) => ({ ...s, data: { ...s.data } }));
   const warm = new StateWriter({
     path,
     key,

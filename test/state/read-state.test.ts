@@ -100,7 +100,10 @@ describe("readStateFile", () => {
     await written(odd);
     const back = await readStateFile(options({ config: odd.config }));
     expect(back).toEqual({ ok: true, value: odd });
-    expect(back.ok && Object.keys(back.value.secrets[1]!.data)).toEqual(["__proto__", "empty"]);
+    expect(back.ok && Object.keys([...back.value.secrets][1]!.data)).toEqual([
+      "__proto__",
+      "empty",
+    ]);
     const absent: State = { ...state, registry: { present: false } };
     await written(absent);
     expect(await readStateFile(options())).toEqual({ ok: true, value: absent });
@@ -241,7 +244,7 @@ describe("readStateFile", () => {
       Buffer.concat([doc, Buffer.from("x")]),
       doc.subarray(0, doc.length - 1),
       encodeState({ ...state, watches: { ...state.watches, secrets: [] } }),
-      encodeState({ ...state, secrets: [state.secrets[0]!, state.secrets[0]!] }),
+      encodeState({ ...state, secrets: [[...state.secrets][0]!, [...state.secrets][0]!] }),
     ];
     for (const plaintext of cases) {
       writeFileSync(scratch.path, seal(plaintext, key));

@@ -111,7 +111,7 @@ describe("writeStateFile", () => {
     const state = sampleState();
     const bad: State = {
       ...state,
-      secrets: [{ ...state.secrets[0]!, data: { token: "caf\u00e9 \u2603" } }],
+      secrets: [{ ...[...state.secrets][0]!, data: { token: "caf\u00e9 \u2603" } }],
     };
     expect(await writeStateFile(scratch.path, key, bad)).toEqual({
       ok: false,
