@@ -115,8 +115,8 @@ export class SecretStore {
 
   /**
    * Every present Secret, the held objects themselves: what a state file keeps. At 100k Secrets
-   * a copy of each took 25-38 ms of the main thread per Snapshot published (ADR 78); the array
-   * itself is kept while nothing changes, and never changed once handed out (ListedIndex).
+   * a copy of each took 25-38 ms of the main thread per Snapshot published (ADR 78); the capture
+   * is kept while nothing changes, and never changed once handed out (ListedIndex, ADR 85).
    */
   present(): AppSecretList {
     return this.#present.list();
