@@ -18,6 +18,7 @@ import type { PushView } from "../../src/snapshot/types.ts";
 import { writeDefaultCertificate } from "./certificates.ts";
 import { type DataPlaneProcess, freePort, startDataPlane } from "./data-plane.ts";
 import { crtListFiles } from "./haproxy-crt-list.ts";
+import { nginxModule, SHIPPED_MODULE } from "./nginx-module.ts";
 import { refused, type ZeroHopAnswer } from "./zero-hop.ts";
 
 /** Where the shipped configurations put their runtime interface's socket (ADR 46). */
@@ -298,6 +299,7 @@ export async function nginxLaunch(
   let conf = (await readFile(join(NGINX_DIR, "nginx.conf"), "utf8"))
     .replaceAll("/tmp/", `${dir}/`)
     .replace("/etc/nginx/replica-mirror/", `${dir}/`)
+    .replace(`load_module ${SHIPPED_MODULE};`, `load_module ${await nginxModule()};`)
     .replaceAll("/etc/nginx/default-certificate/", `${defaults}/`)
     .replace(/^\s*resolver .*$/m, "")
     // The test's stderr is a socket, which nginx cannot open as /dev/stderr.
