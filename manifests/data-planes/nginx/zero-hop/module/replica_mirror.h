@@ -52,6 +52,7 @@ typedef struct {
     ngx_str_t    port;
     ngx_str_t    upstream;
     ngx_uint_t   credentialed;
+    ngx_str_t    credential;
     ngx_uint_t   peer_ok;
     rm_peer_t    peer;
 } rm_route_t;
@@ -67,7 +68,7 @@ void rm_overlay_drop(void);
 /* replica_mirror_cache.c */
 ngx_int_t rm_cache_hold(ngx_str_t *current, rm_current_t **cur);
 rm_route_t *rm_cache_find(ngx_str_t *header);
-ngx_pool_t *rm_cache_pool(void);
+ngx_pool_t *rm_cache_pool(size_t bytes);
 void rm_cache_add(ngx_str_t *header, rm_route_t *route);
 
 /* replica_mirror_entry.c */
@@ -79,7 +80,7 @@ ngx_int_t rm_apply(ngx_http_request_t *r, rm_main_conf_t *mcf, rm_current_t *cur
 void rm_key_of(ngx_str_t *lowered, ngx_str_t *key);
 ngx_uint_t rm_valid(ngx_str_t *lowered);
 ngx_uint_t rm_authority(ngx_str_t *request_line, ngx_str_t *authority);
-void rm_strip_client_headers(ngx_http_request_t *r);
+ngx_int_t rm_strip_client_headers(ngx_http_request_t *r);
 
 /* replica_mirror_answer.c */
 ngx_int_t rm_answer(ngx_http_request_t *r, ngx_uint_t status, const char *reason,

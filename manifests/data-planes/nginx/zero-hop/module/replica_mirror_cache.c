@@ -8,6 +8,9 @@
 #include "replica_mirror.h"
 
 #define RM_CACHED_ROUTES  16384
+/* The credentials the routes hold, copied once per Host: at most 32 MB a worker, as the Lua's
+ * 4,096 credentials of at most 8 KiB. */
+#define RM_CACHED_BYTES   (32 * 1024 * 1024)
 #define RM_SLOTS          (2 * RM_CACHED_ROUTES)
 
 typedef struct {
@@ -19,6 +22,7 @@ typedef struct {
 static ngx_pool_t  *rm_pool;
 static rm_slot_t   *rm_slots;
 static ngx_uint_t   rm_count;
+static size_t       rm_bytes;
 static u_char      *rm_held;
 static size_t       rm_held_len;
 static rm_current_t rm_held_current;
@@ -30,6 +34,7 @@ rm_cache_reset(void)
         ngx_destroy_pool(rm_pool);
     }
     rm_count = 0;
+    rm_bytes = 0;
     rm_pool = ngx_create_pool(16384, ngx_cycle->log);
     if (rm_pool == NULL) {
         return NGX_ERROR;
@@ -135,13 +140,17 @@ rm_cache_find(ngx_str_t *header)
     return rm_slot(header, ngx_hash_key(header->data, header->len))->route;
 }
 
-/* A pool the route of `header` is built in, to be handed to rm_cache_add. */
+/* The pool a route (holding a credential of `bytes`) is built in, for rm_cache_add: the routes
+ * held so far are dropped when they are as many, or their credentials as large, as allowed. */
 ngx_pool_t *
-rm_cache_pool(void)
+rm_cache_pool(size_t bytes)
 {
-    if (rm_count >= RM_CACHED_ROUTES && rm_cache_reset() != NGX_OK) {
+    if ((rm_count >= RM_CACHED_ROUTES || rm_bytes + bytes > RM_CACHED_BYTES)
+        && rm_cache_reset() != NGX_OK)
+    {
         return NULL;
     }
+    rm_bytes += bytes;
     return rm_pool;
 }
 

@@ -128,7 +128,6 @@ rm_apply(ngx_http_request_t *r, rm_main_conf_t *mcf, rm_current_t *cur, rm_route
 {
     static ngx_str_t  by_name = ngx_string("@replica_mirror_by_name");
     ngx_int_t         rc;
-    ngx_str_t         credential;
     rm_peer_t        *peer;
 
     if (route->status) {
@@ -138,15 +137,13 @@ rm_apply(ngx_http_request_t *r, rm_main_conf_t *mcf, rm_current_t *cur, rm_route
     /* The App's credential replaces the client's Authorization ($mirror_authorization); a flagged
      * one the dict does not hold is refused, never sent on without it. */
     if (route->credentialed) {
-        rc = rm_lookup(r, mcf->zone, cur, 'c', &route->app, &credential);
-        if (rc == NGX_ERROR) {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
-        }
-        if (rc == NGX_DECLINED || credential.len == 0) {
+        if (route->credential.len == 0) {
             return rm_answer(r, NGX_HTTP_SERVICE_UNAVAILABLE, "not-synced", "1",
                              "routing table not synced yet", NULL);
         }
-        rm_set_var(r, mcf, RM_VAR_AUTHORIZATION, &credential, 0);
+        if (rm_set_var(r, mcf, RM_VAR_AUTHORIZATION, &route->credential, 1) != NGX_OK) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
     }
     if (rm_set_var(r, mcf, RM_VAR_APP, &route->app, 1) != NGX_OK
         || rm_set_var(r, mcf, RM_VAR_REVISION, &cur->revision, 1) != NGX_OK

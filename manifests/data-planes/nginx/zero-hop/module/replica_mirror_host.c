@@ -122,25 +122,68 @@ rm_authority(ngx_str_t *line, ngx_str_t *authority)
     return 1;
 }
 
+static ngx_uint_t
+rm_forged(ngx_table_elt_t *h)
+{
+    return h->key.len >= 9 && ngx_strncasecmp(h->key.data, (u_char *) "x-mirror-", 9) == 0;
+}
+
 /* The client's own X-Mirror-* headers, whatever their case or place, never reach the upstream:
- * taken out of the list proxy_pass copies. */
-void
+ * taken out of the list proxy_pass copies. No header moves (r->headers_in.host and the like point
+ * into the list): the list is made of the runs of headers kept, each a part of its own. */
+ngx_int_t
 rm_strip_client_headers(ngx_http_request_t *r)
 {
-    ngx_uint_t        i;
-    ngx_list_part_t  *part;
+    ngx_uint_t        i, start, found;
+    ngx_list_t       *l;
+    ngx_list_part_t   orig, *part, *last, *run;
     ngx_table_elt_t  *h;
 
-    for (part = &r->headers_in.headers.part; part; part = part->next) {
-        h = part->elts;
-        for (i = 0; i < part->nelts; /* void */) {
-            if (h[i].key.len >= 9 && ngx_strncasecmp(h[i].key.data, (u_char *) "x-mirror-", 9) == 0)
-            {
-                ngx_memmove(&h[i], &h[i + 1], (part->nelts - i - 1) * sizeof(ngx_table_elt_t));
-                part->nelts--;
-                continue;
-            }
-            i++;
+    l = &r->headers_in.headers;
+    found = 0;
+    for (part = &l->part; part && !found; part = part->next) {
+        for (h = part->elts, i = 0; i < part->nelts && !found; i++) {
+            found = rm_forged(&h[i]);
         }
     }
+    if (!found) {
+        return NGX_OK;
+    }
+
+    orig = l->part;
+    last = NULL;
+    for (part = &orig; part; part = part->next) {
+        h = part->elts;
+        for (start = 0, i = 0; i <= part->nelts; i++) {
+            if (i < part->nelts && !rm_forged(&h[i])) {
+                continue;
+            }
+            if (i > start) {
+                run = last ? ngx_palloc(r->pool, sizeof(ngx_list_part_t)) : &l->part;
+                if (run == NULL) {
+                    return NGX_ERROR;
+                }
+                run->elts = &h[start];
+                run->nelts = i - start;
+                if (last) {
+                    last->next = run;
+                }
+                last = run;
+            }
+            start = i + 1;
+        }
+    }
+    if (last == NULL) {
+        /* Nothing kept: one empty part, the first's room as it was. */
+        l->part.elts = orig.elts;
+        l->part.nelts = 0;
+        l->part.next = NULL;
+        l->last = &l->part;
+        return NGX_OK;
+    }
+    last->next = NULL;
+    l->last = last;
+    /* A header pushed later goes to a part of its own, never over a kept one. */
+    l->nalloc = last->nelts;
+    return NGX_OK;
 }

@@ -54,7 +54,8 @@ rm_route_of_host(ngx_http_request_t *r, rm_main_conf_t *mcf, rm_current_t *cur,
     ngx_str_t *header, ngx_str_t *host, rm_route_t **route)
 {
     ngx_int_t                  rc;
-    ngx_str_t                  lowered, key, authority, value;
+    ngx_str_t                  lowered, key, authority, value, credential;
+    rm_route_t                *kept;
     ngx_uint_t                 cacheable;
     ngx_pool_t                *pool;
     ngx_http_variable_value_t *v;
@@ -64,6 +65,7 @@ rm_route_of_host(ngx_http_request_t *r, rm_main_conf_t *mcf, rm_current_t *cur,
     }
     rm_key_of(&lowered, &key);
     cacheable = 1;
+    credential.len = 0;
     /* nginx's $host is an absolute-form target's authority, which wins over Host (RFC 9112
      * §3.2.2) and goes on to the upstream as Host ($mirror_authority). */
     if (key.len != host->len || ngx_memcmp(key.data, host->data, key.len) != 0) {
@@ -86,15 +88,40 @@ rm_route_of_host(ngx_http_request_t *r, rm_main_conf_t *mcf, rm_current_t *cur,
     if (rc != NGX_OK) {
         return rc;
     }
-    pool = cacheable ? rm_cache_pool() : r->pool;
-    if (pool == NULL) {
+    rc = rm_route_of(r->pool, &key, &value, route);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+    /* The App's credential, the overlay's first. One the dict does not hold is looked for again
+     * by the next request: the route is not kept. */
+    if ((*route)->credentialed) {
+        rc = rm_lookup(r, mcf->zone, cur, 'c', &(*route)->app, &credential);
+        if (rc == NGX_ERROR) {
+            return NGX_ERROR;
+        }
+        if (rc == NGX_DECLINED || credential.len == 0) {
+            return NGX_OK;
+        }
+        (*route)->credential = credential;
+    }
+    if (!cacheable) {
+        return NGX_OK;
+    }
+    pool = rm_cache_pool(credential.len);
+    if (pool == NULL || rm_route_of(pool, &key, &value, &kept) != NGX_OK) {
         return NGX_ERROR;
     }
-    rc = rm_route_of(pool, &key, &value, route);
-    if (rc == NGX_OK && cacheable) {
-        rm_cache_add(header, *route);
+    if (kept->credentialed) {
+        kept->credential.data = ngx_pnalloc(pool, credential.len);
+        if (kept->credential.data == NULL) {
+            return NGX_ERROR;
+        }
+        kept->credential.len = credential.len;
+        ngx_memcpy(kept->credential.data, credential.data, credential.len);
     }
-    return rc;
+    rm_cache_add(header, kept);
+    *route = kept;
+    return NGX_OK;
 }
 
 ngx_int_t
@@ -106,7 +133,9 @@ rm_route(ngx_http_request_t *r, rm_main_conf_t *mcf)
     rm_current_t              *cur;
     ngx_http_core_srv_conf_t  *cscf;
 
-    rm_strip_client_headers(r);
+    if (rm_strip_client_headers(r) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
     rc = rm_dict_read(mcf->zone, (u_char *) "current", sizeof("current") - 1, &current);
     if (rc == NGX_DECLINED) {
         return rm_answer(r, NGX_HTTP_SERVICE_UNAVAILABLE, "not-synced", "1",
