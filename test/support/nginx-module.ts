@@ -46,3 +46,11 @@ async function build(): Promise<string> {
   }
   return target;
 }
+
+/** `conf` routing in Lua: the C module's lines swapped for the Lua phases they replaced. */
+export const withLuaRoutes = (conf: string): string =>
+  conf
+    .replace(/^load_module \S*ngx_http_replica_mirror_module\.so;\n/m, "")
+    .replace(/^\s*replica_mirror_zone .*\n/m, "")
+    .replace("replica_mirror_balancer;", "balancer_by_lua_block { replica_mirror.balance() }")
+    .replace("replica_mirror_route on;", "access_by_lua_block { replica_mirror.route() }");
