@@ -18,5 +18,7 @@ cd "$work"
 make -f objs/Makefile modules >make.log 2>&1 || { grep -E "error|warning" make.log >&2; exit 1; }
 grep -E "warning" make.log >&2 || true
 mkdir -p "$out"
-cp objs/ngx_http_replica_mirror_module.so "$out/"
+# A rename, never a write over the file: a running nginx has it mapped, and crashes on new bytes.
+cp objs/ngx_http_replica_mirror_module.so "$out/.ngx_http_replica_mirror_module.so.new"
+mv -f "$out/.ngx_http_replica_mirror_module.so.new" "$out/ngx_http_replica_mirror_module.so"
 echo "$out/ngx_http_replica_mirror_module.so"

@@ -47,7 +47,7 @@ rm_answer(ngx_http_request_t *r, ngx_uint_t status, const char *reason, const ch
     }
 
     len = ngx_strlen(text) + 1;
-    if (r->http_version < NGX_HTTP_VERSION_11 && !r->header_only) {
+    if (r->http_version < NGX_HTTP_VERSION_11 && r->method != NGX_HTTP_HEAD) {
         r->headers_out.content_length_n = len;
     }
     rc = ngx_http_send_header(r);

@@ -166,10 +166,11 @@ rm_apply(ngx_http_request_t *r, rm_main_conf_t *mcf, rm_current_t *cur, rm_route
         return NGX_DONE;
     }
 
+    /* As balance() failing in balancer_by_lua: nginx's own 500. */
     if (!route->peer_ok) {
         ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
                       "replica-mirror: not a peer: \"%V:%V\"", &route->host, &route->port);
-        return NGX_HTTP_BAD_GATEWAY;
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
     peer = ngx_palloc(r->pool, sizeof(rm_peer_t));
     if (peer == NULL) {
