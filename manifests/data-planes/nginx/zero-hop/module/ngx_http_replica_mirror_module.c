@@ -65,9 +65,14 @@ rm_create_loc_conf(ngx_conf_t *cf)
 static char *
 rm_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
 {
-    rm_loc_conf_t  *prev = parent, *conf = child;
+    rm_loc_conf_t   *prev = parent, *conf = child;
+    rm_main_conf_t  *mcf;
 
     ngx_conf_merge_value(conf->route, prev->route, 0);
+    mcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_replica_mirror_module);
+    if (conf->route && mcf->zone_name.len == 0) {
+        return "needs replica_mirror_zone in the http block";
+    }
     return NGX_CONF_OK;
 }
 
