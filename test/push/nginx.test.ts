@@ -38,6 +38,15 @@ describeZeroHop({
   parserRefuses: nginxRefusesHost,
 });
 
+// The fallback without the C module (module/BUILDING.md): the same contract through Lua's phases.
+describeZeroHop({
+  name: "nginx Lua shared dict, routed in Lua",
+  binary: nginx,
+  start: (binary, dir) => startZeroHopNginx(binary, dir, { luaRoutes: true }),
+  answers: NGINX_ANSWERS,
+  parserRefuses: nginxRefusesHost,
+});
+
 describePushChannel({
   name: "nginx push listener",
   binary: nginx,

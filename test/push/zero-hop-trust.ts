@@ -26,6 +26,14 @@ export function trustCases(c: TrustContext): void {
     else expect(got).toEqual(c.expected("shop.example.com"));
   });
 
+  it("strips X-Mirror-* headers that come before others, and keeps the others", async () => {
+    const got = await c.through({
+      host: "shop.example.com",
+      headers: { ...FORGED_MIRROR_HEADERS, ...paddingHeaders(30), "X-Mirror-Last": "forged" },
+    });
+    expect(got).toEqual(c.expected("shop.example.com"));
+  });
+
   it("answers bad-host for a Host that ends in a number (an IP literal)", async () => {
     const hosts = ["10.0.0.12:8000", "127.1", "192.168.0.1.", "shop.example.0x7F", "1"];
     const got = await Promise.all(hosts.map((host) => c.through({ host })));

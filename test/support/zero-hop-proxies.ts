@@ -18,6 +18,7 @@ import type { PushView } from "../../src/snapshot/types.ts";
 import { writeDefaultCertificate } from "./certificates.ts";
 import { type DataPlaneProcess, freePort, startDataPlane } from "./data-plane.ts";
 import { crtListFiles } from "./haproxy-crt-list.ts";
+import { nginxModule, SHIPPED_MODULE, withLuaRoutes } from "./nginx-module.ts";
 import { refused, type ZeroHopAnswer } from "./zero-hop.ts";
 
 /** Where the shipped configurations put their runtime interface's socket (ADR 46). */
@@ -272,6 +273,11 @@ export interface NginxLaunchOptions {
    * routing table included, is as shipped. Omitted: the shipped configuration.
    */
   readonly certificatesFrom?: { readonly certificates: readonly FileCertificate[] };
+  /**
+   * The request path in replica-mirror.lua's route() and balance() instead of the C module, as
+   * module/BUILDING.md says to run without it (ADR 85). Omitted: the shipped configuration.
+   */
+  readonly luaRoutes?: boolean;
 }
 
 /** nginx with the Lua module and the shipped zero-hop nginx.conf, its paths in `dir`. */
@@ -298,6 +304,7 @@ export async function nginxLaunch(
   let conf = (await readFile(join(NGINX_DIR, "nginx.conf"), "utf8"))
     .replaceAll("/tmp/", `${dir}/`)
     .replace("/etc/nginx/replica-mirror/", `${dir}/`)
+    .replace(`load_module ${SHIPPED_MODULE};`, `load_module ${await nginxModule()};`)
     .replaceAll("/etc/nginx/default-certificate/", `${defaults}/`)
     .replace(/^\s*resolver .*$/m, "")
     // The test's stderr is a socket, which nginx cannot open as /dev/stderr.
@@ -305,6 +312,7 @@ export async function nginxLaunch(
     .replace(`listen unix:${SHIPPED_PUSH_DIR}nginx.sock;`, `listen unix:${socket};`)
     .replace("listen 8000;", `listen 127.0.0.1:${port};`)
     .replace("listen 8443 ssl;", `listen 127.0.0.1:${tlsPort} ssl;`);
+  if (options.luaRoutes === true) conf = withLuaRoutes(conf);
   if (options.certificatesFrom !== undefined)
     conf = await withFileCertificates(conf, dir, options.certificatesFrom.certificates);
   await writeFile(join(dir, "nginx.conf"), conf);
