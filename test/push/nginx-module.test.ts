@@ -1,4 +1,4 @@
-// nginx zero-hop's C module (ADR 85) against the Lua it replaced: the same table pushed to both
+// nginx zero-hop's C module (ADR 86) against the Lua it replaced: the same table pushed to both
 // (a whole one, then a PATCH), the same raw requests sent to each, and every answer the same byte
 // for byte but its Date. The table holds what the sidecar never writes too (a D entry to an IP, a
 // peer that is no address), so that each branch of route() and balance() is reached.

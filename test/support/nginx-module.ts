@@ -1,4 +1,4 @@
-// nginx zero-hop's C module (ADR 85), built from manifests/data-planes/nginx/zero-hop/module/ for
+// nginx zero-hop's C module (ADR 86), built from manifests/data-planes/nginx/zero-hop/module/ for
 // the tests and the bench, which load it from there instead of nginx's modules directory: built
 // once, and again whenever a source is newer than the .so.
 

@@ -275,7 +275,7 @@ export interface NginxLaunchOptions {
   readonly certificatesFrom?: { readonly certificates: readonly FileCertificate[] };
   /**
    * The request path in replica-mirror.lua's route() and balance() instead of the C module, as
-   * module/BUILDING.md says to run without it (ADR 85). Omitted: the shipped configuration.
+   * module/BUILDING.md says to run without it (ADR 86). Omitted: the shipped configuration.
    */
   readonly luaRoutes?: boolean;
 }

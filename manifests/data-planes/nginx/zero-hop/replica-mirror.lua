@@ -237,7 +237,7 @@ local function route_of(host_header)
 end
 
 -- access_by_lua: answers a refusal, or leaves $mirror_* set for proxy_pass. nginx.conf routes with
--- the C module of module/ instead (ADR 85), which must answer as this does: this is its fallback
+-- the C module of module/ instead (ADR 86), which must answer as this does: this is its fallback
 -- where the module cannot be loaded (module/BUILDING.md), and test/push/nginx-module.test.ts
 -- compares the two byte for byte.
 function M.route()

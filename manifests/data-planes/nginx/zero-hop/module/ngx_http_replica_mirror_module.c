@@ -1,5 +1,5 @@
 /*
- * replica-mirror's zero-hop request path without Lua (ADR 85): `replica_mirror_route on;` in a
+ * replica-mirror's zero-hop request path without Lua (ADR 86): `replica_mirror_route on;` in a
  * location does what replica-mirror.lua's route() did in access_by_lua, from the same shared
  * dict (`replica_mirror_zone`), and `replica_mirror_balancer;` what balance() did. The answers,
  * headers and variables are the Lua's, so nginx.conf's proxy_pass lines stay as they were.

@@ -1,6 +1,6 @@
 /*
  * replica-mirror's zero-hop routing in C: what replica-mirror.lua's route() and balance() do,
- * reading the same lua_shared_dict that the Lua push endpoints fill (ADR 85).
+ * reading the same lua_shared_dict that the Lua push endpoints fill (ADR 86).
  */
 
 #ifndef REPLICA_MIRROR_H

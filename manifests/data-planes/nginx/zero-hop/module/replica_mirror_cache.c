@@ -8,8 +8,8 @@
 #include "replica_mirror.h"
 
 #define RM_CACHED_ROUTES  16384
-/* The credentials the routes hold, copied once per Host: at most 32 MB a worker, as the Lua's
- * 4,096 credentials of at most 8 KiB. */
+/* The bytes the routes hold, copied once per Host (its Host, entry and credential): at most
+ * 32 MB a worker, as the Lua's 4,096 credentials of at most 8 KiB. */
 #define RM_CACHED_BYTES   (32 * 1024 * 1024)
 #define RM_SLOTS          (2 * RM_CACHED_ROUTES)
 
@@ -140,7 +140,7 @@ rm_cache_find(ngx_str_t *header)
     return rm_slot(header, ngx_hash_key(header->data, header->len))->route;
 }
 
-/* The pool a route (holding a credential of `bytes`) is built in, for rm_cache_add: the routes
+/* The pool a route (copying `bytes` in all) is built in, for rm_cache_add: the routes
  * held so far are dropped when they are as many, or their credentials as large, as allowed. */
 ngx_pool_t *
 rm_cache_pool(size_t bytes)
