@@ -136,9 +136,13 @@ export class ListedIndex<V> extends SecretIndex<V> {
     }
     const chunks = this.#chunks!;
     if (before === undefined) {
-      const last = chunks.length - 1;
-      if (last < 0 || chunks[last]!.length >= this.#chunk) this.#own(chunks, chunks.length, []);
-      this.#own(chunks, chunks.length - 1).push(after!);
+      if ((chunks.at(-1)?.length ?? this.#chunk) < this.#chunk)
+        this.#own(chunks, chunks.length - 1).push(after!);
+      else {
+        const fresh = [after!];
+        chunks.push(fresh);
+        this.#owned.add(fresh);
+      }
       return;
     }
     const c = chunks.findIndex((chunk) => chunk.includes(before));
@@ -151,10 +155,9 @@ export class ListedIndex<V> extends SecretIndex<V> {
   }
 
   /** Chunk `c` of `chunks`, copied first unless made since the last capture. */
-  #own(chunks: V[][], c: number, fresh?: V[]): V[] {
-    let chunk = fresh ?? chunks[c]!;
-    if (fresh === undefined && this.#owned.has(chunk)) return chunk;
-    if (fresh === undefined) chunk = [...chunk];
+  #own(chunks: V[][], c: number): V[] {
+    if (this.#owned.has(chunks[c]!)) return chunks[c]!;
+    const chunk = [...chunks[c]!];
     chunks[c] = chunk;
     this.#owned.add(chunk);
     return chunk;
