@@ -5,6 +5,7 @@ import type { Reflector } from "../kube/cache/reflector.ts";
 import type { ListedKeys } from "../kube/cache/reflector-handler.ts";
 import type { SecretRef } from "../registry/schema.ts";
 import { FROM_API_SERVER, type SnapshotSource } from "../snapshot/types.ts";
+import { HeldEvents } from "./held-events.ts";
 import type { WarmStart } from "./inputs.ts";
 import type { MirrorOptions } from "./mirror-options.ts";
 import { nextSnapshot } from "./next-snapshot.ts";
@@ -61,7 +62,7 @@ export class Mirror {
    * App Secret events held, in order, from the start of their lists until the first Registry's
    * check lands and says which Secrets to keep (null outside that window).
    */
-  #held: [ObjectEventType, SecretObject][] | null = null;
+  #held: HeldEvents | null = null;
   #stopped = false;
 
   constructor(given: MirrorOptions) {
@@ -244,7 +245,7 @@ export class Mirror {
    * keeps exactly the referenced Secrets and needs no fetch afterwards.
    */
   #onRegistryListed(): void {
-    this.#held = [];
+    this.#held = new HeldEvents(this.#options);
     for (const r of this.#reflectors.secrets) r.start();
     this.#first = this.#registry.serve().then(
       (served) => {
@@ -253,7 +254,7 @@ export class Mirror {
         this.#referenced.watch(served.registry);
         this.#pending.registryAdopted(served, true);
         this.#publication.adopted(served.registry);
-        const held = this.#held ?? [];
+        const held = this.#held?.take() ?? [];
         this.#held = null;
         for (const [type, object] of held) this.#onSecretEvent(type, object);
         this.#onListCompleted();
@@ -264,7 +265,7 @@ export class Mirror {
 
   #onSecretEvent(type: ObjectEventType, object: SecretObject): void {
     if (this.#held !== null) {
-      this.#held.push([type, object]);
+      this.#held.push(type, object);
       return;
     }
     const kind = type === "DELETED" ? "delete" : "upsert";

@@ -155,9 +155,10 @@ describe("a mirror whose Registry checks land later", () => {
   const shown = (s: Snapshot | null) =>
     s === null ? null : listApps(s).map((a) => `${a.name} ${a.reason ?? "ready"}`);
 
-  function started(secrets: FakeListWatch) {
+  function started(secrets: FakeListWatch, served: { serveCredentials?: boolean } = {}) {
     const registry = new FakeListWatch();
-    registry.replyList(ok(page("5", [event("5", value(app("shop")))])));
+    const shop = app("shop", served.serveCredentials === true ? { credential: {} } : {});
+    registry.replyList(ok(page("5", [event("5", value(shop))])));
     const checker = new DeferredChecker(label);
     const holder = new SnapshotHolder();
     const mirror = new Mirror({
@@ -166,6 +167,7 @@ describe("a mirror whose Registry checks land later", () => {
       holder,
       watchTimeoutSeconds: 60,
       reflector: { streamingLists: new StreamingLists(false) },
+      ...served,
     });
     mirrors.push(mirror);
     mirror.start();
@@ -187,6 +189,19 @@ describe("a mirror whose Registry checks land later", () => {
       before: { snapshot: null, waiting: ["shop"] },
       after: ["shop ready"],
     });
+  });
+
+  it("keeps the bytes of a credential it serves from a Secret listed while the Registry was checked", async () => {
+    const secrets = new FakeListWatch();
+    secrets.replyList(ok(page("7", [secret("shop-credentials", "6", { token: "t0k" })])));
+    const { checker, holder, mirror } = started(secrets, { serveCredentials: true });
+    await waitUntil(() => (secrets.watches.length > 0 ? true : undefined));
+    await checker.land();
+    await waitUntil(() => holder.current() ?? undefined);
+    await mirror.idle();
+    expect(listApps(holder.current()!).map((a) => [a.name, a.reason, a.secretValue])).toEqual([
+      ["shop", null, "t0k"],
+    ]);
   });
 
   it("serves the previous Registry, and publishes Secret changes, until a new value's check lands", async () => {
