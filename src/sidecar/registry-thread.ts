@@ -43,6 +43,11 @@ export interface RegistryThreadOptions {
   readonly log: Pick<Logger, "warn">;
   /** Default INLINE_BELOW_BYTES; 0 sends every value to the thread. */
   readonly inlineBelow?: number;
+  /**
+   * Every check runs inline until this settles (the first Snapshot served): a cold start's first
+   * check was faster on the main thread, the lists it overlaps busy on every core (ADR 88).
+   */
+  readonly after?: Promise<unknown>;
   /** Default: the check thread's entry; tests give one that fails. */
   readonly spawn?: () => Worker;
 }
@@ -68,14 +73,21 @@ export class RegistryThread implements RegistryChecker {
   /** The thread failed or was closed: no other is started. */
   #gone = false;
   #next = 0;
+  #due: boolean;
 
   constructor(options: RegistryThreadOptions) {
     this.#options = options;
     this.#inlineBelow = options.inlineBelow ?? INLINE_BELOW_BYTES;
+    this.#due = options.after === undefined;
+    const due = () => {
+      this.#due = true;
+    };
+    void options.after?.then(due, due);
   }
 
   check(value: string, under: CheckedUnder): Promise<ValueCheck> {
-    const worker = documentBytes(value) < this.#inlineBelow ? null : this.#started();
+    const threaded = this.#due && documentBytes(value) >= this.#inlineBelow;
+    const worker = threaded ? this.#started() : null;
     if (worker === null) return INLINE_CHECKER.check(value, under);
     const request = { id: ++this.#next, value, under };
     const { promise, resolve, reject } = Promise.withResolvers<ValueCheck>();

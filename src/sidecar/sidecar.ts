@@ -172,7 +172,7 @@ export async function startSidecar(
     rolledBackObserver(opened, log, options.clock ?? systemClock),
   ];
   if (options.observer !== undefined) observers.push(options.observer);
-  const checker = new RegistryThread({ log });
+  const checker = new RegistryThread({ log, after: thread.serving(1) });
   const mirror = new Mirror({
     registry: {
       listWatch: createListWatch(transport, {

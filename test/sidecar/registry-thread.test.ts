@@ -63,7 +63,9 @@ afterEach(async () => {
 });
 
 /** A thread that takes every value, and what it logged. */
-function thread(options: { spawn?: () => Worker; inlineBelow?: number } = {}) {
+function thread(
+  options: { spawn?: () => Worker; inlineBelow?: number; after?: Promise<unknown> } = {},
+) {
   const logged: unknown[] = [];
   const t = new RegistryThread({
     log: { warn: (...args: unknown[]) => logged.push(args) },
@@ -114,6 +116,27 @@ describe("the Registry check thread", () => {
     expect({ check: await t.check(value, under), spawned }).toEqual({
       check: checkValue(value, under),
       spawned: 0,
+    });
+  });
+
+  it("checks inline until the first Snapshot is served, on the thread after", async () => {
+    let spawned = 0;
+    const first = Promise.withResolvers<void>();
+    const { t } = thread({
+      after: first.promise,
+      spawn: () => {
+        spawned++;
+        return new Worker(new URL("../../src/sidecar/registry-check-worker.ts", import.meta.url));
+      },
+    });
+    const value = VALUES["refused entries"]!;
+    const before = { check: await t.check(value, under), spawned };
+    first.resolve();
+    await first.promise;
+    const after = { check: await t.check(value, under), spawned };
+    expect({ before, after }).toEqual({
+      before: { check: checkValue(value, under), spawned: 0 },
+      after: { check: checkValue(value, under), spawned: 1 },
     });
   });
 
