@@ -240,9 +240,10 @@ export class Mirror {
   }
 
   /**
-   * The App Secrets are listed while the Registry is checked (ADR 88): their events are held
-   * until the check lands, then applied under the watched set it makes, so that the first list
-   * keeps exactly the referenced Secrets and needs no fetch afterwards.
+   * The App Secret lists are requested before the Registry is checked, so that the API server
+   * prepares them meanwhile (ADR 88). Events they deliver before the check lands are held, then
+   * applied under the watched set it makes: the first list keeps exactly the referenced Secrets
+   * and needs no fetch afterwards.
    */
   #onRegistryListed(): void {
     this.#held = new HeldEvents(this.#options);
