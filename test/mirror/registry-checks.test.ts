@@ -33,11 +33,8 @@ const BAD = JSON.stringify({ apiVersion: "nope" });
 
 /** A value by the names of its Apps ("bad" for a value refused whole). */
 const label = (v: string): string => {
-  const doc = JSON.parse(v) as { apps?: { name?: unknown; hostnames?: unknown }[] };
-  return (
-    doc.apps?.map((a) => `${String(a.name)}${a.hostnames === undefined ? "!" : ""}`).join("+") ??
-    "bad"
-  );
+  const doc = JSON.parse(v) as { apps?: { name?: unknown }[] };
+  return doc.apps?.map((a) => String(a.name)).join("+") ?? "bad";
 };
 
 const event = (resourceVersion: string, v: string) => ({
