@@ -5,7 +5,6 @@ import type { Reflector } from "../kube/cache/reflector.ts";
 import type { ListedKeys } from "../kube/cache/reflector-handler.ts";
 import type { SecretRef } from "../registry/schema.ts";
 import { FROM_API_SERVER, type SnapshotSource } from "../snapshot/types.ts";
-import { HeldEvents } from "./held-events.ts";
 import type { WarmStart } from "./inputs.ts";
 import type { MirrorOptions } from "./mirror-options.ts";
 import { nextSnapshot } from "./next-snapshot.ts";
@@ -58,11 +57,6 @@ export class Mirror {
   #first: Promise<void> | null = null;
   /** After a warm start: settles once its second turn ran (`idle` waits for it). */
   #warming: Promise<void> | null = null;
-  /**
-   * App Secret events held, in order, from the start of their lists until the first Registry's
-   * check lands and says which Secrets to keep (null outside that window).
-   */
-  #held: HeldEvents | null = null;
   #stopped = false;
 
   constructor(given: MirrorOptions) {
@@ -239,25 +233,17 @@ export class Mirror {
     this.#adoptions.signal();
   }
 
-  /**
-   * The App Secret lists are requested before the Registry is checked, so that the API server
-   * prepares them meanwhile (ADR 88). Events they deliver before the check lands are held, then
-   * applied under the watched set it makes: the first list keeps exactly the referenced Secrets
-   * and needs no fetch afterwards.
-   */
   #onRegistryListed(): void {
-    this.#held = new HeldEvents(this.#options);
-    for (const r of this.#reflectors.secrets) r.start();
     this.#first = this.#registry.serve().then(
       (served) => {
         if (this.#stopped) return;
         if (served.newlyRefused) this.#observer.registryRejected(served.status.error!);
+        // The watched set must exist before the App Secrets are listed, so that the first list
+        // keeps exactly the referenced Secrets and needs no fetch afterwards.
         this.#referenced.watch(served.registry);
         this.#pending.registryAdopted(served, true);
+        for (const r of this.#reflectors.secrets) r.start();
         this.#publication.adopted(served.registry);
-        const held = this.#held?.take() ?? [];
-        this.#held = null;
-        for (const [type, object] of held) this.#onSecretEvent(type, object);
         this.#onListCompleted();
       },
       (e: unknown) => this.#observer.adoptionFailed(e),
@@ -265,10 +251,6 @@ export class Mirror {
   }
 
   #onSecretEvent(type: ObjectEventType, object: SecretObject): void {
-    if (this.#held !== null) {
-      this.#held.push(type, object);
-      return;
-    }
     const kind = type === "DELETED" ? "delete" : "upsert";
     const applied = this.#referenced.store.apply(kind, object, "watch");
     if (applied === "ignored") this.#observer.ignored();

@@ -4,7 +4,6 @@
 
 import { parentPort } from "node:worker_threads";
 import { checkValue } from "../mirror/registry-checker.ts";
-import { v8FullCollection } from "../runtime/start-up-collection.ts";
 import { toRegistryColumns } from "../state/registry-columns.ts";
 import type { CheckAnswer, CheckRequest } from "./registry-check-messages.ts";
 
@@ -17,10 +16,7 @@ function answer({ id, value, under }: CheckRequest): CheckAnswer {
 
 if (parentPort !== null) {
   const port = parentPort;
-  port.on("message", (request: CheckRequest) => {
-    port.postMessage(answer(request));
-    // A big value's check leaves this isolate's heap grown and full of garbage, which V8 keeps
-    // while the thread idles (ADR 59): tens of MiB of RSS until the next Registry change.
-    setImmediate(v8FullCollection);
-  });
+  // The main thread ends this thread once no check waits (registry-thread.ts): what a check
+  // leaves on its heap goes with it.
+  port.on("message", (request: CheckRequest) => port.postMessage(answer(request)));
 }

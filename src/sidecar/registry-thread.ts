@@ -59,10 +59,10 @@ interface Waiting {
 }
 
 /**
- * Checks big Registry values on a thread of its own, so that the main thread keeps decoding
- * Secrets and serving changes meanwhile (ADR 88); small ones on the calling thread. The thread
- * is spawned when first needed, checks one value at a time in the order asked, never keeps the
- * process alive, and ends with `close`. If it cannot start or ends, every check from then on,
+ * Checks big Registry values on a thread of its own, so that the main thread keeps serving
+ * changes meanwhile (ADR 88); small ones on the calling thread. The thread is spawned when a
+ * check needs it, checks one value at a time in the order asked, ends once none waits, never
+ * keeps the process alive, and ends with `close`. If it cannot start or ends, every check from then on,
  * and those it had not answered, run on the calling thread.
  */
 export class RegistryThread implements RegistryChecker {
@@ -115,10 +115,14 @@ export class RegistryThread implements RegistryChecker {
       return null;
     }
     worker.unref();
+    // A retired thread's end is not a failure: only the current one's counts.
+    const failed = (e: unknown) => {
+      if (this.#worker === worker) this.#failed(e);
+    };
     worker.on("message", (answer: CheckAnswer) => this.#answered(answer));
-    worker.on("messageerror", (e) => this.#failed(e));
-    worker.once("error", (e) => this.#failed(e));
-    worker.once("exit", (code) => this.#failed(new Error(`exited with code ${code}`)));
+    worker.on("messageerror", failed);
+    worker.once("error", failed);
+    worker.once("exit", (code) => failed(new Error(`exited with code ${code}`)));
     this.#worker = worker;
     return worker;
   }
@@ -127,6 +131,7 @@ export class RegistryThread implements RegistryChecker {
     const waiting = this.#waiting.get(answer.id);
     if (waiting === undefined) return;
     this.#waiting.delete(answer.id);
+    if (this.#waiting.size === 0) this.#retire();
     if (!("columns" in answer)) {
       const { contentHash, refused } = answer;
       waiting.resolve({ contentHash, parsed: err(refused) });
@@ -139,6 +144,17 @@ export class RegistryThread implements RegistryChecker {
     }
     const { contentHash, registry, refused } = decoded.value;
     waiting.resolve({ contentHash, parsed: ok({ registry, refused: Object.freeze(refused) }) });
+  }
+
+  /**
+   * Ends an idle thread: a check of 100k Apps leaves its isolate 47 MiB of RSS even after a full
+   * collection, 220 MiB without, held until the next Registry change; spawning one costs that
+   * change 45-70 ms, on its own thread (ADR 88).
+   */
+  #retire(): void {
+    const worker = this.#worker;
+    this.#worker = null;
+    void worker?.terminate();
   }
 
   #failed(e: unknown): void {

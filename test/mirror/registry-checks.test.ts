@@ -171,28 +171,31 @@ describe("a mirror whose Registry checks land later", () => {
     return { registry, checker, holder, mirror };
   }
 
-  it("lists the App Secrets while the first Registry is checked, and publishes once it lands", async () => {
+  it("lists the App Secrets only once the first Registry's check landed, then publishes", async () => {
     const secrets = new FakeListWatch();
     secrets.replyList(
       ok(page("7", [secret("shop-credentials", "6", { token: "t" }), secret("other", "6")])),
     );
     const { checker, holder, mirror } = started(secrets);
-    await waitUntil(() => (secrets.watches.length > 0 ? true : undefined));
-    const before = { snapshot: holder.current(), waiting: checker.waiting };
+    await waitUntil(() => (checker.waiting.length > 0 ? true : undefined));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const requests = () => secrets.listCalls.length + secrets.watches.length;
+    const before = { snapshot: holder.current(), waiting: checker.waiting, requests: requests() };
     await checker.land();
     await waitUntil(() => holder.current() ?? undefined);
     await mirror.idle();
-    expect({ before, after: shown(holder.current()) }).toEqual({
-      before: { snapshot: null, waiting: ["shop"] },
+    expect({ before, after: shown(holder.current()), requested: requests() > 0 }).toEqual({
+      before: { snapshot: null, waiting: ["shop"], requests: 0 },
       after: ["shop ready"],
+      requested: true,
     });
   });
 
-  it("keeps the bytes of a credential it serves from a Secret listed while the Registry was checked", async () => {
+  it("keeps the bytes of a credential it serves from the list that follows a check landing later", async () => {
     const secrets = new FakeListWatch();
     secrets.replyList(ok(page("7", [secret("shop-credentials", "6", { token: "t0k" })])));
     const { checker, holder, mirror } = started(secrets, { serveCredentials: true });
-    await waitUntil(() => (secrets.watches.length > 0 ? true : undefined));
+    await waitUntil(() => (checker.waiting.length > 0 ? true : undefined));
     await checker.land();
     await waitUntil(() => holder.current() ?? undefined);
     await mirror.idle();

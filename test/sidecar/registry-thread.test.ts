@@ -140,6 +140,32 @@ describe("the Registry check thread", () => {
     });
   });
 
+  it("ends the thread once no check waits, and spawns another for the next", async () => {
+    const workers: Worker[] = [];
+    const exits: Promise<number>[] = [];
+    const { t, logged } = thread({
+      spawn: () => {
+        const w = new Worker(
+          new URL("../../src/sidecar/registry-check-worker.ts", import.meta.url),
+        );
+        workers.push(w);
+        exits.push(new Promise((resolve) => w.once("exit", resolve)));
+        return w;
+      },
+    });
+    const names = Object.keys(VALUES).slice(0, 3);
+    const together = await Promise.all(names.map((n) => t.check(VALUES[n]!, under)));
+    await exits[0];
+    const later = await t.check(VALUES.apps!, under);
+    await exits[1];
+    expect({ together, later, spawned: workers.length, logged }).toEqual({
+      together: names.map((n) => checkValue(VALUES[n]!, under)),
+      later: checkValue(VALUES.apps!, under),
+      spawned: 2,
+      logged: [],
+    });
+  });
+
   it("estimates a gzip value by its decompressed size", () => {
     const doc = JSON.stringify(registryDoc([{ name: "z", hostnames: ["z.example"] }]));
     expect([documentBytes(VALUES.gzip!), documentBytes(doc)]).toEqual([doc.length, doc.length]);
