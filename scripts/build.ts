@@ -1,7 +1,7 @@
 // `npm run build`: the production artifact. One bundled ESM CLI in dist/ (ADR 14): a small entry
 // that spawns the data thread and the chunk it loads with the rest; the data thread's own
-// CommonJS bundle (ADR 27), each with a source map. Nothing under node_modules is needed at run
-// time.
+// CommonJS bundle (ADR 27) and the Registry check thread's (ADR 88), each with a source map.
+// Nothing under node_modules is needed at run time.
 
 import { rm, writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
@@ -72,6 +72,8 @@ export function fetch() { unused(); }`,
  * the machine of BENCHMARKS.md (ADR 27).
  */
 const DATA_THREAD = "data-thread.cjs";
+/** The Registry check thread's file (ADR 88), CommonJS for the same reason. */
+const REGISTRY_THREAD = "registry-thread.cjs";
 
 // Whitespace and syntax only: the source is kept in the heap for lazy compilation, and names
 // stay readable in stack traces (fastify and avvio also read function names).
@@ -101,21 +103,10 @@ export async function buildArtifact(options: BuildOptions): Promise<void> {
     .filter(([name]) => !(options.without ?? []).includes(name as keyof typeof BUNDLE_PLUGINS))
     .map(([, plugin]) => plugin);
   await rm(OUT, { recursive: true, force: true });
-  const thread = await build({
-    entryPoints: { "data-thread": "src/route/worker.ts" },
-    bundle: true,
-    platform: "node",
-    format: "cjs",
-    target: "node24",
-    outdir: OUT,
-    outExtension: { ".js": ".cjs" },
-    sourcemap: "linked",
-    ...minify,
-    metafile: true,
-    legalComments: "linked",
-    logLevel: "warning",
-    plugins: [...extra],
-  });
+  const [thread, registryThread] = await Promise.all([
+    buildThread("data-thread", "src/route/worker.ts", extra, OUT),
+    buildThread("registry-thread", "src/sidecar/registry-check-worker.ts", extra, OUT),
+  ]);
   const result = await build({
     entryPoints: { main: "src/cli/main.ts" },
     bundle: true,
@@ -128,7 +119,10 @@ export async function buildArtifact(options: BuildOptions): Promise<void> {
     chunkNames: "[name]-[hash]",
     sourcemap: "linked",
     ...minify,
-    define: { REPLICA_MIRROR_DATA_THREAD: JSON.stringify(`./${DATA_THREAD}`) },
+    define: {
+      REPLICA_MIRROR_DATA_THREAD: JSON.stringify(`./${DATA_THREAD}`),
+      REPLICA_MIRROR_REGISTRY_THREAD: JSON.stringify(`./${REGISTRY_THREAD}`),
+    },
     metafile: true,
     legalComments: "linked",
     logLevel: "warning",
@@ -140,10 +134,34 @@ export async function buildArtifact(options: BuildOptions): Promise<void> {
   });
   await writeFile(`${OUT}/meta.json`, JSON.stringify(result.metafile));
   await writeFile(`${OUT}/data-thread.meta.json`, JSON.stringify(thread.metafile));
-  const sizes = Object.entries({ ...result.metafile.outputs, ...thread.metafile.outputs })
+  await writeFile(`${OUT}/registry-thread.meta.json`, JSON.stringify(registryThread.metafile));
+  const sizes = Object.entries({
+    ...result.metafile.outputs,
+    ...thread.metafile.outputs,
+    ...registryThread.metafile.outputs,
+  })
     .filter(([file]) => /\.[cm]js$/.test(file))
     .map(([file, out]) => `${file} ${(out.bytes / 1024).toFixed(0)} KiB`);
   if (options.report === true) console.log(sizes.join("\n"));
+}
+
+/** A thread's own CommonJS bundle, `<name>.cjs` in `outdir`. */
+function buildThread(name: string, entry: string, plugins: readonly Plugin[], outdir: string) {
+  return build({
+    entryPoints: { [name]: entry },
+    bundle: true,
+    platform: "node",
+    format: "cjs",
+    target: "node24",
+    outdir,
+    outExtension: { ".js": ".cjs" },
+    sourcemap: "linked",
+    ...minify,
+    metafile: true,
+    legalComments: "linked",
+    logLevel: "warning",
+    plugins: [...plugins],
+  });
 }
 
 if (import.meta.main) {

@@ -8,6 +8,7 @@ import type { SecretScope } from "./fetch-secrets.ts";
 import type { WarmStart } from "./inputs.ts";
 import type { SharedReflectorSettings } from "./observed-reflector.ts";
 import type { MirrorObserver } from "./observer.ts";
+import type { RegistryChecker } from "./registry-checker.ts";
 import type { SnapshotSink } from "./sink.ts";
 
 export interface RegistrySource {
@@ -23,6 +24,8 @@ export interface RegistrySource {
    * made under the same (ADR 48, ADR 77).
    */
   readonly allowLocalUpstreams?: boolean;
+  /** Where its values are checked; default this thread, a microtask later (ADR 88). */
+  readonly checker?: RegistryChecker;
 }
 
 export interface MirrorOptions {

@@ -53,6 +53,8 @@ export class Mirror {
   /** After a warm start: reflectors whose watch has not been confirmed current yet. */
   #toConfirm = 0;
   #source: SnapshotSource = FROM_API_SERVER;
+  /** Settles once the first Registry listed was served (`idle` waits for it). */
+  #first: Promise<void> | null = null;
   /** After a warm start: settles once its second turn ran (`idle` waits for it). */
   #warming: Promise<void> | null = null;
   #stopped = false;
@@ -153,6 +155,7 @@ export class Mirror {
   /** Resolves when no adoption or rebuild is scheduled or running. */
   async idle(): Promise<void> {
     await this.#warming;
+    await this.#first;
     await this.#adoptions.idle();
     await this.#rebuilds.idle();
   }
@@ -177,11 +180,29 @@ export class Mirror {
    */
   #startWarm({ inputs, savedAt }: WarmStart): void {
     this.#source = Object.freeze({ kind: "state-file", savedAt });
-    const served = seedRegistry(inputs, this.#options.registry, this.#registry);
-    if (served.newlyRefused) this.#observer.registryRejected(served.status.error!);
-    this.#publication.adopted(served.registry);
     const { promise, resolve } = Promise.withResolvers<void>();
     this.#warming = promise;
+    void seedRegistry(inputs, this.#options.registry, this.#registry).then(
+      (served) => this.#seedWarm(inputs, served, resolve),
+      (e: unknown) => {
+        this.#observer.adoptionFailed(e);
+        resolve();
+      },
+    );
+  }
+
+  /** The second half of a warm start, a turn after its Registry was adopted. */
+  #seedWarm(
+    inputs: WarmStart["inputs"],
+    served: Awaited<ReturnType<RegistryTracker["serve"]>>,
+    resolve: () => void,
+  ): void {
+    if (this.#stopped) {
+      resolve();
+      return;
+    }
+    if (served.newlyRefused) this.#observer.registryRejected(served.status.error!);
+    this.#publication.adopted(served.registry);
     const schedule = this.#options.schedule ?? ((run: () => void) => setImmediate(run));
     schedule(() => {
       if (!this.#stopped) {
@@ -213,15 +234,20 @@ export class Mirror {
   }
 
   #onRegistryListed(): void {
-    // The watched set must exist before the App Secrets are listed, so that the first list keeps
-    // exactly the referenced Secrets and needs no fetch afterwards.
-    const served = this.#registry.serve();
-    if (served.newlyRefused) this.#observer.registryRejected(served.status.error!);
-    this.#referenced.watch(served.registry);
-    this.#pending.registryAdopted(served, true);
-    for (const r of this.#reflectors.secrets) r.start();
-    this.#publication.adopted(served.registry);
-    this.#onListCompleted();
+    this.#first = this.#registry.serve().then(
+      (served) => {
+        if (this.#stopped) return;
+        if (served.newlyRefused) this.#observer.registryRejected(served.status.error!);
+        // The watched set must exist before the App Secrets are listed, so that the first list
+        // keeps exactly the referenced Secrets and needs no fetch afterwards.
+        this.#referenced.watch(served.registry);
+        this.#pending.registryAdopted(served, true);
+        for (const r of this.#reflectors.secrets) r.start();
+        this.#publication.adopted(served.registry);
+        this.#onListCompleted();
+      },
+      (e: unknown) => this.#observer.adoptionFailed(e),
+    );
   }
 
   #onSecretEvent(type: ObjectEventType, object: SecretObject): void {
@@ -263,7 +289,7 @@ export class Mirror {
     if (!this.synced()) return;
     if (this.#registry.hasUnserved) {
       const before = this.#registry.served;
-      const served = this.#registry.serve();
+      const served = await this.#registry.serve();
       if (served.newlyRefused) this.#observer.registryRejected(served.status.error!);
       const whole = served.registry !== before;
       if (whole) this.#pending.secretsChanged(await this.#referenced.follow(served.registry), null);

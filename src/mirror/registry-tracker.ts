@@ -1,10 +1,16 @@
-import { createHash } from "node:crypto";
 import type { SecretObject } from "../kube/cache/list-watch.ts";
-import { DEFAULT_MAX_DECOMPRESSED_BYTES, parseRegistry } from "../registry/parse.ts";
+import { DEFAULT_MAX_DECOMPRESSED_BYTES } from "../registry/parse.ts";
 import { type CheckedUnder, REGISTRY_RULES, sameRules } from "../registry/rules.ts";
 import type { AppSpec, Registry } from "../registry/schema.ts";
 import type { RefusedAppStatus, RegistryStatus } from "../snapshot/types.ts";
 import type { CheckedRegistry, RegistrySecret } from "./inputs.ts";
+import {
+  checkValue,
+  contentHash,
+  INLINE_CHECKER,
+  type RegistryChecker,
+  type ValueCheck,
+} from "./registry-checker.ts";
 
 /** The Registry to serve and what to report about it. */
 export interface ServedRegistry {
@@ -18,11 +24,17 @@ interface RegistryOptions {
   readonly maxDecompressedBytes?: number;
   /** Default false: Apps whose upstream is a local address are refused (ADR 48). */
   readonly allowLocalUpstreams?: boolean;
+  /** Where values are checked; default this thread (INLINE_CHECKER). */
+  readonly checker?: RegistryChecker;
 }
 
-/** A digest of a value's bytes: equal on every replica that holds the same value. */
-function contentHash(value: string): string {
-  return createHash("sha256").update(value, "latin1").digest("hex").slice(0, 16);
+function underOf(options: RegistryOptions): CheckedUnder {
+  return {
+    rules: REGISTRY_RULES,
+    defaultNamespace: options.namespace,
+    allowLocalUpstreams: options.allowLocalUpstreams ?? false,
+    maxDecompressedBytes: options.maxDecompressedBytes ?? DEFAULT_MAX_DECOMPRESSED_BYTES,
+  };
 }
 
 /**
@@ -32,27 +44,26 @@ function contentHash(value: string): string {
  * (`keepRefused` then keeps the last good version of each refused one).
  */
 export function serveRegistry(secret: RegistrySecret, options: RegistryOptions): ServedRegistry {
+  const value = secret.present ? secret.value : null;
+  return servedOf(secret, options.key, value === null ? null : checkValue(value, underOf(options)));
+}
+
+/** What `secret` serves, `check` being its value's check (null when it has no value). */
+function servedOf(secret: RegistrySecret, key: string, check: ValueCheck | null): ServedRegistry {
   if (!secret.present) return { registry: null, status: ABSENT };
-  const hash = secret.value === null ? null : contentHash(secret.value);
   const status = (error: string | null, refusedApps: readonly RefusedAppStatus[] = []) => ({
     present: true,
     resourceVersion: secret.resourceVersion,
     error,
     refusedApps,
-    contentHash: hash,
+    contentHash: check?.contentHash ?? null,
   });
-  if (secret.value === null)
+  if (check === null)
     return {
       registry: null,
-      status: status(`invalid registry: key '${options.key}' is missing from the Secret`),
+      status: status(`invalid registry: key '${key}' is missing from the Secret`),
     };
-  const parsed = parseRegistry(Buffer.from(secret.value, "latin1"), {
-    defaultNamespace: options.namespace,
-    allowLocalUpstreams: options.allowLocalUpstreams ?? false,
-    ...(options.maxDecompressedBytes === undefined
-      ? {}
-      : { maxDecompressedBytes: options.maxDecompressedBytes }),
-  });
+  const { parsed } = check;
   if (!parsed.ok) return { registry: null, status: status(parsed.error.message) };
   const refused = parsed.value.refused.map((r) => ({ ...r, kept: false }));
   return { registry: parsed.value.registry, status: status(null, refused) };
@@ -93,30 +104,31 @@ export function keepRefused(served: ServedRegistry, previous: Registry | null): 
 }
 
 /**
- * Follows the Registry Secret's events and decides what to serve. Values are parsed lazily, when
+ * Follows the Registry Secret's events and decides what to serve. Values are checked lazily, when
  * `serve` is called, and each distinct good value once (a relist or a label edit reuses it). When
  * the newest value is refused, the last good one is the newest good value the watch delivered,
  * even one never served because a later value replaced it first; a deletion in between makes
- * the last good Registry the empty one.
+ * the last good Registry the empty one. A check may take a while (ADR 88): what was served stays
+ * served until `serve` resolves, and values delivered meanwhile are served by the same call.
  */
 export class RegistryTracker {
   readonly #options: RegistryOptions & { readonly name: string };
   readonly #under: CheckedUnder;
+  readonly #checker: RegistryChecker;
   /** Values observed since the last `serve`, oldest first; the last is the current one. */
   #unserved: RegistrySecret[] = [];
   #current: RegistrySecret = { present: false };
   #parsed: { readonly value: string; readonly served: ServedRegistry } | null = null;
+  /** The checks of values one `serve` asked for, good or not, until it resolves. */
+  readonly #checks = new Map<string, Promise<ServedRegistry>>();
+  #serving = false;
   #lastRefused: string | null = null;
   #served: Registry | null = null;
 
   constructor(options: RegistryOptions & { readonly name: string }) {
     this.#options = options;
-    this.#under = {
-      rules: REGISTRY_RULES,
-      defaultNamespace: options.namespace,
-      allowLocalUpstreams: options.allowLocalUpstreams ?? false,
-      maxDecompressedBytes: options.maxDecompressedBytes ?? DEFAULT_MAX_DECOMPRESSED_BYTES,
-    };
+    this.#under = underOf(options);
+    this.#checker = options.checker ?? INLINE_CHECKER;
   }
 
   /**
@@ -169,7 +181,7 @@ export class RegistryTracker {
     return this.#current;
   }
 
-  /** True when events arrived since the last `serve`. */
+  /** True when events arrived since the last `serve` took them. */
   get hasUnserved(): boolean {
     return this.#unserved.length > 0;
   }
@@ -181,48 +193,72 @@ export class RegistryTracker {
 
   /**
    * What to serve now, given the events so far and the Registry served last, and whether the
-   * newest value is a refusal not reported before.
+   * newest value is a refusal not reported before. Events that arrive while a check runs join
+   * the ones taken: the newest value is served, older ones checked only if it needs them. One
+   * call at a time (the mirror's adoption stage); another while one runs is a bug.
    */
-  serve(): ServedRegistry & { readonly newlyRefused: boolean } {
-    const unserved = this.#unserved.length > 0 ? this.#unserved : [this.#current];
+  async serve(): Promise<ServedRegistry & { readonly newlyRefused: boolean }> {
+    if (this.#serving) throw new Error("RegistryTracker.serve called while one runs");
+    this.#serving = true;
+    try {
+      let values: RegistrySecret[] = [];
+      let current: ServedRegistry;
+      do {
+        values = values.concat(this.#take(values.length === 0));
+        current = await this.#inService(values, values.length - 1, this.#served);
+      } while (this.#unserved.length > 0);
+      const value = this.#current.present ? this.#current.value : null;
+      const refused = current.status.error !== null;
+      const newlyRefused = refused && (value === null || value !== this.#lastRefused);
+      this.#lastRefused = refused ? value : null;
+      this.#served = current.registry;
+      return { ...current, newlyRefused };
+    } finally {
+      this.#checks.clear();
+      this.#serving = false;
+    }
+  }
+
+  /** The values observed since the last take; the current one when none and `first`. */
+  #take(first: boolean): RegistrySecret[] {
+    const taken = this.#unserved.length > 0 || !first ? this.#unserved : [this.#current];
     this.#unserved = [];
-    const current = this.#inService(unserved, unserved.length - 1, this.#served);
-    const value = this.#current.present ? this.#current.value : null;
-    const refused = current.status.error !== null;
-    const newlyRefused = refused && (value === null || value !== this.#lastRefused);
-    this.#lastRefused = refused ? value : null;
-    this.#served = current.registry;
-    return { ...current, newlyRefused };
+    return taken;
   }
 
   /**
    * What serving `values[i]` puts in service, `before` having been in service before
    * `values[0]`: a value refused whole leaves the one before it; a value with refused App
-   * entries keeps the version of each that was in service before it. Older values are parsed
+   * entries keeps the version of each that was in service before it. Older values are checked
    * only when the newer one needs them, and each distinct value once.
    */
-  #inService(
+  async #inService(
     values: readonly RegistrySecret[],
     i: number,
     before: Registry | null,
-  ): ServedRegistry {
-    const earlier = (): Registry | null =>
-      i === 0 ? before : this.#inService(values, i - 1, before).registry;
+  ): Promise<ServedRegistry> {
+    const earlier = async (): Promise<Registry | null> =>
+      i === 0 ? before : (await this.#inService(values, i - 1, before)).registry;
     const value = values[i]!;
-    const served = this.#parse(value);
-    if (served.status.error !== null) return { registry: earlier(), status: served.status };
+    const served = await this.#check(value);
+    if (served.status.error !== null) return { registry: await earlier(), status: served.status };
     if (served.status.refusedApps.length === 0) return served;
-    return keepRefused(served, earlier());
+    return keepRefused(served, await earlier());
   }
 
-  #parse(secret: RegistrySecret): ServedRegistry {
-    if (secret.present && secret.value !== null && secret.value === this.#parsed?.value) {
-      const { registry, status } = this.#parsed.served;
-      return { registry, status: { ...status, resourceVersion: secret.resourceVersion } };
-    }
-    const served = serveRegistry(secret, this.#options);
-    if (served.status.error === null && secret.present && secret.value !== null)
-      this.#parsed = { value: secret.value, served };
+  async #check(secret: RegistrySecret): Promise<ServedRegistry> {
+    if (!secret.present || secret.value === null) return servedOf(secret, this.#options.key, null);
+    const { value, resourceVersion } = secret;
+    const known =
+      value === this.#parsed?.value ? this.#parsed.served : await this.#checks.get(value);
+    if (known !== undefined)
+      return { registry: known.registry, status: { ...known.status, resourceVersion } };
+    const checking = this.#checker
+      .check(value, this.#under)
+      .then((check) => servedOf(secret, this.#options.key, check));
+    this.#checks.set(value, checking);
+    const served = await checking;
+    if (served.status.error === null) this.#parsed = { value, served };
     return served;
   }
 }

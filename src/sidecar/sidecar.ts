@@ -21,6 +21,7 @@ import { SnapshotHolder } from "../snapshot/holder.ts";
 import type { Address, SidecarConfig } from "./config.ts";
 import { openLastGoodState } from "./last-good-state.ts";
 import { startPushers, targetOf } from "./push-targets.ts";
+import { RegistryThread } from "./registry-thread.ts";
 import { startStateKeeper } from "./state-keeper.ts";
 
 /** A running sidecar. */
@@ -171,6 +172,7 @@ export async function startSidecar(
     rolledBackObserver(opened, log, options.clock ?? systemClock),
   ];
   if (options.observer !== undefined) observers.push(options.observer);
+  const checker = new RegistryThread({ log, after: thread.serving(1) });
   const mirror = new Mirror({
     registry: {
       listWatch: createListWatch(transport, {
@@ -181,6 +183,7 @@ export async function startSidecar(
       name: config.registryName,
       key: config.registryKey,
       allowLocalUpstreams: config.allowLocalUpstreams,
+      checker,
     },
     secrets: { scopes: secretScopes(transport, config) },
     holder,
@@ -220,7 +223,7 @@ export async function startSidecar(
       closeServer(ops),
       keeper?.close(),
       pushers.close(),
-      mirror.stop(),
+      mirror.stop().then(() => checker.close()),
     ]);
     transport.close();
     return err(`cannot listen: ${(e as Error).message}`);
@@ -237,7 +240,11 @@ export async function startSidecar(
       // The state is written once more before the watches stop: it is as current as it gets.
       await keeper?.close();
       await pushers.close();
-      await Promise.allSettled([thread.close(drainMs), opsClosed, mirror.stop()]);
+      await Promise.allSettled([
+        thread.close(drainMs),
+        opsClosed,
+        mirror.stop().then(() => checker.close()),
+      ]);
       clearTimeout(cut);
       transport.close();
       log.info("stopped");

@@ -71,22 +71,22 @@ describe("outside names as keys", () => {
     );
   });
 
-  it("reads the Registry under any key name, and refuses it as missing when the Secret lacks it", () => {
-    fc.assert(
-      fc.property(fc.constantFrom(...PROTOTYPE_NAMES), (key) => {
+  it("reads the Registry under any key name, and refuses it as missing when the Secret lacks it", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...PROTOTYPE_NAMES), async (key) => {
         const doc = JSON.stringify({ apiVersion: REGISTRY_API_VERSION, apps: [] });
-        const tracker = (data: Record<string, string>) => {
+        const tracker = async (data: Record<string, string>) => {
           const t = new RegistryTracker({ key, namespace: "platform", name: "reg" });
           t.observe(false, {
             metadata: { namespace: "platform", name: "reg", resourceVersion: "1" },
             data: decoded(data).data!,
           });
-          return t.serve().status.error;
+          return (await t.serve()).status.error;
         };
-        expect(tracker({ other: doc })).toBe(
+        expect(await tracker({ other: doc })).toBe(
           `invalid registry: key '${key}' is missing from the Secret`,
         );
-        expect(tracker({ [key]: doc })).toBeNull();
+        expect(await tracker({ [key]: doc })).toBeNull();
       }),
       { numRuns: PROTOTYPE_NAMES.length * 2 },
     );

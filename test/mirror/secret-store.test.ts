@@ -321,7 +321,7 @@ describe("watched set and registry state", () => {
     const tracker = () =>
       new RegistryTracker({ key: "registry.json", namespace: "platform", name: "reg" });
 
-    it("ignores other Secrets and parses each distinct good value once", () => {
+    it("ignores other Secrets and parses each distinct good value once", async () => {
       const t = tracker();
       expect(
         t.observe(false, {
@@ -329,9 +329,9 @@ describe("watched set and registry state", () => {
         }),
       ).toBe(false);
       t.observe(false, event("1", good));
-      const first = t.serve();
+      const first = await t.serve();
       t.observe(false, event("2", good));
-      const again = t.serve();
+      const again = await t.serve();
       expect({
         same: again.registry === first.registry,
         status: again.status,
@@ -349,13 +349,13 @@ describe("watched set and registry state", () => {
       });
     });
 
-    it("falls back to the newest good value delivered, even one no rebuild served", () => {
+    it("falls back to the newest good value delivered, even one no rebuild served", async () => {
       const t = tracker();
       t.observe(false, event("1", good));
-      t.serve();
+      await t.serve();
       t.observe(false, event("2", better));
       t.observe(false, event("3", bad));
-      const served = t.serve();
+      const served = await t.serve();
       expect({
         apps: served.registry?.apps.map((a) => a.name),
         error: served.status.error,
@@ -367,13 +367,13 @@ describe("watched set and registry state", () => {
       });
     });
 
-    it("serves an empty Registry for a refused value that follows a deletion", () => {
+    it("serves an empty Registry for a refused value that follows a deletion", async () => {
       const t = tracker();
       t.observe(false, event("1", good));
-      t.serve();
+      await t.serve();
       t.observe(true, event("2"));
       t.observe(false, event("3", bad));
-      expect(t.serve()).toEqual({
+      expect(await t.serve()).toEqual({
         registry: null,
         status: {
           present: true,
@@ -386,14 +386,14 @@ describe("watched set and registry state", () => {
       });
     });
 
-    it("reports each refused value once, also when its message repeats the previous one", () => {
+    it("reports each refused value once, also when its message repeats the previous one", async () => {
       const t = tracker();
       t.observe(false, event("1", bad));
-      const flags = [t.serve().newlyRefused];
+      const flags = [(await t.serve()).newlyRefused];
       t.observe(false, event("2", bad));
-      flags.push(t.serve().newlyRefused);
+      flags.push((await t.serve()).newlyRefused);
       t.observe(false, event("3", { ...bad, other: 1 }));
-      flags.push(t.serve().newlyRefused);
+      flags.push((await t.serve()).newlyRefused);
       expect(flags).toEqual([true, false, true]);
     });
   });
