@@ -36,8 +36,13 @@ import {
 const caddy = findTool("caddy", ["/usr/bin/caddy", "/usr/local/bin/caddy"], ["version"]);
 
 const ROTATIONS = 50;
-/** How a connection reset before its handshake shows in node:tls. */
-const RESET = /ECONNRESET|socket disconnected before secure TLS connection was established/;
+/**
+ * How a connection reset before its answer shows: in node:tls before the handshake, and in the
+ * raw plain-HTTP client as a connection closed with no answer (seen once, 12-07, on a request made
+ * just after a push).
+ */
+const RESET =
+  /ECONNRESET|socket disconnected before secure TLS connection was established|^no answer for \S+: closed$/;
 
 /**
  * `exchange` again when Caddy reset its connection before an answer, at most twice. A load
