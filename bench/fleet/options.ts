@@ -32,6 +32,8 @@ export interface FleetConfig {
   readonly retryAfterSeconds: number;
   /** The longest wait for a fleet to reach an expected state. */
   readonly convergeTimeoutSeconds: number;
+  /** How long a phase waits after its action for the requests in flight to be accounted. */
+  readonly settleMs: number;
   readonly scenarios: readonly Scenario[];
   /** Results go to `<scenario>-<label>.json`. */
   readonly label: string;
@@ -77,6 +79,8 @@ const FLAGS = {
   "throttle-share": "share of lists and watches answered 429 while throttling (0.5)",
   "retry-after": "Retry-After of those 429s, in seconds (3)",
   "converge-timeout": "the longest wait, in seconds, for the fleet to reach a state",
+  "settle-ms":
+    "how long a phase waits after its action for requests in flight (a list's last pages, a watch's events) to be accounted (1000)",
   scenario: `comma-separated, from ${SCENARIOS.join(", ")} (default: all)`,
   label: "results are written as <scenario>-<label>.json (default: latest, quick with --quick)",
   artifact: "dist (default: npm run build, then dist/main.mjs) or src (src/cli/main.ts, no build)",
@@ -97,6 +101,7 @@ const schema = z.object({
   "throttle-share": z.coerce.number().min(0).max(1).default(0.5),
   "retry-after": positive.default(3),
   "converge-timeout": positive.optional(),
+  "settle-ms": z.coerce.number().int().min(0).default(1_000),
   scenario: z
     .string()
     .default(SCENARIOS.join(","))
@@ -162,6 +167,7 @@ export function parseFleetArgs(argv: readonly string[]): FleetConfig | string {
     throttleShare: v["throttle-share"],
     retryAfterSeconds: v["retry-after"],
     convergeTimeoutSeconds: v["converge-timeout"] ?? d.convergeTimeoutSeconds,
+    settleMs: v["settle-ms"],
     scenarios: SCENARIOS.filter((s) => v.scenario.includes(s)),
     label: v.label ?? (v.quick ? "quick" : "latest"),
     quick: v.quick,

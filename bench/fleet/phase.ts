@@ -40,9 +40,6 @@ export interface PhaseOutcome {
   judge?(c: Collected, base: PhaseBase): { facts?: PhaseResult["facts"]; targets?: Target[] };
 }
 
-/** Lets requests still in flight (a list's last pages, a watch's events) reach the accounting. */
-const SETTLE_MS = 1_000;
-
 /** Runs `act` as the phase `phase` and measures it. */
 export async function measurePhase(
   ctx: FleetContext,
@@ -53,7 +50,8 @@ export async function measurePhase(
   const { now: startedAt } = await ctx.api.call("clear", {});
   const memory = sampleRss(ctx.api.pid);
   const outcome = await act(startedAt);
-  await sleep(SETTLE_MS);
+  // Lets requests still in flight (a list's last pages, a watch's events) reach the accounting.
+  await sleep(ctx.config.settleMs);
   const rss = memory.stop();
   const collected = await ctx.api.call("collect", {}, 300_000);
   for (const r of collected.requests)

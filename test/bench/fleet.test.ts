@@ -19,7 +19,7 @@ function tinyConfig(resultsDir: string): FleetConfig {
   const parsed = parseFleetArgs([
     ...["--replicas", "3", "--apps", "20", "--added", "10", "--secrets", "100"],
     ...["--scenario", "watchlist,registry,restart", "--restart-down-ms", "300"],
-    ...["--converge-timeout", "20"],
+    ...["--converge-timeout", "20", "--settle-ms", "200"],
     ...["--artifact", "src", "--label", "smoke"],
   ]);
   if (typeof parsed === "string") throw new Error(parsed);
