@@ -42,6 +42,8 @@ export interface FleetConfig {
   readonly reportOnly: boolean;
   /** The CLI every replica runs: the built artifact (default) or `src/cli/main.ts`. */
   readonly artifact: "dist" | "src";
+  /** A bundle built elsewhere, run in place of `artifact` (the npm test smoke builds its own). */
+  readonly entry?: string;
   /** Where the result files go (default bench/fleet/results). */
   readonly resultsDir?: string;
 }

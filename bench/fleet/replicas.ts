@@ -43,6 +43,8 @@ export interface FleetSpec {
   readonly startTimeoutMs: number;
   /** Which CLI each replica runs (see ENTRY). */
   readonly artifact: keyof typeof ENTRY;
+  /** A built entry (an absolute path) run in place of the artifact's. */
+  readonly entry?: string | undefined;
   /** Node options before the artifact (`--expose-gc`, `--import` a probe), and an IPC channel. */
   readonly nodeArgs?: readonly string[];
   readonly ipc?: boolean;
@@ -149,7 +151,7 @@ export class Fleet {
       const args = [
         ...shipped.nodeFlags,
         ...node,
-        ENTRY[this.spec.artifact],
+        this.spec.entry ?? ENTRY[this.spec.artifact],
         ...this.#args,
         `--kubeconfig=${this.#kubeconfig(index)}`,
       ];

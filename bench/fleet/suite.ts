@@ -96,7 +96,14 @@ export async function runSuite(
     body: (ctx: FleetContext) => Promise<void>,
   ) => {
     const fleet = await Fleet.create(
-      { apiUrl: api.url, extraArgs, prefix, startTimeoutMs: 180_000, artifact: config.artifact },
+      {
+        apiUrl: api.url,
+        extraArgs,
+        prefix,
+        startTimeoutMs: 180_000,
+        artifact: config.artifact,
+        entry: config.entry,
+      },
       config.replicas,
     );
     try {

@@ -61,6 +61,7 @@ export async function memoryDuringInitialList(
       prefix: "memory",
       startTimeoutMs: 60_000,
       artifact: config.artifact,
+      entry: config.entry,
       nodeArgs: ["--expose-gc", "--import", PROBE],
       ipc: true,
     },
