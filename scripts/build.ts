@@ -25,7 +25,7 @@ const clientNodeIsPure: Plugin = {
       if (!bare && !args.importer.includes("@kubernetes/client-node/dist/")) return undefined;
       if (args.pluginData === "resolved") return undefined;
       // Inside the package every import names its file: joined here, not by `b.resolve`, which
-      // builds a new resolver per call and took a build from 1.3 to 8.5 s (esbuild issue 3795).
+      // builds a new resolver per call (esbuild issue 3795): the build took 8.5 s, now 1.7 s.
       const path = bare
         ? (
             await b.resolve(args.path, {
