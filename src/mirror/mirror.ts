@@ -81,6 +81,7 @@ export class Mirror {
       observer: this.#observer,
       served: options,
       onRetryDue: () => this.#adoptions.signal(),
+      ...(options.schedule === undefined ? {} : { schedule: options.schedule }),
     });
     const stage = (run: () => void | Promise<void>, onError: (e: unknown) => void) =>
       new Coalescer({

@@ -15,6 +15,12 @@ export interface ReadKeys {
 /** The Secrets a Registry references, each with the keys its Apps read. */
 export type WatchedSet = SecretIndex<ReadKeys>;
 
+/** What a store asks of the Secrets it watches. */
+export interface WatchedLookup {
+  get(namespace: string, name: string): ReadKeys | undefined;
+  has(namespace: string, name: string): boolean;
+}
+
 /** What the process serves besides routes: fixed for its life. */
 export interface Served {
   /** `--serve-credentials`: a credential's value is kept. */
@@ -151,15 +157,28 @@ export function addedSecrets(previous: WatchedSet, next: WatchedSet): SecretRef[
   return added;
 }
 
-/** Both sets at once: the set watched while newly referenced Secrets are being fetched. */
-export function unionOf(a: WatchedSet, b: WatchedSet): WatchedSet {
-  const union = new SecretIndex<ReadKeys>();
-  for (const set of [a, b])
-    for (const [namespace, name, keys] of set.entries()) {
-      let held = union.get(namespace, name);
-      for (const k of keys.bytes) held = shared.with(held, k, "bytes");
-      for (const k of keys.presence) held = shared.with(held, k, "presence");
-      union.set(namespace, name, held!);
+/**
+ * Both sets at once, the set watched while newly referenced Secrets are being fetched: `previous`,
+ * but for the Secrets `added` (`addedSecrets(previous, next)`), read as both sets read them. Made
+ * in proportion to `added`: every other Secret of `next` is read by `previous` at least as much.
+ * At 100k Apps a union built whole took 90-100 ms of the turn that adopts a Registry.
+ */
+export function unionOf(
+  previous: WatchedSet,
+  next: WatchedSet,
+  added: readonly SecretRef[],
+): WatchedLookup {
+  const merged = new SecretIndex<ReadKeys>();
+  for (const { namespace, name } of added) {
+    let held: ReadKeys | undefined;
+    for (const keys of [previous.get(namespace, name), next.get(namespace, name)]) {
+      for (const k of keys?.bytes ?? []) held = shared.with(held, k, "bytes");
+      for (const k of keys?.presence ?? []) held = shared.with(held, k, "presence");
     }
-  return union;
+    merged.set(namespace, name, held ?? NO_KEYS);
+  }
+  return {
+    get: (namespace, name) => merged.get(namespace, name) ?? previous.get(namespace, name),
+    has: (namespace, name) => merged.has(namespace, name) || previous.has(namespace, name),
+  };
 }

@@ -47,16 +47,20 @@ const blog: AppInput = {
 const registry = (...apps: AppInput[]) => registryOf(apps);
 
 /** A ReferencedSecrets over one cluster-wide scope of envtest, on a manual clock. */
-function start(options: { labelSelector?: string } = {}) {
+function start(options: { labelSelector?: string; schedule?: (run: () => void) => void } = {}) {
   const clock = new FakeClock();
   const told = { fetchFailed: [] as string[], retryDue: 0 };
-  const listWatch = createListWatch(transport, options);
+  const listWatch = createListWatch(
+    transport,
+    options.labelSelector === undefined ? {} : { labelSelector: options.labelSelector },
+  );
   referenced = new ReferencedSecrets({
     scopes: [{ namespace: null, listWatch }],
     clock,
     observer: { fetchFailed: (count, message) => told.fetchFailed.push(`${count} ${message}`) },
     served: { serveCredentials: true },
     onRetryDue: () => told.retryDue++,
+    ...(options.schedule === undefined ? {} : { schedule: options.schedule }),
   });
   return { referenced, clock, told };
 }
@@ -103,6 +107,59 @@ describe("ReferencedSecrets", () => {
       droppedBlog: [],
       left: [],
       requests: ["get tenant-b/blog-credentials"],
+    });
+  });
+
+  it("while it fetches an added Secret, keeps what the served Registry's Secrets hold and watches the added one", async () => {
+    const { referenced: r } = start();
+    r.watch(registry(shop));
+    await r.follow(registry(shop));
+    await r.store.apply(
+      "upsert",
+      {
+        metadata: { namespace: "tenant-a", name: "shop-credentials", resourceVersion: "1" },
+        data: { token: "s" },
+      },
+      "watch",
+    );
+    const following = r.follow(registry(blog));
+    const watched = () =>
+      ["tenant-a/shop-credentials", "tenant-b/blog-credentials"].filter((ref) => {
+        const [namespace, name] = ref.split("/") as [string, string];
+        return r.store.isWatched(namespace, name);
+      });
+    const during = { watched: watched(), kept: kept(r) };
+    const added = await following;
+    expect({ during, added, after: { watched: watched(), kept: kept(r) } }).toEqual({
+      during: {
+        watched: ["tenant-a/shop-credentials", "tenant-b/blog-credentials"],
+        kept: ["tenant-a/shop-credentials s"],
+      },
+      added: [{ namespace: "tenant-b", name: "blog-credentials" }],
+      after: { watched: ["tenant-b/blog-credentials"], kept: ["tenant-b/blog-credentials b"] },
+    });
+  });
+
+  it("drops what a new Registry no longer reads a turn after deriving it, as a fetch would", async () => {
+    const turns: (() => void)[] = [];
+    const { referenced: r } = start({ schedule: (run) => turns.push(run) });
+    r.watch(registry(shop, blog));
+    await r.store.apply(
+      "upsert",
+      {
+        metadata: { namespace: "tenant-b", name: "blog-credentials", resourceVersion: "1" },
+        data: { token: "b" },
+      },
+      "watch",
+    );
+    const following = r.follow(registry(shop));
+    const before = { kept: kept(r), turns: turns.length };
+    turns.shift()?.();
+    const added = await following;
+    expect({ before, added, after: kept(r) }).toEqual({
+      before: { kept: ["tenant-b/blog-credentials b"], turns: 1 },
+      added: [],
+      after: [],
     });
   });
 

@@ -236,15 +236,24 @@ describe("watched set and registry state", () => {
       ["apps/s2", ["token", "password"]],
       ["apps/s3", ["password"]],
     ]);
-    const union = unionOf(
-      watched,
-      deriveWatchedSet(registryOf([{ name: "e", hostnames: ["e.x"], secret: "s3" }])),
-    );
-    expect(keys(union)).toEqual([
-      ["apps/s1", ["token"]],
-      ["apps/s2", ["token", "password"]],
-      ["apps/s3", ["password", "token"]],
-    ]);
+    const next = deriveWatchedSet(registryOf([{ name: "e", hostnames: ["e.x"], secret: "s3" }]));
+    const added = addedSecrets(watched, next);
+    const union = unionOf(watched, next, added);
+    expect({
+      added,
+      union: ["s1", "s2", "s3", "s4"].map((name) => [
+        name,
+        [...(union.get("apps", name)?.presence ?? [])],
+      ]),
+    }).toEqual({
+      added: [{ namespace: "apps", name: "s3" }],
+      union: [
+        ["s1", ["token"]],
+        ["s2", ["token", "password"]],
+        ["s3", ["password", "token"]],
+        ["s4", []],
+      ],
+    });
     // One set for every Secret read for `token` alone.
     const two = deriveWatchedSet(
       registryOf([
