@@ -69,7 +69,7 @@ export class ReferencedSecrets {
       changed = await this.#fetch(added);
     } else {
       // A turn between deriving the set and walking the store, as a fetch makes: at 100k Apps
-      // the two with the Registry's decode before them were one stall of 350-550 ms.
+      // the two with the Registry's decode before them were one stall of 315-550 ms.
       const schedule = this.#options.schedule ?? ((run: () => void) => setImmediate(run));
       await new Promise<void>((resolve) => schedule(resolve));
     }
