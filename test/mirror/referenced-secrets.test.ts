@@ -65,6 +65,14 @@ function start(options: { labelSelector?: string; schedule?: (run: () => void) =
   return { referenced, clock, told };
 }
 
+/** A watch event that stores `token` as the Secret's value, at resourceVersion 1. */
+const fromWatch = (r: ReferencedSecrets, namespace: string, name: string, token: string) =>
+  r.store.apply(
+    "upsert",
+    { metadata: { namespace, name, resourceVersion: "1" }, data: { token } },
+    "watch",
+  );
+
 const kept = (r: ReferencedSecrets) =>
   [...r.store.lookup.entries()].map(
     ([namespace, name, s]) => `${namespace}/${name} ${s.data.token}`,
@@ -77,14 +85,7 @@ describe("ReferencedSecrets", () => {
     const { referenced: r } = start();
     const { credential: _, ...plainShop } = shop;
     r.watch(registry(plainShop));
-    await r.store.apply(
-      "upsert",
-      {
-        metadata: { namespace: "tenant-a", name: "shop-credentials", resourceVersion: "1" },
-        data: { token: "s" },
-      },
-      "watch",
-    );
+    fromWatch(r, "tenant-a", "shop-credentials", "s");
     const before = kept(r);
     const added = await r.follow(registry(shop));
     expect({ before, added, after: kept(r), requests: requests() }).toEqual({
@@ -114,14 +115,7 @@ describe("ReferencedSecrets", () => {
     const { referenced: r } = start();
     r.watch(registry(shop));
     await r.follow(registry(shop));
-    await r.store.apply(
-      "upsert",
-      {
-        metadata: { namespace: "tenant-a", name: "shop-credentials", resourceVersion: "1" },
-        data: { token: "s" },
-      },
-      "watch",
-    );
+    fromWatch(r, "tenant-a", "shop-credentials", "s");
     const following = r.follow(registry(blog));
     const watched = () =>
       ["tenant-a/shop-credentials", "tenant-b/blog-credentials"].filter((ref) => {
@@ -144,14 +138,7 @@ describe("ReferencedSecrets", () => {
     const turns: (() => void)[] = [];
     const { referenced: r } = start({ schedule: (run) => turns.push(run) });
     r.watch(registry(shop, blog));
-    await r.store.apply(
-      "upsert",
-      {
-        metadata: { namespace: "tenant-b", name: "blog-credentials", resourceVersion: "1" },
-        data: { token: "b" },
-      },
-      "watch",
-    );
+    fromWatch(r, "tenant-b", "blog-credentials", "b");
     const following = r.follow(registry(shop));
     const before = { kept: kept(r), turns: turns.length };
     turns.shift()?.();
