@@ -3,11 +3,16 @@ import type { ListedKeys } from "../kube/cache/reflector-handler.ts";
 import { ownRecord } from "../kube/codec/secret-data.ts";
 import type { SecretRef } from "../registry/schema.ts";
 import { SecretIndex } from "../snapshot/secret-index.ts";
-import { type SecretData, type SecretLookup, UNKEPT_VALUE } from "../snapshot/types.ts";
+import {
+  type ReadKeys,
+  type SecretData,
+  type SecretLookup,
+  UNKEPT_VALUE,
+} from "../snapshot/types.ts";
 import type { AppSecret, AppSecretList } from "./inputs.ts";
 import { ListedIndex } from "./listed-index.ts";
 import { compareResourceVersions } from "./resource-version.ts";
-import { covers, demoted, narrowed, type ReadKeys, type WatchedLookup } from "./watched-set.ts";
+import { covers, demoted, narrowed, type WatchedLookup } from "./watched-set.ts";
 
 /**
  * What the store keeps of a Secret's data, in a frozen `ownRecord`, shared where no bytes are

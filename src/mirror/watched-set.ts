@@ -1,16 +1,7 @@
 import type { Registry, SecretRef } from "../registry/schema.ts";
 import { TLS_CERT_KEY, TLS_KEY_KEY } from "../snapshot/certificate.ts";
 import { SecretIndex } from "../snapshot/secret-index.ts";
-
-/**
- * The keys of one Secret that Apps read (ADR 68): `bytes`, whose values this replica keeps (a
- * served credential's, a served certificate's), and `presence`, of whose values it keeps only
- * whether they are empty (an App's readiness). Disjoint: a key read both ways is in `bytes`.
- */
-export interface ReadKeys {
-  readonly bytes: ReadonlySet<string>;
-  readonly presence: ReadonlySet<string>;
-}
+import type { ReadKeys } from "../snapshot/types.ts";
 
 /** The Secrets a Registry references, each with the keys its Apps read. */
 export type WatchedSet = SecretIndex<ReadKeys>;

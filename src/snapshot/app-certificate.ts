@@ -9,7 +9,8 @@ import {
   TLS_CERT_KEY,
   TLS_KEY_KEY,
 } from "./certificate.ts";
-import { type App, type AppCertificate, type SecretLookup, UNKEPT_VALUE } from "./types.ts";
+import { readSecret } from "./read-secret.ts";
+import type { App, AppCertificate, SecretLookup } from "./types.ts";
 
 const OFF: AppCertificate = Object.freeze({
   state: "off",
@@ -35,7 +36,7 @@ export function resolveCertificate(
   if (spec.tls === null) return null;
   if (!serveCertificates) return OFF;
   const { namespace, name } = spec.tls.secretRef;
-  const secret = secrets.get(namespace, name);
+  const secret = readSecret(secrets, namespace, name, [TLS_CERT_KEY, TLS_KEY_KEY], true);
   const resourceVersion = secret?.resourceVersion ?? null;
   const before = previous !== undefined && sameTls(previous, spec) ? previous.certificate : null;
   if (before?.state === "served" && before.resourceVersion === resourceVersion) return before;
@@ -69,7 +70,6 @@ function sameTls(previous: App, spec: AppSpec): boolean {
   );
 }
 
-// Own keys only: a Secret lacking a key must not read Object.prototype's. An unkept value is a
-// key whose fetch, since a Registry made it a certificate's, has not brought its bytes yet.
+// Own keys only: a Secret lacking a key must not read Object.prototype's.
 const own = (data: Readonly<Record<string, string>>, key: string) =>
-  Object.hasOwn(data, key) && data[key] !== UNKEPT_VALUE ? data[key] : undefined;
+  Object.hasOwn(data, key) ? data[key] : undefined;

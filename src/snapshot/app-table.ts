@@ -3,14 +3,8 @@ import { resolveCertificate } from "./app-certificate.ts";
 import { recordReplaced } from "./chunk-changes.ts";
 import { credentialValue, stateOf } from "./credential.ts";
 import { freezeArray } from "./freeze.ts";
-import {
-  type App,
-  type AppTable,
-  type BuildMeta,
-  type NotReadyReason,
-  type SecretLookup,
-  UNKEPT_VALUE,
-} from "./types.ts";
+import { readSecret } from "./read-secret.ts";
+import type { App, AppTable, BuildMeta, NotReadyReason, SecretLookup } from "./types.ts";
 
 /** What resolving an App reads of the build besides its inputs. */
 export type ResolveMeta = Pick<BuildMeta, "builtAt" | "serveCredentials" | "serveCertificates">;
@@ -21,9 +15,9 @@ export const CHUNK_SIZE = 64;
 /**
  * Resolves one App against the Secrets this replica sees (docs/serving.md, "The situations"):
  * ready only if the referenced Secret exists, has the key, and the value is non-empty (kept or
- * not: UNKEPT_VALUE is non-empty); for an App
- * with a `credential`, also only with `serveCredentials` (else `credentials-off`, whatever the
- * Secret) and a value `credentialValue` accepts. The leader's `secretReady` never gets here.
+ * not: UNKEPT_VALUE is non-empty), a key this replica has not read yet counting as the Secret
+ * absent (`readSecret`); for an App with a `credential`, also only with `serveCredentials` (else
+ * `credentials-off`, whatever the Secret) and a value `credentialValue` accepts. The leader's `secretReady` never gets here.
  * A certificate does not bear on readiness (`resolveCertificate`; `previous`: the same App in the
  * Snapshot before, whose certificate may be kept).
  */
@@ -33,9 +27,10 @@ export function resolveApp(
   meta: ResolveMeta,
   previous?: App,
 ): App {
-  const secret = secrets.get(spec.secretRef.namespace, spec.secretRef.name);
+  const { namespace, name, key } = spec.secretRef;
+  const served = spec.credential !== null && meta.serveCredentials === true;
+  const secret = readSecret(secrets, namespace, name, [key], served);
   // Own keys only: a Secret lacking key `constructor` must not read Object.prototype's.
-  const { key } = spec.secretRef;
   const value =
     secret !== undefined && Object.hasOwn(secret.data, key) ? secret.data[key] : undefined;
   let reason: NotReadyReason | null =
@@ -49,8 +44,6 @@ export function resolveApp(
   let credential: string | null = null;
   if (spec.credential !== null) {
     if (meta.serveCredentials !== true) reason = "credentials-off";
-    // Unkept: the Registry has just made it a credential and its fetch has not brought it yet.
-    else if (value === UNKEPT_VALUE) reason = "key-missing";
     else if (reason === null) {
       const header = credentialValue(value!);
       if (header.ok) credential = spec.credential.prefix + header.value;

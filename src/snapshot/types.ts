@@ -106,12 +106,27 @@ export interface RegistryStatus {
 export const UNKEPT_VALUE = "\u{fffd}unkept";
 
 /**
+ * The keys of one Secret that Apps read (ADR 68): `bytes`, whose values this replica keeps (a
+ * served credential's, a served certificate's), and `presence`, of whose values it keeps only
+ * whether they are empty (an App's readiness). Disjoint: a key read both ways is in `bytes`.
+ */
+export interface ReadKeys {
+  readonly bytes: ReadonlySet<string>;
+  readonly presence: ReadonlySet<string>;
+}
+
+/**
  * A Secret as the builder reads it: each value's bytes, one character per byte, or UNKEPT_VALUE
  * for a non-empty value read only for its presence.
  */
 export interface SecretData {
   readonly data: Readonly<Record<string, string>>;
   readonly resourceVersion: string;
+  /**
+   * The keys whose state `data` holds, as the store read them when the Secret arrived; a key
+   * outside them was not read. Absent: every key was.
+   */
+  readonly keptFor?: ReadKeys;
 }
 
 /** The Secrets the builder may read, by namespace and name; an absent entry means an absent Secret. */

@@ -162,6 +162,39 @@ describe("found by the chaos model check", () => {
       await mirror.stop();
     }
   });
+
+  // Seed 9324, 40 steps, the first 24 operations (sidecar a): a Registry read `alt` of
+  // tenant-c/zed-credentials, held for another App's `token`, just before the API server
+  // restarted; the fetch of its `alt` failed, and the App showed `key-missing` at rv 6, a key the
+  // Secret had all along, until the retry. Fixed: a key not read yet is served as any Secret not
+  // fetched yet is, absent (src/snapshot/read-secret.ts).
+  it("serves a newly read key of a held Secret as not fetched while its fetch fails", async () => {
+    const envtest = await envtestFor();
+    const m = await startTestSidecar(envtest);
+    const app = (name: string, key: string) => ({
+      name,
+      hostnames: [`${name}.example.com`],
+      namespace: "default",
+      secret: "shared",
+      key,
+    });
+    const blog = () => findApp(m.holder.current()!, "blog");
+    try {
+      envtest.apply({ namespace: "default", name: "shared", data: { token: "t1", alt: "a1" } });
+      writeRegistry(envtest, [app("shop", "token")]);
+      await waitUntil(() => (findApp(m.holder.current()!, "shop")?.ready ? true : undefined));
+      envtest.faults.failNext({ verb: "get", count: 1, status: 500 });
+      writeRegistry(envtest, [app("shop", "token"), app("blog", "alt")]);
+      await waitUntil(() => blog());
+      expect([blog()?.reason, blog()?.secretResourceVersion]).toEqual(["secret-absent", null]);
+      // The retry, a second later, reads it.
+      await waitUntil(() => (blog()?.ready ? true : undefined));
+      expect([blog()?.reason, findApp(m.holder.current()!, "shop")?.ready]).toEqual([null, true]);
+    } finally {
+      await m.stop();
+      await envtest.close();
+    }
+  });
 });
 
 // Seed 75936, 15 steps (3 runs of 3 on 713a2d5), sidecar c: the Registry {zed, api} (rv 6),

@@ -5,7 +5,7 @@
 import type { Envtest } from "@replica-mirror/envtest";
 import { startTestSidecar } from "../support/sidecar.ts";
 
-/** CHAOS_TRACE=1 prints every reflector status of every sidecar. */
+/** CHAOS_TRACE=1 prints every reflector status and failed fetch of every sidecar. */
 const TRACE = process.env.CHAOS_TRACE === "1";
 
 export interface SidecarSpec {
@@ -50,7 +50,9 @@ export async function startChaosSidecar(
     flags: spec.flags,
     reflector: { backoff: spec.backoff, inactivityGraceMs: 500, relistSpreadMs: 500 },
     observer: {
-      fetchFailed: () => {
+      fetchFailed: (secrets, message) => {
+        if (TRACE)
+          console.log(`${Date.now() % 100000} ${spec.name} fetch-failed ${secrets} ${message}`);
         events.fetchFailures.push(clock());
         count("fetch-failed");
       },

@@ -6,8 +6,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { SecretObject } from "../../src/kube/cache/list-watch.ts";
 import { SecretStore } from "../../src/mirror/secret-store.ts";
-import type { ReadKeys } from "../../src/mirror/watched-set.ts";
 import { SecretIndex } from "../../src/snapshot/secret-index.ts";
+import type { ReadKeys } from "../../src/snapshot/types.ts";
 
 const secret = (name: string, rv: number, token = `t${rv}`): SecretObject => ({
   metadata: { namespace: "ns", name, resourceVersion: String(rv) },

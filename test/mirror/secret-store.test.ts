@@ -3,13 +3,9 @@ import type { SecretObject } from "../../src/kube/cache/list-watch.ts";
 import { RegistryTracker, serveRegistry } from "../../src/mirror/registry-tracker.ts";
 import { compareResourceVersions } from "../../src/mirror/resource-version.ts";
 import { SecretStore } from "../../src/mirror/secret-store.ts";
-import {
-  addedSecrets,
-  deriveWatchedSet,
-  type ReadKeys,
-  unionOf,
-} from "../../src/mirror/watched-set.ts";
+import { addedSecrets, deriveWatchedSet, unionOf } from "../../src/mirror/watched-set.ts";
 import { SecretIndex } from "../../src/snapshot/secret-index.ts";
+import type { ReadKeys } from "../../src/snapshot/types.ts";
 import { UNKEPT_VALUE } from "../../src/snapshot/types.ts";
 import { registryDoc, registryOf } from "../support/world.ts";
 
