@@ -156,6 +156,7 @@ function appInput(a: AppDef): AppInput {
     secret: a.secret.name,
     key: a.secret.key,
     ...(a.upstream === null ? {} : { upstream: a.upstream }),
+    ...(a.credential === null ? {} : { credential: a.credential }),
     // Forward compatibility: unknown fields are ignored, and so is the leader's readiness.
     ...(a.extras
       ? { extra: { secretReady: a.name.length % 2 === 0, labels: { tier: "gold" }, x: 1 } }
@@ -171,6 +172,7 @@ const FALLBACK: AppDef = {
   hostnames: ["shop.example.com"],
   secret: { namespace: "tenant-a", name: "shop-credentials", key: "token" },
   upstream: null,
+  credential: null,
   extras: false,
 };
 

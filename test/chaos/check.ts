@@ -3,17 +3,20 @@
  * the last quiescent point (that point's state included); every world write adds one.
  *
  * - At a quiescent point (faults off), each sidecar's whole world (every probe's `/v1/route`
- *   answer, `/v1/apps` with readiness and Secret resourceVersions, `/v1/snapshot`'s counts,
- *   Registry status and conflicts) must equal the model of the latest state within a deadline.
+ *   answer, with the credential a routed App's upstream gets where the sidecar serves them,
+ *   `/v1/apps` with readiness, credential state and Secret resourceVersions, `/v1/snapshot`'s
+ *   counts, Registry status and conflicts) must equal the model of the latest state within a
+ *   deadline.
  * - While faults are active, an answer is allowed when it is what the spec serves for:
  *   - exact: one state of the window; or
  *   - skew: the Registry served at one state of the window (a whole document: the Apps of one
  *     document, never a mix) with the matched App's Secret as it was at another state of the
  *     window. The Registry and the App Secrets come from separate watches that may lag each
  *     other; the spec promises no cut across them, so this passes and is counted; or
- *   - unfetched: the matched App's Secret served as absent after this sidecar reported a failed
- *     fetch of newly referenced Secrets in the window (MirrorObserver.fetchFailed documents
- *     that they are served as unavailable until retried); passes and is counted.
+ *   - unfetched: the matched App's Secret served as absent (or, beside credentials-off, without
+ *     a resourceVersion) after this sidecar reported a failed fetch of newly referenced Secrets
+ *     in the window (MirrorObserver.fetchFailed documents that they are served as unavailable
+ *     until retried); passes and is counted.
  *   Anything else is a violation: an App set that is no document of the window, a readiness or
  *   Secret version the window never had, an answer from before the window, `not-synced` after
  *   the first Snapshot, an error or an off-contract answer.
@@ -22,26 +25,27 @@
  */
 import type { AppRecord } from "../../src/ops/records.ts";
 import {
+  type AppState,
   answerKey,
   appRecords,
+  appState,
   type ClusterState,
   matchHost,
-  type NotReady,
   type Probe,
-  readiness,
   routeAnswer,
   type ServedApp,
+  type SidecarView,
   type SnapshotSummary,
   servedPartial,
   snapshotSummary,
-  visibleSecret,
 } from "./model.ts";
 
 /** The sidecar facts the rules need. */
-export interface Viewer {
-  visible(namespace: string): boolean;
+export interface Viewer extends SidecarView {
   /** A fetch failure was reported in the window. */
   readonly fetchFailed: boolean;
+  /** The Registry reflector listed again in the window: it may have skipped values. */
+  readonly registryRelisted: boolean;
   /**
    * The Registry this sidecar serves at a state: the state's own, unless a relist made it skip
    * the last good value (see expectedAtQuiescence) and no good value was written since.
@@ -51,10 +55,10 @@ export interface Viewer {
 
 type Verdict = "exact" | "skew" | "unfetched" | "violation";
 
-/** The distinct served Registries of a window (one entry per document, by content). */
-function registriesOf(
-  window: readonly ClusterState[],
-  served: (state: ClusterState) => readonly ServedApp[],
+/** The distinct served Registries of a window's states (or of any list), one per document. */
+function registriesOf<T>(
+  window: readonly T[],
+  served: (state: T) => readonly ServedApp[],
 ): ServedApp[][] {
   const seen = new Map<string, ServedApp[]>();
   for (const s of window) {
@@ -64,21 +68,36 @@ function registriesOf(
   return [...seen.values()];
 }
 
-/** The (readiness, resourceVersion) pairs an App's Secret had over the window. */
-function secretStates(
-  window: readonly ClusterState[],
-  app: ServedApp,
-  viewer: Viewer,
-): { reason: NotReady | null; rv: string | null }[] {
-  const out = new Map<string, { reason: NotReady | null; rv: string | null }>();
+/**
+ * The Registries a sidecar may serve at each state of the window: the state's own; and at a value
+ * with a refused App entry, after a Registry relist in the window, its valid Apps with the refused
+ * App as a Registry served before it had it: the relist may have skipped every value that put that
+ * App in service (README, "The Registry document"), as `afterSkippedValues` allows at quiescence.
+ */
+function servedAt(window: readonly ClusterState[], viewer: Viewer): (readonly ServedApp[])[][] {
+  return window.map((s, i) => {
+    const own = viewer.served(s);
+    const { registry } = s;
+    if (!viewer.registryRelisted || registry.kind !== "partial") return [own];
+    const skipped = registriesOf(window.slice(0, i), viewer.served).map((before) =>
+      servedPartial(registry, before),
+    );
+    return registriesOf([own, ...skipped], (apps) => apps);
+  });
+}
+
+/** The states (readiness, credential, resourceVersion) an App had over the window. */
+function secretStates(window: readonly ClusterState[], app: ServedApp, viewer: Viewer): AppState[] {
+  const out = new Map<string, AppState>();
   for (const s of window) {
-    const secret = visibleSecret(s, app, (ns) => viewer.visible(ns));
-    const reason = readiness(secret, app.key);
-    const rv = secret?.rv ?? null;
-    out.set(`${reason} ${rv}`, { reason, rv });
+    const at = appState(s, app, viewer);
+    out.set(JSON.stringify(at), at);
   }
   return [...out.values()];
 }
+
+/** What an App whose Secret this sidecar could not fetch is served as: absent. */
+const UNFETCHED: AppState = { reason: "secret-absent", credential: null, rv: null };
 
 /** Classifies one `/v1/route` answer (its key, see answerKey). */
 export function judgeRoute(
@@ -87,45 +106,40 @@ export function judgeRoute(
   actual: string,
   viewer: Viewer,
 ): { verdict: Verdict; allowed: string[] } {
-  const visible = (ns: string) => viewer.visible(ns);
+  const served = servedAt(window, viewer);
   const strict = new Set<string>();
-  for (const s of window) {
-    strict.add(
-      answerKey(
-        routeAnswer(viewer.served(s), probe, (app) =>
-          readiness(visibleSecret(s, app, visible), app.key),
-        ),
-      ),
-    );
-  }
+  window.forEach((s, i) => {
+    for (const apps of served[i]!)
+      strict.add(answerKey(routeAnswer(apps, probe, (app) => appState(s, app, viewer))));
+  });
   if (strict.has(actual)) return { verdict: "exact", allowed: [...strict] };
   const loose = new Set<string>();
   const unfetched = new Set<string>();
-  for (const apps of registriesOf(window, viewer.served)) {
-    for (const { reason } of secretStatesFor(window, apps, probe, viewer)) {
-      loose.add(answerKey(routeAnswer(apps, probe, () => reason)));
+  for (const apps of registriesOf(served.flat(), (apps) => apps)) {
+    for (const state of secretStatesFor(window, apps, probe, viewer)) {
+      loose.add(answerKey(routeAnswer(apps, probe, () => state)));
     }
-    if (viewer.fetchFailed)
-      unfetched.add(answerKey(routeAnswer(apps, probe, () => "secret-absent")));
+    if (viewer.fetchFailed) unfetched.add(answerKey(routeAnswer(apps, probe, () => UNFETCHED)));
   }
   if (loose.has(actual)) return { verdict: "skew", allowed: [...loose] };
   if (unfetched.has(actual)) return { verdict: "unfetched", allowed: [...loose, ...unfetched] };
   return { verdict: "violation", allowed: [...new Set([...loose, ...unfetched])] };
 }
 
-/** The readinesses the App matching the probe had over the window (one entry when none matches). */
+/** The states the App matching the probe had over the window (one entry when none matches). */
 function secretStatesFor(
   window: readonly ClusterState[],
   apps: readonly ServedApp[],
   probe: Probe,
   viewer: Viewer,
-): { reason: NotReady | null }[] {
+): AppState[] {
   const matched = probe.host === null ? undefined : matchHost(apps, probe.host);
-  return matched === undefined ? [{ reason: null }] : secretStates(window, matched, viewer);
+  return matched === undefined ? [UNFETCHED] : secretStates(window, matched, viewer);
 }
 
 /** The declaration part of an App record: what one Registry document fixes. */
-const declared = (r: AppRecord) => JSON.stringify([r.name, r.hostnames, r.secretRef, r.upstream]);
+const declared = (r: AppRecord) =>
+  JSON.stringify([r.name, r.hostnames, r.secretRef, r.upstream, r.credential?.prefix ?? null]);
 
 /** A `/v1/apps` answer judged, with the states (global indices) each part of it fits. */
 interface AppsJudgement {
@@ -148,30 +162,36 @@ export function judgeApps(
   actual: readonly AppRecord[],
   viewer: Viewer,
 ): AppsJudgement {
-  const visible = (ns: string) => viewer.visible(ns);
   const shape = JSON.stringify(actual.map(declared));
   const registryAt: number[] = [];
+  let registry: readonly ServedApp[] | undefined;
+  const served = servedAt(window, viewer);
   window.forEach((s, i) => {
-    if (JSON.stringify(appRecords(viewer.served(s), s, visible).map(declared)) === shape)
-      registryAt.push(windowStart + i);
+    const fits = served[i]!.find(
+      (apps) => JSON.stringify(appRecords(apps, s, viewer).map(declared)) === shape,
+    );
+    if (fits === undefined) return;
+    registryAt.push(windowStart + i);
+    registry ??= fits;
   });
   const secretAt = new Map<string, number[]>();
   const none = { registryAt, secretAt };
-  if (registryAt.length === 0)
+  if (registry === undefined)
     return { verdict: "violation", detail: "the App set is no Registry of the window", ...none };
-  const registry = viewer.served(window[registryAt[0]! - windowStart]!);
   let unfetched = false;
   for (const record of actual) {
     const app = registry.find((a) => a.name === record.name)!;
     const at: number[] = [];
     window.forEach((s, i) => {
-      const secret = visibleSecret(s, app, visible);
-      const rv = secret?.rv ?? null;
-      if (readiness(secret, app.key) === record.reason && rv === record.secretResourceVersion)
-        at.push(windowStart + i);
+      const { reason, rv } = appState(s, app, viewer);
+      if (reason === record.reason && rv === record.secretResourceVersion) at.push(windowStart + i);
     });
-    // After a failed fetch, "absent" may mean "not fetched yet": no order can be asked of it.
-    if (viewer.fetchFailed && record.reason === "secret-absent") {
+    // After a failed fetch, a Secret not held may be one not fetched yet: absent, or without a
+    // resourceVersion beside credentials-off, which no Secret changes. No order can be asked of it.
+    const notHeld =
+      record.reason === "secret-absent" ||
+      (record.reason === "credentials-off" && record.secretResourceVersion === null);
+    if (viewer.fetchFailed && notHeld) {
       if (at.length === 0) unfetched = true;
       continue;
     }
@@ -210,6 +230,8 @@ export interface Expected {
   readonly apps: AppRecord[];
   readonly summary: SnapshotSummary;
   readonly served: readonly ServedApp[];
+  /** Each served App as the latest state has it: what its routes answer. */
+  readonly state: (app: ServedApp) => AppState;
 }
 
 /**
@@ -223,11 +245,11 @@ export function expectedAtQuiescence(
   viewer: Viewer & { readonly registryRelists: readonly number[] },
 ): Expected[] {
   const latest = window[window.length - 1]!;
-  const visible = (ns: string) => viewer.visible(ns);
   const expect = (served: readonly ServedApp[]): Expected => ({
-    apps: appRecords(served, latest, visible),
-    summary: snapshotSummary(served, latest, visible),
+    apps: appRecords(served, latest, viewer),
+    summary: snapshotSummary(served, latest, viewer),
     served,
+    state: (app) => appState(latest, app, viewer),
   });
   return [viewer.served(latest), ...afterSkippedValues(window, viewer)].map(expect);
 }

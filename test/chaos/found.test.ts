@@ -273,7 +273,9 @@ describe("seed 75936: a relist that skipped the last good values, then an App en
     const window = history.states.slice(1);
     const worlds = expectedAtQuiescence(window, {
       visible: () => true,
+      serveCredentials: false,
       fetchFailed: false,
+      registryRelisted: true,
       served: (state) => state.served,
       registryRelists: [history.latestIndex],
     });

@@ -61,7 +61,12 @@ function canonicalOf(written: string): string {
   return (written.endsWith(".") ? written.slice(0, -1) : written).toLowerCase();
 }
 
-function randomApp(r: Random, name: string): AppDef {
+/** A credential or none, drawn from `c` alone: the other draws of a seed stay as they were. */
+function randomCredential(c: Random): AppDef["credential"] {
+  return c.chance(0.35) ? { prefix: c.chance(0.5) ? "Bearer " : "" } : null;
+}
+
+function randomApp(r: Random, c: Random, name: string): AppDef {
   const hostnames = Array.from({ length: r.between(1, 3) }, () =>
     spell(r, r.chance(0.65) ? r.pick(EXACT) : r.pick(WILDCARDS)),
   );
@@ -76,6 +81,7 @@ function randomApp(r: Random, name: string): AppDef {
       key: r.chance(0.8) ? "token" : "alt",
     },
     upstream: r.chance(0.7) ? r.pick(UPSTREAMS) : null,
+    credential: randomCredential(c),
     extras: r.chance(0.3),
   };
 }
@@ -90,14 +96,14 @@ function shuffle<T>(r: Random, items: readonly T[]): T[] {
 }
 
 /** The next Registry: a small edit of the current one (or a fresh one), order shuffled. */
-function editRegistry(r: Random, apps: readonly AppDef[]): AppDef[] {
+function editRegistry(r: Random, c: Random, apps: readonly AppDef[]): AppDef[] {
   const next = [...apps];
   const free = APP_NAMES.filter((n) => !next.some((a) => a.name === n));
   const idx = () => r.int(next.length);
   const edit = next.length === 0 ? 0 : r.int(8);
   switch (edit) {
     case 0: // add an App
-      if (free.length > 0) next.push(randomApp(r, r.pick(free)));
+      if (free.length > 0) next.push(randomApp(r, c, r.pick(free)));
       break;
     case 1: // remove an App
       next.splice(idx(), 1);
@@ -132,20 +138,22 @@ function editRegistry(r: Random, apps: readonly AppDef[]): AppDef[] {
     case 5: {
       // a new Secret reference, key or upstream
       const i = idx();
-      const fresh = randomApp(r, next[i]!.name);
+      const fresh = randomApp(r, c, next[i]!.name);
       next[i] = r.chance(0.5)
         ? { ...next[i]!, secret: fresh.secret }
         : { ...next[i]!, upstream: fresh.upstream };
+      // A key made a credential's (its value fetched again), or one no longer.
+      if (c.chance(0.4)) next[i] = { ...next[i]!, credential: fresh.credential };
       break;
     }
     case 6: // a fresh Registry
       return shuffle(r, APP_NAMES)
         .slice(0, r.between(1, 5))
-        .map((n) => randomApp(r, n));
+        .map((n) => randomApp(r, c, n));
     default: {
       // replace one App entirely
       const i = idx();
-      next[i] = randomApp(r, next[i]!.name);
+      next[i] = randomApp(r, c, next[i]!.name);
     }
   }
   return shuffle(r, next);
@@ -176,12 +184,15 @@ class Shadow {
 /** The operations a macro of this seed expands to: world writes and faults interleaved. */
 class Stream {
   readonly #r: Random;
+  /** Credentials only: a stream apart, so that every other draw of a seed stays as it was. */
+  readonly #c: Random;
   readonly #s = new Shadow();
   readonly #queue: Op[] = [];
   #untilQuiesce: number;
 
   constructor(seed: number) {
     this.#r = seeded(seed);
+    this.#c = seeded(seed + 0x5eed_c0de);
     this.#untilQuiesce = this.#r.between(3, 9);
   }
 
@@ -190,7 +201,7 @@ class Stream {
     const r = this.#r;
     const apps = shuffle(r, APP_NAMES)
       .slice(0, r.between(2, 4))
-      .map((n) => randomApp(r, n));
+      .map((n) => randomApp(r, this.#c, n));
     this.#s.apps = apps;
     const ops: Op[] = [];
     for (const ref of APP_SECRETS) if (r.chance(0.7)) ops.push(this.#secret(ref));
@@ -241,7 +252,7 @@ class Stream {
 
   #registry(): Op {
     const r = this.#r;
-    this.#s.apps = editRegistry(r, this.#s.apps);
+    this.#s.apps = editRegistry(r, this.#c, this.#s.apps);
     return { op: "registry", apps: this.#s.apps, gzip: r.chance(0.25) };
   }
 

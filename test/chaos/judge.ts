@@ -101,7 +101,9 @@ export class Judge {
     const skipped = this.#skipped.get(s.name);
     return {
       visible: (ns) => s.visible(ns),
+      serveCredentials: s.serveCredentials,
       fetchFailed: s.events.fetchFailures.some((at) => at >= windowStart),
+      registryRelisted: s.events.registryRelists.some((at) => at >= windowStart),
       served: (state) =>
         skipped !== undefined && state.lastGoodIndex === skipped.lastGoodIndex
           ? skipped.served
@@ -294,13 +296,7 @@ async function routeMismatch(
 ): Promise<string | null> {
   for (const probe of probes) {
     const { headers, actual } = await routeKey(probe);
-    const want = answerKey(
-      routeAnswer(
-        expected.served,
-        probe,
-        (app) => expected.apps.find((r) => r.name === app.name)!.reason,
-      ),
-    );
+    const want = answerKey(routeAnswer(expected.served, probe, expected.state));
     if (actual !== want)
       return `route ${JSON.stringify(headers)} answered "${actual}", expected "${want}"`;
   }

@@ -1,8 +1,18 @@
 // The reference model and the generator, checked on hand-computed cases.
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { judgeApps } from "./check.ts";
 import { generate } from "./generate.ts";
-import { type AppDef, answerKey, History, matchHost, routeAnswer, servedApps } from "./model.ts";
+import {
+  type AppDef,
+  answerKey,
+  appRecords,
+  appState,
+  History,
+  matchHost,
+  routeAnswer,
+  servedApps,
+} from "./model.ts";
 import { describeOp } from "./ops.ts";
 
 const app = (name: string, hostnames: string[], upstream: string | null = null): AppDef => ({
@@ -10,6 +20,7 @@ const app = (name: string, hostnames: string[], upstream: string | null = null):
   hostnames,
   secret: { namespace: "tenant-a", name: `${name}-credentials`, key: "token" },
   upstream,
+  credential: null,
   extras: false,
 });
 
@@ -31,13 +42,46 @@ describe("reference model", () => {
   });
 
   it("answers 400, 404, 503 and 200 as the routing contract says", () => {
-    const ready = () => null;
-    const absent = () => "secret-absent" as const;
+    const ready = () => ({ reason: null, credential: null });
+    const absent = () => ({ reason: "secret-absent" as const, credential: null });
     expect(answerKey(routeAnswer(apps, { raw: "[::1]", host: null }, ready))).toBe("400");
     expect(answerKey(routeAnswer(apps, { raw: "a.test", host: "a.test" }, ready))).toBe("404");
     const host = { raw: "x.example.com", host: "x.example.com" };
     expect(answerKey(routeAnswer(apps, host, absent))).toBe("503 secret-unavailable blog");
-    expect(answerKey(routeAnswer(apps, host, ready))).toBe("200 blog -");
+    expect(answerKey(routeAnswer(apps, host, ready))).toBe("200 blog - -");
+  });
+
+  it("serves a credential as its prefix and value where credentials are served, else refuses it", () => {
+    const h = new History({ registry: { kind: "absent" }, registryRv: null });
+    const keyed = { ...app("keyed", ["keyed.test"]), credential: { prefix: "Bearer " } };
+    h.setRegistry({ kind: "good", apps: [keyed, app("plain", ["plain.test"])] }, "2");
+    h.setSecret("tenant-a", "keyed-credentials", { data: { token: "v1" }, rv: "3" });
+    const s = h.current;
+    const seen = (serveCredentials: boolean) => {
+      const view = { visible: () => true, serveCredentials };
+      return {
+        routes: ["keyed.test", "plain.test"].map((host) =>
+          answerKey(routeAnswer(s.served, { raw: host, host }, (a) => appState(s, a, view))),
+        ),
+        apps: appRecords(s.served, s, view).map((r) => [r.name, r.reason, r.credential]),
+      };
+    };
+    expect([seen(true), seen(false)]).toEqual([
+      {
+        routes: ["200 keyed - Bearer v1", "503 secret-unavailable plain"],
+        apps: [
+          ["keyed", null, { prefix: "Bearer ", state: "served", rule: null }],
+          ["plain", "secret-absent", null],
+        ],
+      },
+      {
+        routes: ["503 credentials-off keyed", "503 secret-unavailable plain"],
+        apps: [
+          ["keyed", "credentials-off", { prefix: "Bearer ", state: "credentials-off", rule: null }],
+          ["plain", "secret-absent", null],
+        ],
+      },
+    ]);
   });
 
   it("serves the last good Registry after a refused one; an absent Registry is a good, empty one", () => {
@@ -65,6 +109,40 @@ describe("generator", () => {
       .digest("hex")
       .slice(0, 16);
     // Changing the generator changes what every printed seed means: update this on purpose only.
-    expect(digest).toBe("724e136951185f49");
+    expect(digest).toBe("e8db919031de52eb");
+  });
+});
+
+describe("the judge of /v1/apps under faults", () => {
+  // Seed 9724 (with credentials, 40 steps, the first 8 operations; timing-dependent): sidecar a's
+  // Registry watch dropped after {blog, ...} and the relist got a value refusing blog's entry; it
+  // never had blog in service, so it served the valid Apps alone, which the judge refused.
+  it("admits a value's valid Apps alone after a relist that may have skipped the refused App", () => {
+    const h = new History({
+      registry: { kind: "good", apps: [app("edge", ["edge.test"])] },
+      registryRv: "1",
+    });
+    const blog = app("blog", ["blog.test"]);
+    h.setRegistry({ kind: "good", apps: [app("api", ["api.test"]), blog] }, "2");
+    h.setRegistry(
+      {
+        kind: "partial",
+        variant: "bad-secret-key",
+        apps: [app("api", ["api.test"])],
+        refused: "blog",
+      },
+      "3",
+    );
+    const view = { visible: () => true, serveCredentials: false };
+    const latest = h.current;
+    const alone = appRecords(servedApps([app("api", ["api.test"])]), latest, view);
+    const verdict = (registryRelisted: boolean) =>
+      judgeApps(h.states, 0, alone, {
+        ...view,
+        fetchFailed: false,
+        registryRelisted,
+        served: (s) => s.served,
+      }).verdict;
+    expect([verdict(true), verdict(false)]).toEqual(["exact", "violation"]);
   });
 });

@@ -20,6 +20,8 @@ export interface AppDef {
     readonly key: string;
   };
   readonly upstream: string | null;
+  /** The App's `credential` (ADR 53): its upstream gets prefix + the key's value; null: none. */
+  readonly credential: { readonly prefix: string } | null;
   /** Adds unknown fields and a `secretReady` the mirror must ignore. */
   readonly extras: boolean;
 }
@@ -55,6 +57,16 @@ export interface ServedApp {
   readonly secretName: string;
   readonly key: string;
   readonly upstream: string | null;
+  /** The credential's prefix; null: the App has no credential. */
+  readonly credential: string | null;
+}
+
+/** What one sidecar's flags change in what it serves. */
+export interface SidecarView {
+  /** Whether its Secret watches cover a namespace (`--secret-namespaces`). */
+  visible(namespace: string): boolean;
+  /** `--serve-credentials true`. */
+  readonly serveCredentials: boolean;
 }
 
 /** The cluster at one moment, with the Registry the spec says to serve then (the last good one). */
@@ -92,6 +104,7 @@ export function servedApps(apps: readonly AppDef[]): ServedApp[] {
     secretName: a.secret.name,
     key: a.secret.key,
     upstream: a.upstream,
+    credential: a.credential?.prefix ?? null,
   }));
 }
 
@@ -126,14 +139,36 @@ export function matchHost(apps: readonly ServedApp[], host: string): ServedApp |
   return undefined;
 }
 
-export type NotReady = "secret-absent" | "key-missing" | "value-empty";
+export type NotReady = "secret-absent" | "key-missing" | "value-empty" | "credentials-off";
 
 /** Ready (null) or why not, for a Secret this replica can see (`visible` false: as if absent). */
-export function readiness(secret: SecretState | undefined, key: string): NotReady | null {
+function readiness(secret: SecretState | undefined, key: string): NotReady | null {
   if (secret === undefined) return "secret-absent";
   const value = secret.data[key];
   if (value === undefined) return "key-missing";
   return value === "" ? "value-empty" : null;
+}
+
+/**
+ * An App as one sidecar serves it at one state: ready (reason null) or why not, the credential
+ * its upstream gets, and the resourceVersion of its Secret as that sidecar sees it. The
+ * generator's values are words of visible ASCII, which every credential rule accepts as they are.
+ */
+export interface AppState {
+  readonly reason: NotReady | null;
+  readonly credential: string | null;
+  readonly rv: string | null;
+}
+
+export function appState(state: ClusterState, app: ServedApp, view: SidecarView): AppState {
+  const secret = visibleSecret(state, app, (ns) => view.visible(ns));
+  const rv = secret?.rv ?? null;
+  if (app.credential !== null && !view.serveCredentials)
+    return { reason: "credentials-off", credential: null, rv };
+  const reason = readiness(secret, app.key);
+  const credential =
+    reason === null && app.credential !== null ? app.credential + secret!.data[app.key]! : null;
+  return { reason, credential, rv };
 }
 
 /** A host the checks ask about. `host` null: the spec's "missing or unparsable host" (400). */
@@ -146,8 +181,18 @@ export interface Probe {
 
 /** A `/v1/route` answer reduced to what the contract fixes (no revision, no retry-after). */
 export type RouteAnswer =
-  | { readonly status: 200; readonly app: string; readonly upstream: string | null }
-  | { readonly status: 503; readonly reason: "secret-unavailable"; readonly app: string }
+  | {
+      readonly status: 200;
+      readonly app: string;
+      readonly upstream: string | null;
+      /** `x-mirror-credential`: test values, never a real Secret's. */
+      readonly credential: string | null;
+    }
+  | {
+      readonly status: 503;
+      readonly reason: "secret-unavailable" | "credentials-off";
+      readonly app: string;
+    }
   | { readonly status: 404 }
   | { readonly status: 400 }
   | { readonly status: number; readonly other: string };
@@ -155,24 +200,25 @@ export type RouteAnswer =
 /** A comparable one-line form of an answer. */
 export function answerKey(a: RouteAnswer): string {
   if ("other" in a) return `${a.status} ${a.other}`;
-  if (a.status === 200 && "app" in a && "upstream" in a) return `200 ${a.app} ${a.upstream ?? "-"}`;
-  if (a.status === 503 && "app" in a) return `503 secret-unavailable ${a.app}`;
+  if (a.status === 200 && "app" in a && "upstream" in a)
+    return `200 ${a.app} ${a.upstream ?? "-"} ${a.credential ?? "-"}`;
+  if (a.status === 503 && "reason" in a) return `503 ${a.reason} ${a.app}`;
   return String(a.status);
 }
 
-/** What `/v1/route` must answer for `probe` given served Apps and a readiness for the matched App. */
+/** What `/v1/route` must answer for `probe` given served Apps and the matched App's state. */
 export function routeAnswer(
   apps: readonly ServedApp[],
   probe: Probe,
-  // The sidecar's own reasons may come here (its /v1/apps), of which the model knows three.
-  readinessOf: (app: ServedApp) => string | null,
+  stateOf: (app: ServedApp) => Pick<AppState, "reason" | "credential">,
 ): RouteAnswer {
   if (probe.host === null) return { status: 400 };
   const app = matchHost(apps, probe.host);
   if (app === undefined) return { status: 404 };
-  return readinessOf(app) === null
-    ? { status: 200, app: app.name, upstream: app.upstream }
-    : { status: 503, reason: "secret-unavailable", app: app.name };
+  const { reason, credential } = stateOf(app);
+  if (reason === null) return { status: 200, app: app.name, upstream: app.upstream, credential };
+  const refused = reason === "credentials-off" ? reason : "secret-unavailable";
+  return { status: 503, reason: refused, app: app.name };
 }
 
 /** A Secret as one sidecar can see it: outside its namespaces it is absent. */
@@ -190,25 +236,31 @@ export function visibleSecret(
 export function appRecords(
   apps: readonly ServedApp[],
   state: ClusterState,
-  visible: (namespace: string) => boolean,
+  view: SidecarView,
 ): AppRecord[] {
   return [...apps]
     .sort((a, b) => (a.name < b.name ? -1 : 1))
     .map((a) => {
-      const secret = visibleSecret(state, a, visible);
-      const reason = readiness(secret, a.key);
+      const { reason, rv } = appState(state, a, view);
       return {
         name: a.name,
         hostnames: a.patterns,
         secretRef: { namespace: a.namespace, name: a.secretName, key: a.key },
         upstream: a.upstream,
-        credential: null,
+        credential: a.credential === null ? null : credentialRecord(a.credential, reason),
         ready: reason === null,
         reason,
-        secretResourceVersion: secret?.rv ?? null,
+        secretResourceVersion: rv,
         tls: null,
       };
     });
+}
+
+/** A credential as `/v1/apps` shows it: its prefix and what became of it, never the value. */
+function credentialRecord(prefix: string, reason: NotReady | null): AppRecord["credential"] {
+  const state =
+    reason === null ? "served" : reason === "credentials-off" ? reason : "secret-unavailable";
+  return { prefix, state, rule: null };
 }
 
 export interface Conflict {
@@ -247,9 +299,9 @@ export interface SnapshotSummary {
 export function snapshotSummary(
   apps: readonly ServedApp[],
   state: ClusterState,
-  visible: (namespace: string) => boolean,
+  view: SidecarView,
 ): SnapshotSummary {
-  const records = appRecords(apps, state, visible);
+  const records = appRecords(apps, state, view);
   return {
     apps: apps.length,
     readyApps: records.filter((r) => r.ready).length,

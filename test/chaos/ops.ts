@@ -49,7 +49,9 @@ export type Op =
 function describeApp(a: AppDef): string {
   const ns = a.secret.namespace === null ? "" : `${a.secret.namespace}/`;
   const up = a.upstream === null ? "" : ` up=${a.upstream}`;
-  return `${a.name}[${a.hostnames.join(" ")}]→${ns}${a.secret.name}:${a.secret.key}${up}${a.extras ? " +extras" : ""}`;
+  const credential =
+    a.credential === null ? "" : ` credential=${JSON.stringify(a.credential.prefix)}`;
+  return `${a.name}[${a.hostnames.join(" ")}]→${ns}${a.secret.name}:${a.secret.key}${up}${credential}${a.extras ? " +extras" : ""}`;
 }
 
 /** One line per operation, complete enough to replay it by hand. */

@@ -15,10 +15,18 @@ import { PROBES } from "./probes.ts";
 import { Prober, Sampler } from "./sample.ts";
 import { type ChaosSidecar, type SidecarSpec, startChaosSidecar } from "./sidecar.ts";
 
-/** Three replicas: cluster-wide with two watch timeouts, and one watching three namespaces only. */
+/**
+ * Three replicas: cluster-wide with two watch timeouts, one of them serving credentials (which
+ * keeps their values, fetched again when a Registry makes a key a credential's), and one watching
+ * three namespaces only.
+ */
 const SIDECARS: readonly SidecarSpec[] = [
   { name: "a", flags: ["--watch-timeout", "1"], backoff: { initialMs: 50, capMs: 1000 } },
-  { name: "b", flags: ["--watch-timeout", "2"], backoff: { initialMs: 100, capMs: 2000 } },
+  {
+    name: "b",
+    flags: ["--watch-timeout", "2", "--serve-credentials", "true"],
+    backoff: { initialMs: 100, capMs: 2000 },
+  },
   {
     name: "c",
     flags: ["--watch-timeout", "1", "--secret-namespaces", "tenant-a,tenant-b,platform"],

@@ -26,9 +26,14 @@ function routeAnswerOf(a: Got): RouteAnswer {
   const app = header(a, "x-mirror-app");
   const revision = header(a, "x-mirror-revision");
   const retryAfter = header(a, "retry-after");
-  if (a.status === 200 && app !== undefined && revision !== undefined && a.body === "")
-    return { status: 200, app, upstream: header(a, "x-mirror-upstream") ?? null };
+  if (a.status === 200 && app !== undefined && revision !== undefined && a.body === "") {
+    const upstream = header(a, "x-mirror-upstream") ?? null;
+    return { status: 200, app, upstream, credential: header(a, "x-mirror-credential") ?? null };
+  }
   if (a.status === 503 && reason === "secret-unavailable" && app !== undefined && retryAfter)
+    return { status: 503, reason, app };
+  // No retry-after: only the operator changes it (docs/serving.md, "Credentials").
+  if (a.status === 503 && reason === "credentials-off" && app !== undefined && !retryAfter)
     return { status: 503, reason, app };
   if (a.status === 404 && reason === "unknown-host") return { status: 404 };
   if (a.status === 400 && reason === "bad-host") return { status: 400 };

@@ -34,6 +34,8 @@ export interface ChaosSidecar {
   readonly events: SidecarEvents;
   /** Whether this sidecar's Secret watches cover a namespace. */
   visible(namespace: string): boolean;
+  /** It runs with `--serve-credentials true`. */
+  readonly serveCredentials: boolean;
   stop(): Promise<void>;
 }
 
@@ -78,6 +80,7 @@ export async function startChaosSidecar(
     opsPort: sidecar.ops.port,
     events,
     visible: (namespace) => namespaces.length === 0 || namespaces.includes(namespace),
+    serveCredentials: sidecar.config.serveCredentials,
     stop: () => sidecar.stop(),
   };
 }
