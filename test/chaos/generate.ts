@@ -159,6 +159,28 @@ function editRegistry(r: Random, c: Random, apps: readonly AppDef[]): AppDef[] {
   return shuffle(r, next);
 }
 
+/**
+ * `data` with some values spelled as a file an editor wrote (a trailing line break, which a
+ * credential drops), or broken as a header value: drawn from `c` alone, as credentials are.
+ */
+function spelled(c: Random, data: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(data)) {
+    const roll = c.next();
+    out[k] =
+      v === "" || roll >= 0.3
+        ? v
+        : roll < 0.12
+          ? `${v}\n`
+          : roll < 0.18
+            ? `${v}\r\n`
+            : roll < 0.24
+              ? "\n"
+              : `${v.slice(0, 2)}\u0001${v.slice(2)}`;
+  }
+  return out;
+}
+
 function secretData(r: Random): Record<string, string> {
   const word = () => `v${r.int(1_000_000)}`;
   switch (r.int(6)) {
@@ -232,7 +254,7 @@ class Stream {
 
   #secret(ref: { namespace: string; name: string }): Op {
     this.#s.present.add(`${ref.namespace}/${ref.name}`);
-    return { op: "secret", ...ref, data: secretData(this.#r) };
+    return { op: "secret", ...ref, data: spelled(this.#c, secretData(this.#r)) };
   }
 
   #deleteSecret(ref: { namespace: string; name: string }): Op {

@@ -139,7 +139,27 @@ export function matchHost(apps: readonly ServedApp[], host: string): ServedApp |
   return undefined;
 }
 
-export type NotReady = "secret-absent" | "key-missing" | "value-empty" | "credentials-off";
+export type NotReady =
+  | "secret-absent"
+  | "key-missing"
+  | "value-empty"
+  | "credentials-off"
+  | "value-not-a-header";
+
+/**
+ * A credential's header value (docs/serving.md, "Credentials"): the value less one trailing `\n`
+ * or `\r\n`; nothing left is value-empty; a byte but visible ASCII, space and tab is
+ * value-not-a-header. (The generator writes no value over 8 KiB.)
+ */
+function headerValue(value: string): { readonly value: string } | { readonly unusable: NotReady } {
+  const trimmed = value.endsWith("\r\n")
+    ? value.slice(0, -2)
+    : value.endsWith("\n")
+      ? value.slice(0, -1)
+      : value;
+  if (trimmed === "") return { unusable: "value-empty" };
+  return /^[\t\x20-\x7e]*$/.test(trimmed) ? { value: trimmed } : { unusable: "value-not-a-header" };
+}
 
 /** Ready (null) or why not, for a Secret this replica can see (`visible` false: as if absent). */
 function readiness(secret: SecretState | undefined, key: string): NotReady | null {
@@ -151,8 +171,7 @@ function readiness(secret: SecretState | undefined, key: string): NotReady | nul
 
 /**
  * An App as one sidecar serves it at one state: ready (reason null) or why not, the credential
- * its upstream gets, and the resourceVersion of its Secret as that sidecar sees it. The
- * generator's values are words of visible ASCII, which every credential rule accepts as they are.
+ * its upstream gets, and the resourceVersion of its Secret as that sidecar sees it.
  */
 export interface AppState {
   readonly reason: NotReady | null;
@@ -166,9 +185,10 @@ export function appState(state: ClusterState, app: ServedApp, view: SidecarView)
   if (app.credential !== null && !view.serveCredentials)
     return { reason: "credentials-off", credential: null, rv };
   const reason = readiness(secret, app.key);
-  const credential =
-    reason === null && app.credential !== null ? app.credential + secret!.data[app.key]! : null;
-  return { reason, credential, rv };
+  if (reason !== null || app.credential === null) return { reason, credential: null, rv };
+  const header = headerValue(secret!.data[app.key]!);
+  if ("unusable" in header) return { reason: header.unusable, credential: null, rv };
+  return { reason: null, credential: app.credential + header.value, rv };
 }
 
 /** A host the checks ask about. `host` null: the spec's "missing or unparsable host" (400). */
@@ -190,7 +210,7 @@ export type RouteAnswer =
     }
   | {
       readonly status: 503;
-      readonly reason: "secret-unavailable" | "credentials-off";
+      readonly reason: "secret-unavailable" | "secret-unusable" | "credentials-off";
       readonly app: string;
     }
   | { readonly status: 404 }
@@ -217,8 +237,13 @@ export function routeAnswer(
   if (app === undefined) return { status: 404 };
   const { reason, credential } = stateOf(app);
   if (reason === null) return { status: 200, app: app.name, upstream: app.upstream, credential };
-  const refused = reason === "credentials-off" ? reason : "secret-unavailable";
-  return { status: 503, reason: refused, app: app.name };
+  return { status: 503, reason: refusal(reason), app: app.name };
+}
+
+/** The `x-mirror-reason` of an App not ready for `reason` (the sidecar's own may come here). */
+function refusal(reason: string): "secret-unavailable" | "secret-unusable" | "credentials-off" {
+  if (reason === "credentials-off") return reason;
+  return reason === "value-not-a-header" ? "secret-unusable" : "secret-unavailable";
 }
 
 /** A Secret as one sidecar can see it: outside its namespaces it is absent. */
@@ -258,9 +283,11 @@ export function appRecords(
 
 /** A credential as `/v1/apps` shows it: its prefix and what became of it, never the value. */
 function credentialRecord(prefix: string, reason: NotReady | null): AppRecord["credential"] {
-  const state =
-    reason === null ? "served" : reason === "credentials-off" ? reason : "secret-unavailable";
-  return { prefix, state, rule: null };
+  if (reason === null) return { prefix, state: "served", rule: null };
+  if (reason !== "value-not-a-header") return { prefix, state: refusal(reason), rule: null };
+  const rule =
+    "the value holds a byte other than visible ASCII, space and tab (a CR, LF or NUL, say)";
+  return { prefix, state: "secret-unusable", rule };
 }
 
 export interface Conflict {

@@ -30,7 +30,12 @@ function routeAnswerOf(a: Got): RouteAnswer {
     const upstream = header(a, "x-mirror-upstream") ?? null;
     return { status: 200, app, upstream, credential: header(a, "x-mirror-credential") ?? null };
   }
-  if (a.status === 503 && reason === "secret-unavailable" && app !== undefined && retryAfter)
+  if (
+    a.status === 503 &&
+    (reason === "secret-unavailable" || reason === "secret-unusable") &&
+    app !== undefined &&
+    retryAfter
+  )
     return { status: 503, reason, app };
   // No retry-after: only the operator changes it (docs/serving.md, "Credentials").
   if (a.status === 503 && reason === "credentials-off" && app !== undefined && !retryAfter)
