@@ -16,7 +16,8 @@ import {
   registryDoc,
   writeRegistryData,
 } from "../support/world.ts";
-import { type AppDef, History, type RegistryValue } from "./model.ts";
+import { History } from "./history.ts";
+import type { AppDef, RegistryValue } from "./model.ts";
 import type { BadRegistry, Op } from "./ops.ts";
 
 /** The API server of one run and the model's record of what was written to it. */

@@ -26,19 +26,17 @@
 import type { AppRecord } from "../../src/ops/records.ts";
 import {
   type AppState,
-  answerKey,
   appRecords,
   appState,
   type ClusterState,
   matchHost,
-  type Probe,
-  routeAnswer,
   type ServedApp,
   type SidecarView,
   type SnapshotSummary,
   servedPartial,
   snapshotSummary,
 } from "./model.ts";
+import { answerKey, type Probe, routeAnswer } from "./route-answer.ts";
 
 /** The sidecar facts the rules need. */
 export interface Viewer extends SidecarView {

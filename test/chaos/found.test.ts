@@ -24,7 +24,7 @@ import {
 import { badRegistryData, badRegistryValue, goodRegistryData } from "./apply.ts";
 import { expectedAtQuiescence } from "./check.ts";
 import { generate } from "./generate.ts";
-import { History } from "./model.ts";
+import { History } from "./history.ts";
 import type { Op } from "./ops.ts";
 
 describe("found by the chaos model check", () => {

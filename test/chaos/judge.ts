@@ -14,7 +14,9 @@ import {
   judgeSnapshotRegistry,
   type Viewer,
 } from "./check.ts";
-import { answerKey, type ClusterState, type History, type Probe, routeAnswer } from "./model.ts";
+import type { History } from "./history.ts";
+import type { ClusterState } from "./model.ts";
+import { answerKey, type Probe, routeAnswer } from "./route-answer.ts";
 import type { ChaosSidecar } from "./sidecar.ts";
 
 /** CHAOS_VERBOSE=1 prints every answer allowed only as skew. */

@@ -3,17 +3,10 @@ import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { judgeApps } from "./check.ts";
 import { generate } from "./generate.ts";
-import {
-  type AppDef,
-  answerKey,
-  appRecords,
-  appState,
-  History,
-  matchHost,
-  routeAnswer,
-  servedApps,
-} from "./model.ts";
+import { History } from "./history.ts";
+import { type AppDef, appRecords, appState, matchHost, servedApps } from "./model.ts";
 import { describeOp } from "./ops.ts";
+import { answerKey, routeAnswer } from "./route-answer.ts";
 
 const app = (name: string, hostnames: string[], upstream: string | null = null): AppDef => ({
   name,

@@ -80,7 +80,8 @@ export interface ClusterState {
   readonly lastGoodIndex: number;
 }
 
-const secretId = (namespace: string, name: string): string => `${namespace}/${name}`;
+/** How the model keys a Secret: `namespace/name`. */
+export const secretId = (namespace: string, name: string): string => `${namespace}/${name}`;
 
 // The IDN names the generator uses, with their punycode (checked by hand, not computed).
 const IDN: Readonly<Record<string, string>> = {
@@ -191,57 +192,10 @@ export function appState(state: ClusterState, app: ServedApp, view: SidecarView)
   return { reason: null, credential: app.credential + header.value, rv };
 }
 
-/** A host the checks ask about. `host` null: the spec's "missing or unparsable host" (400). */
-export interface Probe {
-  /** What the request sends, before the random variants (case, trailing dot, port). */
-  readonly raw: string;
-  /** The normalised name, or null for a bad host. */
-  readonly host: string | null;
-}
-
-/** A `/v1/route` answer reduced to what the contract fixes (no revision, no retry-after). */
-export type RouteAnswer =
-  | {
-      readonly status: 200;
-      readonly app: string;
-      readonly upstream: string | null;
-      /** `x-mirror-credential`: test values, never a real Secret's. */
-      readonly credential: string | null;
-    }
-  | {
-      readonly status: 503;
-      readonly reason: "secret-unavailable" | "secret-unusable" | "credentials-off";
-      readonly app: string;
-    }
-  | { readonly status: 404 }
-  | { readonly status: 400 }
-  | { readonly status: number; readonly other: string };
-
-/** A comparable one-line form of an answer. */
-export function answerKey(a: RouteAnswer): string {
-  if ("other" in a) return `${a.status} ${a.other}`;
-  if (a.status === 200 && "app" in a && "upstream" in a)
-    return `200 ${a.app} ${a.upstream ?? "-"} ${a.credential ?? "-"}`;
-  if (a.status === 503 && "reason" in a) return `503 ${a.reason} ${a.app}`;
-  return String(a.status);
-}
-
-/** What `/v1/route` must answer for `probe` given served Apps and the matched App's state. */
-export function routeAnswer(
-  apps: readonly ServedApp[],
-  probe: Probe,
-  stateOf: (app: ServedApp) => Pick<AppState, "reason" | "credential">,
-): RouteAnswer {
-  if (probe.host === null) return { status: 400 };
-  const app = matchHost(apps, probe.host);
-  if (app === undefined) return { status: 404 };
-  const { reason, credential } = stateOf(app);
-  if (reason === null) return { status: 200, app: app.name, upstream: app.upstream, credential };
-  return { status: 503, reason: refusal(reason), app: app.name };
-}
-
 /** The `x-mirror-reason` of an App not ready for `reason` (the sidecar's own may come here). */
-function refusal(reason: string): "secret-unavailable" | "secret-unusable" | "credentials-off" {
+export function refusal(
+  reason: string,
+): "secret-unavailable" | "secret-unusable" | "credentials-off" {
   if (reason === "credentials-off") return reason;
   return reason === "value-not-a-header" ? "secret-unusable" : "secret-unavailable";
 }
@@ -340,59 +294,4 @@ export function snapshotSummary(
     },
     conflicts: conflicts(apps),
   };
-}
-
-/** The cluster's history as the model sees it: every state since the start, in write order. */
-export class History {
-  readonly states: ClusterState[] = [];
-
-  constructor(initial: { registry: RegistryValue; registryRv: string | null }) {
-    this.states.push(this.#derive(initial.registry, initial.registryRv, new Map(), 0));
-  }
-
-  get current(): ClusterState {
-    return this.states[this.states.length - 1]!;
-  }
-
-  get latestIndex(): number {
-    return this.states.length - 1;
-  }
-
-  setRegistry(registry: RegistryValue, rv: string | null): void {
-    this.states.push(
-      this.#derive(registry, rv, this.current.secrets, this.states.length, this.current),
-    );
-  }
-
-  setSecret(namespace: string, name: string, secret: SecretState | undefined): void {
-    const secrets = new Map(this.current.secrets);
-    if (secret === undefined) secrets.delete(secretId(namespace, name));
-    else secrets.set(secretId(namespace, name), secret);
-    const c = this.current;
-    this.states.push({ ...c, secrets });
-  }
-
-  #derive(
-    registry: RegistryValue,
-    registryRv: string | null,
-    secrets: ReadonlyMap<string, SecretState>,
-    index: number,
-    previous?: ClusterState,
-  ): ClusterState {
-    if (registry.kind === "bad") {
-      return {
-        registry,
-        registryRv,
-        secrets,
-        served: previous?.served ?? [],
-        lastGoodIndex: previous?.lastGoodIndex ?? index,
-      };
-    }
-    if (registry.kind === "partial") {
-      const served = servedPartial(registry, previous?.served ?? []);
-      return { registry, registryRv, secrets, served, lastGoodIndex: index };
-    }
-    const served = registry.kind === "good" ? servedApps(registry.apps) : [];
-    return { registry, registryRv, secrets, served, lastGoodIndex: index };
-  }
 }

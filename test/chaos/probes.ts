@@ -4,7 +4,8 @@
  */
 import type { Random } from "../support/random.ts";
 import { EXACT, WILDCARDS } from "./hosts.ts";
-import { normaliseDeclared, type Probe } from "./model.ts";
+import { normaliseDeclared } from "./model.ts";
+import type { Probe } from "./route-answer.ts";
 
 /** The generator's exact names, as a data plane would ask for them. */
 const NAMES = EXACT.map(normaliseDeclared);

@@ -9,8 +9,8 @@ import type { AppRecord } from "../../src/ops/records.ts";
 import { type Got, get } from "../support/http.ts";
 import type { Random } from "../support/random.ts";
 import type { Judge, SnapshotBody, Versions, World } from "./judge.ts";
-import { answerKey, type Probe, type RouteAnswer } from "./model.ts";
 import { PROBES, spelling } from "./probes.ts";
+import { answerKey, type Probe, type RouteAnswer } from "./route-answer.ts";
 import type { ChaosSidecar } from "./sidecar.ts";
 
 const header = (a: Got, name: string): string | undefined => {
