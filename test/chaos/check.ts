@@ -132,7 +132,8 @@ function secretStatesFor(
   viewer: Viewer,
 ): AppState[] {
   const matched = probe.host === null ? undefined : matchHost(apps, probe.host);
-  return matched === undefined ? [UNFETCHED] : secretStates(window, matched, viewer);
+  const none: AppState = { reason: null, credential: null, rv: null };
+  return matched === undefined ? [none] : secretStates(window, matched, viewer);
 }
 
 /** The declaration part of an App record: what one Registry document fixes. */
