@@ -7,7 +7,7 @@ import type { SecretData, SecretLookup } from "./types.ts";
  * else at least their presence), or undefined: it holds no such Secret, or holds it for other
  * keys, or for a key's presence only (its value UNKEPT_VALUE) where the bytes are wanted. A
  * Registry that newly reads a key of a held Secret fetches it again (ADR 68); until that fetch
- * brings it (a failed one is retried), the key's state is unknown, and the App is served as any
+ * brings it (a failed one is retried), the key's state is unknown, and the App is served as every
  * Secret not fetched yet is: absent (docs/operating.md), never as lacking a key it may well have.
  */
 export function readSecret(
