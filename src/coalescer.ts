@@ -6,6 +6,9 @@ export type Schedule = (run: () => void) => void;
 /** Starts a run at once, in the signal's own turn. */
 export const AT_ONCE: Schedule = (run) => run();
 
+/** Runs on a later turn of the event loop, after the I/O already read (the default). */
+export const NEXT_TURN: Schedule = (run) => setImmediate(run);
+
 interface CoalescerOptions {
   /** The work (a rebuild, a push). Never runs twice at once. */
   readonly run: () => void | Promise<void>;
@@ -39,7 +42,7 @@ export class Coalescer {
   constructor(options: CoalescerOptions) {
     this.#run = options.run;
     this.#onError = options.onError;
-    this.#schedule = options.schedule ?? ((fn) => setImmediate(fn));
+    this.#schedule = options.schedule ?? NEXT_TURN;
     this.#onCoalesced = options.onCoalesced ?? (() => {});
   }
 

@@ -1,5 +1,5 @@
 import { type Clock, systemClock } from "../clock.ts";
-import { Coalescer } from "../coalescer.ts";
+import { Coalescer, NEXT_TURN } from "../coalescer.ts";
 import type { ObjectEventType, SecretObject } from "../kube/cache/list-watch.ts";
 import type { Reflector } from "../kube/cache/reflector.ts";
 import type { ListedKeys } from "../kube/cache/reflector-handler.ts";
@@ -204,7 +204,7 @@ export class Mirror {
     }
     if (served.newlyRefused) this.#observer.registryRejected(served.status.error!);
     this.#publication.adopted(served.registry);
-    const schedule = this.#options.schedule ?? ((run: () => void) => setImmediate(run));
+    const schedule = this.#options.schedule ?? NEXT_TURN;
     schedule(() => {
       if (!this.#stopped) {
         const resumes = seedSecrets(inputs, this.#options, served.registry, this.#referenced);

@@ -1,5 +1,5 @@
 import type { Clock } from "../clock.ts";
-import type { Schedule } from "../coalescer.ts";
+import { NEXT_TURN, type Schedule } from "../coalescer.ts";
 import type { ApiError } from "../kube/cache/list-watch.ts";
 import { retryAfterMs } from "../kube/cache/restart-policy.ts";
 import type { Registry, SecretRef } from "../registry/schema.ts";
@@ -70,7 +70,7 @@ export class ReferencedSecrets {
     } else {
       // A turn between deriving the set and walking the store, as a fetch makes: at 100k Apps
       // the two with the Registry's decode before them were one stall of 315-550 ms.
-      const schedule = this.#options.schedule ?? ((run: () => void) => setImmediate(run));
+      const schedule = this.#options.schedule ?? NEXT_TURN;
       await new Promise<void>((resolve) => schedule(resolve));
     }
     this.store.setWatched(next);
