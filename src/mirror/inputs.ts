@@ -38,6 +38,12 @@ export interface MirrorInputs {
    * under the same rules adopts it instead of checking the value again (ADR 77).
    */
   readonly checked?: CheckedRegistry;
+  /**
+   * The Registry in service beside a value refused whole or in part: the last good one, or the
+   * value's valid Apps with the last good version of each refused one. Without it a warm start
+   * would serve the refused value alone: no App, or none of the refused ones (ADR 91).
+   */
+  readonly kept?: KeptRegistry;
 }
 
 /** A Registry value's check, as the check left it, and what it depended on. */
@@ -49,6 +55,14 @@ export interface CheckedRegistry {
   readonly registry: Registry;
   /** Its refused App entries. */
   readonly refused: readonly RefusedApp[];
+}
+
+/** The Registry in service beside a refused value, and the rules its Apps were checked under. */
+export interface KeptRegistry {
+  readonly under: CheckedUnder;
+  /** The resourceVersion of the Registry Secret it was in service beside. */
+  readonly beside: string;
+  readonly registry: Registry;
 }
 
 /** How far each watch had got: the resourceVersion a resumed watch starts from. */

@@ -3,7 +3,7 @@ import { DEFAULT_MAX_DECOMPRESSED_BYTES } from "../registry/parse.ts";
 import { type CheckedUnder, REGISTRY_RULES, sameRules } from "../registry/rules.ts";
 import type { AppSpec, Registry } from "../registry/schema.ts";
 import type { RefusedAppStatus, RegistryStatus } from "../snapshot/types.ts";
-import type { CheckedRegistry, RegistrySecret } from "./inputs.ts";
+import type { CheckedRegistry, KeptRegistry, RegistrySecret } from "./inputs.ts";
 import {
   checkValue,
   contentHash,
@@ -124,6 +124,8 @@ export class RegistryTracker {
   #serving = false;
   #lastRefused: string | null = null;
   #served: Registry | null = null;
+  /** What the last `serve` reported. */
+  #status: RegistryStatus | null = null;
 
   constructor(options: RegistryOptions & { readonly name: string }) {
     this.#options = options;
@@ -132,13 +134,21 @@ export class RegistryTracker {
   }
 
   /**
-   * Records a saved Registry Secret as `observe` does; with `checked`, the check saved with it,
+   * Records a saved Registry Secret as `observe` does. With `checked`, the check saved with it,
    * which its value's next `serve` adopts instead of checking the value again when it was made
-   * under this tracker's rules and options, from this very value (ADR 77). True when adopted.
+   * under this tracker's rules and options, from this very value (ADR 77). With `kept`, the
+   * Registry in service beside it, which that `serve` keeps as the last good one when made under
+   * these rules beside this very resourceVersion (ADR 91). True when the check was adopted.
    */
-  observeSaved(object: SecretObject, checked: CheckedRegistry | undefined): boolean {
+  observeSaved(
+    object: SecretObject,
+    saved: { readonly checked?: CheckedRegistry; readonly kept?: KeptRegistry },
+  ): boolean {
     if (!this.observe(false, object) || !this.#current.present) return false;
     const { value, resourceVersion } = this.#current;
+    const { checked, kept } = saved;
+    if (kept !== undefined && kept.beside === resourceVersion && sameRules(kept.under, this.#under))
+      this.#served = kept.registry;
     if (checked === undefined || value === null || !sameRules(checked.under, this.#under))
       return false;
     const hash = contentHash(value);
@@ -152,6 +162,21 @@ export class RegistryTracker {
     };
     this.#parsed = { value, served: { registry: checked.registry, status } };
     return true;
+  }
+
+  /**
+   * The Registry in service while the current value, served, is refused whole or keeps refused
+   * Apps of an earlier one: what a state file saves beside that value (ADR 91). Null otherwise:
+   * then the value alone serves what is in service.
+   */
+  get kept(): KeptRegistry | null {
+    const current = this.#current;
+    const [served, status] = [this.#served, this.#status];
+    if (!current.present || served === null || status === null || this.#unserved.length > 0)
+      return null;
+    if (status.resourceVersion !== current.resourceVersion) return null;
+    if (status.error === null && !status.refusedApps.some((r) => r.kept)) return null;
+    return { under: this.#under, beside: current.resourceVersion, registry: served };
   }
 
   /** The check of the current value, when it was served and good: what a state file saves. */
@@ -212,6 +237,7 @@ export class RegistryTracker {
       const newlyRefused = refused && (value === null || value !== this.#lastRefused);
       this.#lastRefused = refused ? value : null;
       this.#served = current.registry;
+      this.#status = current.status;
       return { ...current, newlyRefused };
     } finally {
       this.#checks.clear();

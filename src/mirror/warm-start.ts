@@ -19,7 +19,8 @@ type RegistryRef = { readonly namespace: string; readonly name: string; readonly
 
 /**
  * Gives the tracker the saved Registry Secret, as if the watch had just delivered it, with the
- * check saved beside it (adopted when made under the tracker's rules, ADR 77), and says what it
+ * check and the kept Registry saved beside it (adopted when made under the tracker's rules, ADRs
+ * 77 and 91), and says what it
  * serves: the first half of seeding, whose routes the data thread can index while the second
  * half runs (ADR 73).
  */
@@ -37,7 +38,13 @@ export function seedRegistry(
       name: ref.name,
       resourceVersion: saved.resourceVersion,
     };
-    tracker.observeSaved({ metadata, data }, inputs.checked);
+    tracker.observeSaved(
+      { metadata, data },
+      {
+        ...(inputs.checked === undefined ? {} : { checked: inputs.checked }),
+        ...(inputs.kept === undefined ? {} : { kept: inputs.kept }),
+      },
+    );
   }
   return tracker.serve();
 }
@@ -111,8 +118,8 @@ class KnownSecrets implements Iterable<Known> {
 type Reflectors = { readonly registry: Reflector; readonly secrets: readonly Reflector[] };
 
 /**
- * The tracker's Registry Secret and its check, the store's App Secrets and each reflector's
- * resourceVersion.
+ * The tracker's Registry Secret, its check and the Registry kept beside it, the store's App
+ * Secrets and each reflector's resourceVersion.
  */
 export function captureInputs(
   tracker: RegistryTracker,
@@ -125,8 +132,12 @@ export function captureInputs(
     secrets: store.present(),
     watches: watchPositions(reflectors, scopes),
   };
-  const checked = tracker.checked;
-  return checked === null ? inputs : { ...inputs, checked };
+  const { checked, kept } = tracker;
+  return {
+    ...inputs,
+    ...(checked === null ? {} : { checked }),
+    ...(kept === null ? {} : { kept }),
+  };
 }
 
 /** Each reflector's resourceVersion: the Registry's, then each scope's. */

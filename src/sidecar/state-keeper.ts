@@ -6,6 +6,7 @@ import type { MirrorInputs } from "../mirror/inputs.ts";
 import { listArray } from "../mirror/listed-index.ts";
 import type { Reflected, SnapshotSink } from "../mirror/sink.ts";
 import type { Snapshot } from "../snapshot/types.ts";
+import { sameKept } from "../state/changes.ts";
 import { StateWriter } from "../state/writer.ts";
 import type { OpenedState } from "./last-good-state.ts";
 
@@ -120,10 +121,11 @@ export function startStateKeeper(options: {
  * same resourceVersions (an object's content changes with its resourceVersion), in the same order
  * (a store seeded from a file keeps the file's). Another order counts as a change: one write more.
  * So does a check of the Registry made under other rules, or missing from one of them: a file
- * written before ADR 77 or under other options is rewritten once, with the check a start adopts.
+ * written before ADR 77 or under other options is rewritten once, with the check a start adopts;
+ * and so does another Registry kept beside a refused value (ADR 91).
  */
 function sameInputs(a: MirrorInputs, b: MirrorInputs): boolean {
-  if (checkOf(a) !== checkOf(b)) return false;
+  if (checkOf(a) !== checkOf(b) || !sameKept(a.kept, b.kept)) return false;
   const [ra, rb] = [a.registry, b.registry];
   if (ra.present !== rb.present) return false;
   if (ra.present && rb.present && ra.resourceVersion !== rb.resourceVersion) return false;

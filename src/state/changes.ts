@@ -10,10 +10,12 @@ import type {
   AppSecret,
   AppSecretList,
   CheckedRegistry,
+  KeptRegistry,
   MirrorInputs,
   RegistrySecret,
 } from "../mirror/inputs.ts";
 import { listArray, listChanges } from "../mirror/listed-index.ts";
+import { sameRules } from "../registry/rules.ts";
 
 /** Where an App Secret is: what a record names to remove it. */
 export interface SecretKey {
@@ -31,6 +33,8 @@ export interface StateChanges {
   readonly registry?: RegistrySecret;
   /** The Registry's check, when it changed; null: none any more. */
   readonly checked?: CheckedRegistry | null;
+  /** The Registry kept beside a refused value (ADR 91), when it changed; null: none any more. */
+  readonly kept?: KeptRegistry | null;
 }
 
 /** Secrets compared between two turns of the event loop. */
@@ -53,7 +57,8 @@ export async function changesBetween(
     : { registry: after.registry };
   const checked =
     checkOf(before.checked) === checkOf(after.checked) ? {} : { checked: after.checked ?? null };
-  return { ...secrets, ...registry, ...checked };
+  const kept = sameKept(before.kept, after.kept) ? {} : { kept: after.kept ?? null };
+  return { ...secrets, ...registry, ...checked, ...kept };
 }
 
 async function secretChanges(
@@ -119,4 +124,13 @@ function checkOf(checked: CheckedRegistry | undefined): string | null {
   const { rules, defaultNamespace, allowLocalUpstreams, maxDecompressedBytes } = checked.under;
   const under = [rules, defaultNamespace, allowLocalUpstreams, maxDecompressedBytes];
   return JSON.stringify([checked.contentHash, ...under]);
+}
+
+/**
+ * Whether two kept Registries are the same: the tracker keeps the Registry it serves, one object
+ * until it serves another, and a warm start keeps the file's.
+ */
+export function sameKept(a: KeptRegistry | undefined, b: KeptRegistry | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.registry === b.registry && a.beside === b.beside && sameRules(a.under, b.under);
 }

@@ -13,8 +13,12 @@ import { fromColumns, secretColumnsSchema, toColumns, toColumnsInSlices } from "
 import { ByteStringsOut, openDocument, type PlannedDocument, planned } from "./document-bytes.ts";
 import { type StateError, stateError } from "./errors.ts";
 import {
+  fromKeptColumns,
   fromRegistryColumns,
+  keptColumnsSchema,
   registryColumnsSchema,
+  toKeptColumns,
+  toKeptColumnsInSlices,
   toRegistryColumns,
   toRegistryColumnsInSlices,
 } from "./registry-columns.ts";
@@ -61,6 +65,8 @@ const skeletonSchema = z.object({
   // Optional both ways: a file without it is checked again (written before ADR 77, or when the
   // value was refused), and a reader from before ADR 77 drops it unread.
   checked: registryColumnsSchema.optional(),
+  // Only beside a refused value (ADR 91); a reader from before it drops it unread.
+  kept: keptColumnsSchema.optional(),
   watches: watchesSchema,
 });
 
@@ -72,7 +78,8 @@ export function encodeState(state: State): Buffer {
   const registry = registryOf(state, values);
   const skeleton = skeletonOf(state, registry, toColumns(state.secrets, values.add));
   const checked = state.checked === undefined ? {} : { checked: toRegistryColumns(state.checked) };
-  const doc = planned(JSON.stringify({ ...skeleton, ...checked }), values);
+  const kept = state.kept === undefined ? {} : { kept: toKeptColumns(state.kept) };
+  const doc = planned(JSON.stringify({ ...skeleton, ...checked, ...kept }), values);
   const out = Buffer.allocUnsafe(doc.length);
   let at = 0;
   for (const slice of doc.slices(out.length)) at += slice.copy(out, at);
@@ -95,9 +102,13 @@ export async function planState(state: State): Promise<PlannedDocument> {
     state.checked === undefined
       ? ""
       : `,"checked":${await objectJsonInTurns(await toRegistryColumnsInSlices(state.checked))}`;
+  const kept =
+    state.kept === undefined
+      ? ""
+      : `,"kept":${await objectJsonInTurns(await toKeptColumnsInSlices(state.kept))}`;
   await new Promise(setImmediate);
   return planned(
-    `${JSON.stringify(rest).slice(0, -1)},"secrets":${secretsJson}${checked}}`,
+    `${JSON.stringify(rest).slice(0, -1)},"secrets":${secretsJson}${checked}${kept}}`,
     values,
   );
 }
@@ -169,6 +180,8 @@ export function decodeState(plaintext: Uint8Array): Result<State, StateError> {
   const checked = d.checked === undefined ? undefined : fromRegistryColumns(d.checked);
   if (checked?.ok === false)
     return malformed(`its skeleton's checked Registry disagrees: ${checked.error}`);
+  const kept = d.kept === undefined ? undefined : fromKeptColumns(d.kept);
+  if (kept?.ok === false) return malformed(`its skeleton's kept Registry disagrees: ${kept.error}`);
   return ok({
     savedAt: d.savedAt,
     generation: d.generation,
@@ -179,6 +192,7 @@ export function decodeState(plaintext: Uint8Array): Result<State, StateError> {
     secrets: secrets.value,
     watches: d.watches,
     ...(checked === undefined ? {} : { checked: checked.value }),
+    ...(kept === undefined ? {} : { kept: kept.value }),
   });
 }
 

@@ -4,6 +4,8 @@
 //   savedAt, generation, watches  as the state's: the record's own
 //   registry                      the Registry Secret, when it changed (its value the first bytes)
 //   checked                       the Registry's check, when it changed; null: none any more
+//   kept                          the Registry kept beside a refused value (ADR 91), when it
+//                                 changed; null: none any more
 //   set                           App Secrets added or changed, in columns (columns.ts)
 //   removed                       App Secrets no longer present: [namespace, name] pairs
 //
@@ -13,6 +15,7 @@ import * as z from "zod";
 import type {
   AppSecret,
   CheckedRegistry,
+  KeptRegistry,
   RegistrySecret,
   WatchPositions,
 } from "../mirror/inputs.ts";
@@ -30,8 +33,11 @@ import {
 import { ByteStringsOut, openDocument, planned } from "./document-bytes.ts";
 import { type StateError, stateError } from "./errors.ts";
 import {
+  fromKeptColumns,
   fromRegistryColumns,
+  keptColumnsSchema,
   registryColumnsSchema,
+  toKeptColumnsInSlices,
   toRegistryColumnsInSlices,
 } from "./registry-columns.ts";
 import type { Generation, State, StateConfig } from "./state.ts";
@@ -44,6 +50,7 @@ const recordSchema = z.object({
   watches: watchesSchema,
   registry: registrySchema.optional(),
   checked: registryColumnsSchema.nullable().optional(),
+  kept: keptColumnsSchema.nullable().optional(),
   set: secretColumnsSchema,
   removed: z.array(z.tuple([name, name])),
 });
@@ -75,7 +82,11 @@ export async function encodeRecord(changes: StateChanges, state: State): Promise
     changes.checked === undefined
       ? ""
       : `,"checked":${changes.checked === null ? "null" : await objectJsonInTurns(await toRegistryColumnsInSlices(changes.checked))}`;
-  const doc = planned(`${head.slice(0, -1)}${checked}}`, values);
+  const kept =
+    changes.kept === undefined
+      ? ""
+      : `,"kept":${changes.kept === null ? "null" : await objectJsonInTurns(await toKeptColumnsInSlices(changes.kept))}`;
+  const doc = planned(`${head.slice(0, -1)}${checked}${kept}}`, values);
   const out = Buffer.allocUnsafe(doc.length);
   let at = 0;
   for (const slice of doc.slices(out.length)) at += slice.copy(out, at);
@@ -117,6 +128,13 @@ export function decodeRecord(
     if (!c.ok) return malformed(`its checked Registry disagrees: ${c.error}`);
     checked = { checked: c.value };
   }
+  let kept: { kept?: KeptRegistry | null } = {};
+  if (d.kept === null) kept = { kept: null };
+  else if (d.kept !== undefined) {
+    const k = fromKeptColumns(d.kept);
+    if (!k.ok) return malformed(`its kept Registry disagrees: ${k.error}`);
+    kept = { kept: k.value };
+  }
   const removed: SecretKey[] = d.removed.map(([namespace, name]) => ({ namespace, name }));
   return ok({
     savedAt: d.savedAt,
@@ -126,5 +144,6 @@ export function decodeRecord(
     removed,
     ...registry,
     ...checked,
+    ...kept,
   });
 }

@@ -1,5 +1,6 @@
-// The checked Registry in a state file's skeleton (ADR 77), in columns as the App Secrets are
-// (ADR 66): a few joined strings and arrays of numbers, not one object per App.
+// The checked Registry in a state file's skeleton (ADR 77), and the Registry kept beside a
+// refused value (ADR 91: `beside` for `contentHash`, no `refused`), in columns as the App
+// Secrets are (ADR 66): a few joined strings and arrays of numbers, not one object per App.
 //
 //   under             the rules and options it was checked under (registry/rules.ts)
 //   contentHash       the contentHash of the Registry value it was checked from
@@ -22,7 +23,7 @@
 // each other entry for entry, or the file is malformed.
 
 import * as z from "zod";
-import type { CheckedRegistry } from "../mirror/inputs.ts";
+import type { CheckedRegistry, KeptRegistry } from "../mirror/inputs.ts";
 import type { RefusedApp } from "../registry/parse.ts";
 import type { AppSpec, Registry } from "../registry/schema.ts";
 import { err, ok, type Result } from "../result.ts";
@@ -51,15 +52,15 @@ const at = (column: number | readonly number[], i: number): number =>
 const compact = (column: number[]): number | number[] =>
   column.length > 0 && column.every((n) => n === column[0]) ? column[0]! : column;
 
-/** No transforms: zod compiles it into one function. */
-export const registryColumnsSchema = z.object({
-  under: z.object({
-    rules: z.number().int().positive(),
-    defaultNamespace: z.string().min(1),
-    allowLocalUpstreams: z.boolean(),
-    maxDecompressedBytes: z.number().int().positive(),
-  }),
-  contentHash: z.string().regex(/^[0-9a-f]{16}$/),
+const underSchema = z.object({
+  rules: z.number().int().positive(),
+  defaultNamespace: z.string().min(1),
+  allowLocalUpstreams: z.boolean(),
+  maxDecompressedBytes: z.number().int().positive(),
+});
+
+/** The columns of Apps, in a check's columns and a kept Registry's alike. */
+const appColumnsShape = {
   strings: z.array(z.string()),
   names: z.string(),
   hostnameCounts: indices,
@@ -71,6 +72,13 @@ export const registryColumnsSchema = z.object({
   prefixes: indices,
   tlsNamespaces: indices,
   tlsNames: z.string(),
+};
+
+/** No transforms: zod compiles it into one function. */
+export const registryColumnsSchema = z.object({
+  under: underSchema,
+  contentHash: z.string().regex(/^[0-9a-f]{16}$/),
+  ...appColumnsShape,
   refused: z.array(
     z.object({
       index: z.number().int().nonnegative(),
@@ -82,6 +90,17 @@ export const registryColumnsSchema = z.object({
 
 export type RegistryColumns = z.infer<typeof registryColumnsSchema>;
 
+/** The Registry kept beside a refused value (ADR 91): its Apps, the rules and the value's version. */
+export const keptColumnsSchema = z.object({
+  under: underSchema,
+  beside: z.string().min(1),
+  ...appColumnsShape,
+});
+
+export type KeptColumns = z.infer<typeof keptColumnsSchema>;
+
+type AppColumns = Omit<RegistryColumns, "under" | "contentHash" | "refused">;
+
 /** A joined column's entry; throws on one it cannot hold (a bug: the rules allow none). */
 function entry(value: string, what: string): string {
   if (value === "" || value.includes(SEPARATOR))
@@ -91,9 +110,7 @@ function entry(value: string, what: string): string {
 
 /** The columns of a checked Registry. Throws on a name a column cannot hold (a bug). */
 export function toRegistryColumns(checked: CheckedRegistry): RegistryColumns {
-  const columns = new ColumnsBuilder();
-  for (const app of checked.registry.apps) columns.push(app);
-  return columns.columns(checked);
+  return checkColumns(checked, appColumns(checked.registry));
 }
 
 /** Apps put in columns between two turns of the event loop (ADR 78). */
@@ -103,12 +120,38 @@ const SLICE = 2_048;
 export async function toRegistryColumnsInSlices(
   checked: CheckedRegistry,
 ): Promise<RegistryColumns> {
+  return checkColumns(checked, await appColumnsInSlices(checked.registry));
+}
+
+/** The columns of a kept Registry, SLICE Apps a turn. Throws as `toRegistryColumns` does. */
+export async function toKeptColumnsInSlices(kept: KeptRegistry): Promise<KeptColumns> {
+  const apps = await appColumnsInSlices(kept.registry);
+  return { under: { ...kept.under }, beside: kept.beside, ...apps };
+}
+
+/** `toKeptColumnsInSlices` in one call. */
+export function toKeptColumns(kept: KeptRegistry): KeptColumns {
+  return { under: { ...kept.under }, beside: kept.beside, ...appColumns(kept.registry) };
+}
+
+function checkColumns(checked: CheckedRegistry, apps: AppColumns): RegistryColumns {
+  const refused = checked.refused.map((r) => ({ ...r }));
+  return { under: { ...checked.under }, contentHash: checked.contentHash, ...apps, refused };
+}
+
+function appColumns(registry: Registry): AppColumns {
   const columns = new ColumnsBuilder();
-  for (const [i, app] of checked.registry.apps.entries()) {
+  for (const app of registry.apps) columns.push(app);
+  return columns.columns();
+}
+
+async function appColumnsInSlices(registry: Registry): Promise<AppColumns> {
+  const columns = new ColumnsBuilder();
+  for (const [i, app] of registry.apps.entries()) {
     columns.push(app);
     if ((i + 1) % SLICE === 0) await new Promise(setImmediate);
   }
-  return columns.columns(checked);
+  return columns.columns();
 }
 
 /** The columns of Apps pushed in order. */
@@ -148,10 +191,8 @@ class ColumnsBuilder {
     if (app.tls !== null) this.#tlsNames.push(entry(app.tls.secretRef.name, "TLS Secret name"));
   }
 
-  columns(checked: CheckedRegistry): RegistryColumns {
+  columns(): AppColumns {
     return {
-      under: { ...checked.under },
-      contentHash: checked.contentHash,
       strings: this.#strings,
       names: this.#names.join(SEPARATOR),
       hostnameCounts: compact(this.#hostnameCounts),
@@ -163,7 +204,6 @@ class ColumnsBuilder {
       prefixes: compact(this.#prefixes),
       tlsNamespaces: compact(this.#tlsNamespaces),
       tlsNames: this.#tlsNames.join(SEPARATOR),
-      refused: checked.refused.map((r) => ({ ...r })),
     };
   }
 }
@@ -173,6 +213,26 @@ class ColumnsBuilder {
  * where the columns disagree.
  */
 export function fromRegistryColumns(c: RegistryColumns): Result<CheckedRegistry, string> {
+  const registry = appsFromColumns(c);
+  if (!registry.ok) return registry;
+  const refused: RefusedApp[] = c.refused.map((r) => ({ ...r }));
+  return ok({
+    under: { ...c.under },
+    contentHash: c.contentHash,
+    registry: registry.value,
+    refused,
+  });
+}
+
+/** The kept Registry the columns stand for; or where they disagree. */
+export function fromKeptColumns(c: KeptColumns): Result<KeptRegistry, string> {
+  const registry = appsFromColumns(c);
+  if (!registry.ok) return registry;
+  return ok({ under: { ...c.under }, beside: c.beside, registry: registry.value });
+}
+
+/** The Apps of the columns, frozen as the check freezes them; or where the columns disagree. */
+function appsFromColumns(c: AppColumns): Result<Registry, string> {
   const names = c.names === "" ? [] : c.names.split(SEPARATOR);
   const n = names.length;
   const secretNames = split(c.secretNames, n);
@@ -237,7 +297,5 @@ export function fromRegistryColumns(c: RegistryColumns): Result<CheckedRegistry,
     );
     h = end;
   }
-  const registry: Registry = Object.freeze({ apps: Object.freeze(apps) });
-  const refused: RefusedApp[] = c.refused.map((r) => ({ ...r }));
-  return ok({ under: { ...c.under }, contentHash: c.contentHash, registry, refused });
+  return ok(Object.freeze({ apps: Object.freeze(apps) }));
 }

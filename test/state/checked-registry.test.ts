@@ -210,6 +210,44 @@ describe("a state file's Registry check", () => {
     expect(seen).toEqual(Object.fromEntries(Object.keys(patches).map((k) => [k, "malformed"])));
   });
 
+  it("keeps the Registry kept beside a refused value as it keeps a check, read back whole and frozen", async () => {
+    const { checked, ...rest } = state;
+    const refused: State = {
+      ...rest,
+      registry: { present: true, resourceVersion: "9", value: "{not json" },
+      kept: { under: checked!.under, beside: "9", registry: checked!.registry },
+    };
+    const whole = await writeStateFile(scratch.path, key, refused);
+    if (!whole.ok) throw new Error(whole.error.message);
+    const read = await readStateFile(options());
+    const apps = read.ok ? read.value.kept?.registry.apps : undefined;
+    const doc = encodeState(refused);
+    const skeleton = JSON.parse(doc.toString("utf8", 4, 4 + doc.readUInt32BE(0)));
+    expect({
+      read,
+      frozen: apps?.every((a) => Object.isFrozen(a) && Object.isFrozen(a.secretRef)),
+      columns: Object.keys(skeleton.kept),
+    }).toEqual({
+      read: { ok: true, value: refused },
+      frozen: true,
+      columns: [
+        "under",
+        "beside",
+        "strings",
+        "names",
+        "hostnameCounts",
+        "hostnames",
+        "secretNamespaces",
+        "secretNames",
+        "secretKeys",
+        "upstreams",
+        "prefixes",
+        "tlsNamespaces",
+        "tlsNames",
+      ],
+    });
+  });
+
   it("is absent from a state without one, which reads back without it", async () => {
     const { checked: _, ...without } = state;
     await writeStateFile(scratch.path, key, without);

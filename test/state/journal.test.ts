@@ -4,7 +4,7 @@
 
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import type { AppSecret, CheckedRegistry } from "../../src/mirror/inputs.ts";
+import type { AppSecret, CheckedRegistry, KeptRegistry } from "../../src/mirror/inputs.ts";
 import { REGISTRY_RULES } from "../../src/registry/rules.ts";
 import { bySecret } from "../../src/state/columns.ts";
 import { sealRecord } from "../../src/state/journal.ts";
@@ -13,6 +13,7 @@ import { ivOf } from "../../src/state/seal.ts";
 import type { State } from "../../src/state/state.ts";
 import { StateWriter, type StateWritten } from "../../src/state/writer.ts";
 import { FakeClock } from "../support/fake-clock.ts";
+import { registryOf } from "../support/world.ts";
 import { byteString, CONFIG, newKey, sampleState, scratchPerTest } from "./fixtures.ts";
 
 const key = newKey();
@@ -26,6 +27,7 @@ class Store {
   #writes = 0;
   registry: State["registry"] = { present: true, resourceVersion: "1", value: "{}" };
   checked: CheckedRegistry | undefined;
+  kept: KeptRegistry | undefined;
 
   set(i: number, valueBytes = 1024): this {
     const [namespace, name] = [i % 2 === 0 ? "tenant-a" : "tenant-b", `app-${i}`];
@@ -44,12 +46,13 @@ class Store {
   state(): State {
     this.#writes += 1;
     const base = sampleState({ savedAt: T + this.#writes, writes: this.#writes });
-    const { checked } = this;
+    const { checked, kept } = this;
     return {
       ...base,
       registry: this.registry,
       secrets: [...this.#secrets.values()],
       ...(checked === undefined ? {} : { checked }),
+      ...(kept === undefined ? {} : { kept }),
     };
   }
 }
@@ -96,6 +99,13 @@ const CHECK: CheckedRegistry = {
   refused: [],
 };
 
+/** The Registry in service beside a refused value (ADR 91). */
+const KEPT: KeptRegistry = {
+  under: CHECK.under,
+  beside: "4",
+  registry: registryOf([{ name: "shop", hostnames: ["shop.example.com"] }], "mirror"),
+};
+
 describe("the state file's journal", () => {
   it("writes a one-App change as a record of about that App's bytes, after the base", async () => {
     const store = new Store();
@@ -136,7 +146,7 @@ describe("the state file's journal", () => {
     });
   });
 
-  it("replays additions, changes, removals, the Registry and its check into the state last written", async () => {
+  it("replays additions, changes, removals, the Registry, its check and the kept Registry into the state last written", async () => {
     const store = new Store();
     for (let i = 0; i < 200; i++) store.set(i, 256);
     const { write, written } = writer();
@@ -151,8 +161,17 @@ describe("the state file's journal", () => {
       },
       (s) => s.remove(40).set(41, 32).set(5, 0),
       (s) => {
-        s.registry = { present: false };
+        s.registry = { present: true, resourceVersion: "4", value: "{not json" };
         s.checked = undefined;
+        s.kept = KEPT;
+      },
+      (s) => {
+        s.kept = { ...KEPT, beside: "5" };
+        s.registry = { present: true, resourceVersion: "5", value: "{still not json" };
+      },
+      (s) => {
+        s.registry = { present: false };
+        s.kept = undefined;
       },
       (s) => {
         s.registry = { present: true, resourceVersion: "3", value: null };
@@ -167,7 +186,7 @@ describe("the state file's journal", () => {
       reads.push(r.ok ? r.value.state : r);
       expected.push(inFileOrder(state));
     }
-    expect(written.map((w) => w.record)).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    expect(written.map((w) => w.record)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
     expect(reads).toEqual(expected);
   });
 
