@@ -44,8 +44,8 @@ export class Cluster {
     return this.#envtest;
   }
 
-  /** Applies one operation other than `quiesce` (which needs the sidecars: the runner's). */
-  async apply(op: Exclude<Op, { op: "quiesce" }>): Promise<void> {
+  /** Applies one operation on the cluster (`quiesce` and `replica-restart` are the runner's). */
+  async apply(op: Exclude<Op, { op: "quiesce" | "replica-restart" }>): Promise<void> {
     const faults = this.api.faults;
     switch (op.op) {
       case "registry":

@@ -81,6 +81,8 @@ class Stream {
   readonly #r: Random;
   /** Credentials only: a stream apart, so that every other draw of a seed stays as it was. */
   readonly #c: Random;
+  /** Replica restarts only, apart for the same reason: they add operations, change none. */
+  readonly #k: Random;
   readonly #s = new Shadow();
   readonly #queue: Op[] = [];
   #untilQuiesce: number;
@@ -88,6 +90,7 @@ class Stream {
   constructor(seed: number) {
     this.#r = seeded(seed);
     this.#c = seeded(seed + 0x5eed_c0de);
+    this.#k = seeded(seed + 0x7e57_a7ed);
     this.#untilQuiesce = this.#r.between(3, 9);
   }
 
@@ -116,8 +119,25 @@ class Stream {
       return;
     }
     this.#untilQuiesce -= 1;
+    if (this.#k.chance(0.08)) this.#queue.push(this.#replicaRestart());
     if (this.#r.chance(0.55)) this.#queue.push(...this.#worldOps());
     else this.#queue.push(...this.#faultOps());
+  }
+
+  /** Sidecar b, stopped or crashed, back after a while: drawn from `#k` alone. */
+  #replicaRestart(): Op {
+    const k = this.#k;
+    return {
+      op: "replica-restart",
+      sidecar: "b",
+      downMs: k.pick([0, 150, 600]),
+      crash: k.chance(0.5),
+    };
+  }
+
+  /** Now and then a restart beside a refused Registry value. */
+  #restartBeside(): Op[] {
+    return this.#k.chance(0.3) ? [this.#replicaRestart()] : [];
   }
 
   #gap(): Op[] {
@@ -167,13 +187,15 @@ class Stream {
       return [r.chance(0.7) ? this.#secret(ref) : this.#deleteSecret(ref), ...this.#gap()];
     }
     if (k < 88) return [{ op: "registry-delete" }, ...this.#gap(), this.#registry()];
-    // a malformed Registry, then the fix (a quiescent point may fall between them)
+    // a malformed Registry, then the fix (a quiescent point may fall between them); the replica
+    // with a state file sometimes restarts in between, beside the refused value (ADR 91)
     const bad: Op = { op: "registry-bad", variant: r.pick(BAD), apps: this.#s.apps };
+    const beside = this.#restartBeside();
     if (allowQuiesce && r.chance(0.3)) {
       this.#untilQuiesce = r.between(3, 9);
-      return [bad, ...this.#gap(), { op: "quiesce" }, this.#registry(), ...this.#gap()];
+      return [bad, ...this.#gap(), { op: "quiesce" }, ...beside, this.#registry(), ...this.#gap()];
     }
-    return [bad, ...this.#gap(), this.#registry(), ...this.#gap()];
+    return [bad, ...this.#gap(), ...beside, this.#registry(), ...this.#gap()];
   }
 
   #faultOps(): Op[] {

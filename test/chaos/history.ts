@@ -24,6 +24,29 @@ export class History {
     return this.states.length - 1;
   }
 
+  /**
+   * The index of the state that wrote the Registry Secret at `rv` (null: absent, its latest
+   * absence); undefined when no state did.
+   */
+  registryWrittenAt(rv: string | null): number | undefined {
+    return this.#writtenAt((s) => s.registryRv === rv);
+  }
+
+  /** The index of the state that wrote an App Secret at `rv`; undefined when no state did. */
+  secretWrittenAt(namespace: string, name: string, rv: string): number | undefined {
+    const id = secretId(namespace, name);
+    return this.#writtenAt((s) => s.secrets.get(id)?.rv === rv);
+  }
+
+  /** The first state of the latest run of states that `holds`. */
+  #writtenAt(holds: (s: ClusterState) => boolean): number | undefined {
+    let i = this.states.length - 1;
+    while (i >= 0 && !holds(this.states[i]!)) i--;
+    if (i < 0) return undefined;
+    while (i > 0 && holds(this.states[i - 1]!)) i--;
+    return i;
+  }
+
   setRegistry(registry: RegistryValue, rv: string | null): void {
     this.states.push(
       this.#derive(registry, rv, this.current.secrets, this.states.length, this.current),

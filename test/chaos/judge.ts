@@ -4,7 +4,8 @@
  * sidecar the highest revision and Registry resourceVersion seen (they never go back) and the
  * earliest state its `/v1/apps` parts fit (they only move forward), the Registry a sidecar
  * settled on after a relist skipped the last good value, and the first violation, which ends
- * the run.
+ * the run. A restarted sidecar starts these again, and, until it converges, may serve states
+ * back to the one its state file's Registry came with.
  */
 import type { AppRecord } from "../../src/ops/records.ts";
 import {
@@ -16,7 +17,7 @@ import {
 } from "./check.ts";
 import type { History } from "./history.ts";
 import type { ClusterState } from "./model.ts";
-import { answerKey, type Probe, routeAnswer } from "./route-answer.ts";
+import type { Probe } from "./route-answer.ts";
 import type { ChaosSidecar } from "./sidecar.ts";
 
 /** CHAOS_VERBOSE=1 prints every answer allowed only as skew. */
@@ -55,9 +56,17 @@ type Floor = { revision: number; registryRv: number };
  */
 export type Listener = "route" | "ops";
 
+/** What a restarted sidecar's state file held: its Registry's and App Secrets' versions. */
+export interface SavedInputs {
+  readonly registryRv: string | null;
+  readonly secrets: readonly { namespace: string; name: string; rv: string }[];
+}
+
 export class Judge {
   readonly #history: History;
   #windowStart = 0;
+  /** Sidecars restarted since they last converged: where their states may start. */
+  readonly #restartedFrom = new Map<string, number>();
   readonly #floors = new Map<string, Floor>();
   readonly #appsFloors = new Map<string, { registry: number; secrets: Map<string, number> }>();
   readonly #skipped = new Map<string, { lastGoodIndex: number; served: Expected["served"] }>();
@@ -81,6 +90,52 @@ export class Judge {
   /** The global index of the first state of the window. */
   get windowStart(): number {
     return this.#windowStart;
+  }
+
+  /**
+   * Where the states a sidecar may serve start: the window's, or, after a restart and until it
+   * converges, as far back as its state file may reach.
+   */
+  windowStartFor(s: ChaosSidecar): number {
+    return Math.min(this.#windowStart, this.#restartedFrom.get(s.name) ?? Number.POSITIVE_INFINITY);
+  }
+
+  /** A sidecar's restart began: its new process counts revisions from 1 again. */
+  restarted(s: ChaosSidecar): void {
+    for (const listener of ["route", "ops"] as const)
+      this.#floors.set(`${s.name} ${listener}`, { revision: 0, registryRv: 0 });
+    this.#appsFloors.set(s.name, { registry: 0, secrets: new Map() });
+  }
+
+  /**
+   * A restarted sidecar's state file holds `saved` (null: nothing usable, it starts cold): it
+   * serves those inputs first, which may be older than what it served before (a crash leaves the
+   * last write; a write waits up to 5 s after a change, and only for whole inputs), and whose
+   * watches lagged each other as any replica's. Until it converges, its states start at the
+   * earliest that wrote one of them.
+   */
+  restartedFrom(s: ChaosSidecar, saved: SavedInputs | null): void {
+    if (saved === null) return;
+    const h = this.#history;
+    const written = [
+      [`the Registry at ${saved.registryRv}`, h.registryWrittenAt(saved.registryRv)] as const,
+      ...saved.secrets.map(
+        (x) =>
+          [
+            `${x.namespace}/${x.name} at ${x.rv}`,
+            h.secretWrittenAt(x.namespace, x.name, x.rv),
+          ] as const,
+      ),
+    ];
+    const unknown = written.filter(([, at]) => at === undefined).map(([what]) => what);
+    if (unknown.length > 0) {
+      this.fail(
+        `sidecar ${s.name}: its state file holds what no state wrote: ${unknown.join(", ")}`,
+      );
+      return;
+    }
+    const from = Math.min(...written.map(([, at]) => at!));
+    this.#restartedFrom.set(s.name, Math.min(from, this.#restartedFrom.get(s.name) ?? from));
   }
 
   /** The states since `windowStart`. */
@@ -234,49 +289,9 @@ export class Judge {
     if (problem !== null) this.fail(`sidecar ${s.name}: ${problem}`);
   }
 
-  /**
-   * At a quiescent point: the first of `worlds` a sidecar's whole world equals, or how it differs
-   * from the first (the expected) one. `routeKey` asks the sidecar about a probe.
-   */
-  async converged(
-    world: World,
-    worlds: readonly Expected[],
-    routeKey: (probe: Probe) => Promise<{ headers: Record<string, string>; actual: string }>,
-    probes: readonly Probe[],
-  ): Promise<Expected | string> {
-    const body = world.snapshot;
-    const summary = {
-      apps: body.apps,
-      readyApps: body.readyApps,
-      hostnames: body.hostnames,
-      registry: {
-        present: body.registry?.present,
-        resourceVersion: body.registry?.resourceVersion,
-        rejected: body.registry?.error !== null,
-      },
-      conflicts: body.conflicts,
-    };
-    let diff: string | undefined;
-    for (const expected of worlds) {
-      const parts: string[] = [];
-      if (JSON.stringify(summary) !== JSON.stringify(expected.summary))
-        parts.push(
-          `/v1/snapshot ${JSON.stringify(summary)}, expected ${JSON.stringify(expected.summary)}`,
-        );
-      if (JSON.stringify(world.apps) !== JSON.stringify(expected.apps))
-        parts.push(
-          `/v1/apps ${JSON.stringify(world.apps)}, expected ${JSON.stringify(expected.apps)}`,
-        );
-      const d =
-        parts.length > 0 ? parts.join("\n    ") : await routeMismatch(expected, routeKey, probes);
-      if (d === null) return expected;
-      diff ??= d;
-    }
-    return diff ?? "no world to compare with";
-  }
-
   /** A sidecar converged on `found`: remember when it is not the latest state's Registry. */
   settled(s: ChaosSidecar, found: Expected): void {
+    this.#restartedFrom.delete(s.name);
     const window = this.window();
     const latest = window[window.length - 1]!;
     if (JSON.stringify(found.served) === JSON.stringify(latest.served))
@@ -288,19 +303,4 @@ export class Judge {
     if (verdict === "skew") this.skew += 1;
     if (verdict === "unfetched") this.unfetched += 1;
   }
-}
-
-/** The first probe a converged world answers otherwise than expected, or null. */
-async function routeMismatch(
-  expected: Expected,
-  routeKey: (probe: Probe) => Promise<{ headers: Record<string, string>; actual: string }>,
-  probes: readonly Probe[],
-): Promise<string | null> {
-  for (const probe of probes) {
-    const { headers, actual } = await routeKey(probe);
-    const want = answerKey(routeAnswer(expected.served, probe, expected.state));
-    if (actual !== want)
-      return `route ${JSON.stringify(headers)} answered "${actual}", expected "${want}"`;
-  }
-  return null;
 }

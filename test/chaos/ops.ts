@@ -41,6 +41,14 @@ export type Op =
   | { readonly op: "garbage"; readonly kind: "bytes" | "truncated" | "non-json" }
   | { readonly op: "latency"; readonly ms: number }
   | { readonly op: "restart"; readonly downMs: number }
+  // A replica.
+  /** Stops a sidecar (or crashes it: its files as they were), and starts it again from its state file. */
+  | {
+      readonly op: "replica-restart";
+      readonly sidecar: string;
+      readonly downMs: number;
+      readonly crash: boolean;
+    }
   // Time.
   | { readonly op: "wait"; readonly ms: number }
   /** Faults off; every sidecar must converge on the model, and a new window of states starts. */
@@ -77,6 +85,8 @@ export function describeOp(op: Op): string {
       return `latency ${op.ms}ms`;
     case "restart":
       return `restart (down ${op.downMs}ms)`;
+    case "replica-restart":
+      return `replica-restart ${op.sidecar}${op.crash ? " (crash)" : ""} (down ${op.downMs}ms)`;
     case "wait":
       return `wait ${op.ms}ms`;
     case "stall":

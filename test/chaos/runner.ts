@@ -9,16 +9,17 @@ import { seeded } from "../support/random.ts";
 import { waitUntil } from "../support/wait.ts";
 import { Cluster } from "./apply.ts";
 import { type Expected, expectedAtQuiescence } from "./check.ts";
+import { converged } from "./converged.ts";
 import { Judge } from "./judge.ts";
 import { describeOp, type Op } from "./ops.ts";
 import { PROBES } from "./probes.ts";
-import { Prober, Sampler } from "./sample.ts";
+import { Prober, Restarted, Sampler } from "./sample.ts";
 import { type ChaosSidecar, type SidecarSpec, startChaosSidecar } from "./sidecar.ts";
 
 /**
  * Three replicas: cluster-wide with two watch timeouts, one of them serving credentials (which
- * keeps their values, fetched again when a Registry makes a key a credential's), and one watching
- * three namespaces only.
+ * keeps their values, fetched again when a Registry makes a key a credential's) and keeping a
+ * state file (restarted by `replica-restart`), and one watching three namespaces only.
  */
 const SIDECARS: readonly SidecarSpec[] = [
   { name: "a", flags: ["--watch-timeout", "1"], backoff: { initialMs: 50, capMs: 1000 } },
@@ -26,6 +27,7 @@ const SIDECARS: readonly SidecarSpec[] = [
     name: "b",
     flags: ["--watch-timeout", "2", "--serve-credentials", "true"],
     backoff: { initialMs: 100, capMs: 2000 },
+    stateFile: true,
   },
   {
     name: "c",
@@ -118,6 +120,8 @@ class Run {
   #sampler: Sampler | undefined;
   #quiescentPoints = 0;
   #maxConvergeMs = 0;
+  /** Each sidecar's restart under way, which ends the run if it fails. */
+  readonly #restarts = new Map<string, Promise<void>>();
 
   constructor(seed: number, options: RunOptions) {
     this.#seed = seed;
@@ -153,8 +157,27 @@ class Run {
   async apply(op: Op): Promise<void> {
     this.#judge!.lastOp = describeOp(op);
     if (op.op === "quiesce") await this.#quiesce();
+    else if (op.op === "replica-restart") await this.#restart(op);
     else await this.#cluster!.apply(op);
     await new Promise((r) => setImmediate(r));
+  }
+
+  /**
+   * Begins a sidecar's restart, after the one before it; the operations after it run while it is
+   * down and starting, as a cluster goes on while a pod's container restarts.
+   */
+  async #restart(op: Extract<Op, { op: "replica-restart" }>): Promise<void> {
+    const s = this.#sidecars.find((x) => x.name === op.sidecar);
+    if (s === undefined) throw new Error(`no sidecar ${op.sidecar}`);
+    await this.#restarts.get(s.name);
+    const judge = this.#judge!;
+    judge.restarted(s);
+    const restart = s
+      .restart(op.downMs, op.crash, (saved) => judge.restartedFrom(s, saved))
+      .catch((e: unknown) =>
+        judge.fail(`sidecar ${s.name} did not restart: ${(e as Error).message}`),
+      );
+    this.#restarts.set(s.name, restart);
   }
 
   /** Faults off; polls every sidecar until its whole world equals the model, or fails. */
@@ -169,11 +192,17 @@ class Run {
     const converge = async (s: ChaosSidecar): Promise<void> => {
       const viewer = { ...judge.viewer(s), registryRelists: s.events.registryRelists };
       const worlds = expectedAtQuiescence(judge.window(), viewer);
-      const world = await prober.world(s);
-      const found: Expected | string =
-        typeof world === "string"
-          ? world
-          : await judge.converged(world, worlds, (probe) => prober.route(s, probe), PROBES);
+      let found: Expected | string;
+      try {
+        const world = await prober.world(s);
+        found =
+          typeof world === "string"
+            ? world
+            : await converged(world, worlds, (probe) => prober.route(s, probe), PROBES);
+      } catch (e) {
+        if (!(e instanceof Restarted)) throw e;
+        found = "restarting";
+      }
       if (typeof found === "string") {
         last.set(s.name, found);
         return;
@@ -183,7 +212,7 @@ class Run {
     };
     // A sidecar that does not answer ends the run at once, as it would while sampling.
     let broken: unknown;
-    const converged = await waitUntil(
+    const allConverged = await waitUntil(
       async () => {
         try {
           for (const s of [...pending]) await converge(s);
@@ -196,7 +225,7 @@ class Run {
       { timeoutMs: this.#options.quiesceDeadlineMs, intervalMs: 50 },
     ).catch(() => false);
     if (broken !== undefined) throw broken;
-    if (!converged) {
+    if (!allConverged) {
       const names = [...pending].map((s) => s.name);
       throw new Violation(
         `sidecars ${names.join(", ")} did not converge within ${this.#options.quiesceDeadlineMs} ms: ` +
@@ -224,6 +253,7 @@ class Run {
 
   async close(): Promise<void> {
     await this.#sampler?.stop();
+    await Promise.all(this.#restarts.values());
     await Promise.allSettled(this.#sidecars.map((s) => s.stop()));
     this.#prober?.close();
     await this.#cluster?.close();

@@ -73,6 +73,12 @@ function registryRvOf(a: Got): number | undefined {
 
 const versionsOf = (a: Got): Versions => ({ revision: revisionOf(a), registryRv: registryRvOf(a) });
 
+/**
+ * A sidecar's restart began while the request was out, or before it left: its answer, or the
+ * failure to get one, is not the new process's and is not judged.
+ */
+export class Restarted extends Error {}
+
 /** Asks the sidecars; every answer's versions go to the judge's ordering check. */
 export class Prober {
   readonly #agent = new Agent({ keepAlive: true, maxSockets: 4 });
@@ -87,9 +93,19 @@ export class Prober {
   /** GETs `path` from a sidecar; rejects when it does not answer within 3 s. */
   async get(s: ChaosSidecar, path: string, headers: Record<string, string> = {}): Promise<Got> {
     const listener = path.startsWith("/v1/route") ? "route" : "ops";
+    const incarnation = s.incarnation;
+    const current = () => !s.restarting && s.incarnation === incarnation;
+    if (!current()) throw new Restarted(`sidecar ${s.name} is restarting`);
     const before = this.#judge.floorOf(s, listener);
     const port = listener === "route" ? s.port : s.opsPort;
-    const answer = await get(port, path, headers, { agent: this.#agent, timeoutMs: 3_000 });
+    let answer: Got;
+    try {
+      answer = await get(port, path, headers, { agent: this.#agent, timeoutMs: 3_000 });
+    } catch (e) {
+      if (!current()) throw new Restarted(`sidecar ${s.name} restarted: ${(e as Error).message}`);
+      throw e;
+    }
+    if (!current()) throw new Restarted(`sidecar ${s.name} restarted`);
     this.#judge.ordered(s, listener, path, before, versionsOf(answer));
     return answer;
   }
@@ -150,16 +166,17 @@ export class Sampler {
   async #loop(s: ChaosSidecar): Promise<void> {
     const r = this.#random;
     while (this.#running) {
-      const windowStart = this.#judge.windowStart;
+      const windowStart = this.#judge.windowStartFor(s);
       try {
         const kind = r.int(10);
         if (kind < 2) await this.#apps(s, windowStart);
         else if (kind === 2) await this.#snapshot(s, windowStart);
         else await this.#route(s, r.pick(PROBES), windowStart);
+        this.samples += 1;
       } catch (e) {
-        this.#judge.fail(`sidecar ${s.name} did not answer: ${(e as Error).message}`);
+        if (!(e instanceof Restarted))
+          this.#judge.fail(`sidecar ${s.name} did not answer: ${(e as Error).message}`);
       }
-      this.samples += 1;
       await sleep(r.between(2, 12));
     }
   }
