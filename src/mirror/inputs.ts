@@ -4,6 +4,7 @@
 import type { RefusedApp } from "../registry/parse.ts";
 import type { CheckedUnder } from "../registry/rules.ts";
 import type { Registry } from "../registry/schema.ts";
+import type { KeptCertificate } from "../snapshot/types.ts";
 import type { ListCapture } from "./listed-index.ts";
 
 /** The Registry Secret as the watch last saw it: what the Registry is parsed from. */
@@ -44,6 +45,11 @@ export interface MirrorInputs {
    * would serve the refused value alone: no App, or none of the refused ones (ADR 91).
    */
   readonly kept?: KeptRegistry;
+  /**
+   * Each App's last good certificate while its TLS Secret's is refused: without them a warm
+   * start would serve such an App none (ADR 92).
+   */
+  readonly certificates?: readonly KeptCertificate[];
 }
 
 /** A Registry value's check, as the check left it, and what it depended on. */

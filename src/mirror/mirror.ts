@@ -4,7 +4,7 @@ import type { ObjectEventType, SecretObject } from "../kube/cache/list-watch.ts"
 import type { Reflector } from "../kube/cache/reflector.ts";
 import type { ListedKeys } from "../kube/cache/reflector-handler.ts";
 import type { SecretRef } from "../registry/schema.ts";
-import { FROM_API_SERVER, type SnapshotSource } from "../snapshot/types.ts";
+import { FROM_API_SERVER, type KeptCertificate, type SnapshotSource } from "../snapshot/types.ts";
 import type { WarmStart } from "./inputs.ts";
 import type { MirrorOptions } from "./mirror-options.ts";
 import { nextSnapshot } from "./next-snapshot.ts";
@@ -53,6 +53,8 @@ export class Mirror {
   /** After a warm start: reflectors whose watch has not been confirmed current yet. */
   #toConfirm = 0;
   #source: SnapshotSource = FROM_API_SERVER;
+  /** After a warm start, until its first Snapshot: the certificates the state file kept. */
+  #keptCertificates: ReadonlyMap<string, KeptCertificate> | undefined;
   /** Settles once the first Registry listed was served (`idle` waits for it). */
   #first: Promise<void> | null = null;
   /** After a warm start: settles once its second turn ran (`idle` waits for it). */
@@ -181,6 +183,8 @@ export class Mirror {
    */
   #startWarm({ inputs, savedAt }: WarmStart): void {
     this.#source = Object.freeze({ kind: "state-file", savedAt });
+    if (inputs.certificates !== undefined)
+      this.#keptCertificates = new Map(inputs.certificates.map((k) => [k.app, k]));
     const { promise, resolve } = Promise.withResolvers<void>();
     this.#warming = promise;
     void seedRegistry(inputs, this.#options.registry, this.#registry).then(
@@ -310,15 +314,18 @@ export class Mirror {
     const changes = this.#pending.take();
     const started = this.#clock.now();
     const { serveCredentials = false, serveCertificates = false } = this.#options;
+    const kept = this.#keptCertificates;
     const meta = {
       builtAt: this.#wallClock(),
       source: this.#source,
       serveCredentials,
       serveCertificates,
+      ...(kept === undefined ? {} : { keptCertificates: kept }),
     };
     const { lookup } = this.#referenced.store;
     const routesFor = this.#publication.routesFor;
     const next = nextSnapshot(this.#options.holder.current(), changes, lookup, meta, routesFor);
+    if (next !== null) this.#keptCertificates = undefined;
     const reflected = this.#reflected(false);
     if (next !== null) this.#publication.publish(next, started, changes.since, reflected);
     else if (reflected !== null) this.#publication.settled(reflected);
@@ -336,7 +343,13 @@ export class Mirror {
     if (this.#referenced.failing || !this.#pending.empty) return null;
     const scopes = this.#options.secrets.scopes;
     const inputs = () =>
-      captureInputs(this.#registry, this.#referenced.store, this.#reflectors, scopes);
+      captureInputs(
+        this.#registry,
+        this.#referenced.store,
+        this.#reflectors,
+        scopes,
+        this.#options.holder.current(),
+      );
     return {
       positions: watchPositions(this.#reflectors, scopes),
       inputs,

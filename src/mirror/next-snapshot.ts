@@ -21,7 +21,7 @@ export interface NextSnapshot {
 /** What the next Snapshot is built under besides its inputs: `BuildMeta` less what follows from them. */
 export type NextMeta = Pick<
   BuildMeta,
-  "builtAt" | "source" | "serveCredentials" | "serveCertificates"
+  "builtAt" | "source" | "serveCredentials" | "serveCertificates" | "keptCertificates"
 >;
 
 /**
@@ -46,6 +46,7 @@ export function nextSnapshot(
   if (previous === null || adopted?.whole === true) {
     // Nothing to build from before the first Registry is adopted.
     if (adopted === null) return null;
+    const kept = previous === null ? at.keptCertificates : undefined;
     const meta = {
       revision,
       builtAt,
@@ -53,6 +54,7 @@ export function nextSnapshot(
       source,
       serveCredentials,
       serveCertificates,
+      ...(kept === undefined ? {} : { keptCertificates: kept }),
     };
     const routes = routesFor(adopted.registry);
     return { snapshot: build(adopted.registry, secrets, meta, previous, routes), kind: "whole" };

@@ -2,6 +2,8 @@
 
 import type { Reflector, ResumePoint } from "../kube/cache/reflector.ts";
 import type { Registry } from "../registry/schema.ts";
+import { keptOf } from "../snapshot/app-certificate.ts";
+import type { KeptCertificate, Snapshot } from "../snapshot/types.ts";
 import type { SecretScope } from "./fetch-secrets.ts";
 import type { MirrorInputs, WatchPositions } from "./inputs.ts";
 import type { ReferencedSecrets } from "./referenced-secrets.ts";
@@ -119,13 +121,15 @@ type Reflectors = { readonly registry: Reflector; readonly secrets: readonly Ref
 
 /**
  * The tracker's Registry Secret, its check and the Registry kept beside it, the store's App
- * Secrets and each reflector's resourceVersion.
+ * Secrets, each reflector's resourceVersion, and the last good certificates `snapshot` (built
+ * from them) keeps beside refused ones.
  */
 export function captureInputs(
   tracker: RegistryTracker,
   store: SecretStore,
   reflectors: Reflectors,
   scopes: readonly SecretScope[],
+  snapshot: Snapshot | null,
 ): MirrorInputs {
   const inputs = {
     registry: tracker.current,
@@ -133,11 +137,27 @@ export function captureInputs(
     watches: watchPositions(reflectors, scopes),
   };
   const { checked, kept } = tracker;
+  const certificates = snapshot === null ? [] : keptCertificates(snapshot);
   return {
     ...inputs,
     ...(checked === null ? {} : { checked }),
     ...(kept === null ? {} : { kept }),
+    ...(certificates.length === 0 ? {} : { certificates }),
   };
+}
+
+/**
+ * The last good certificates of the Apps whose own is refused: a walk of every App, which a state
+ * write makes at most every few seconds (about 1 ms at 100k Apps).
+ */
+function keptCertificates(snapshot: Snapshot): KeptCertificate[] {
+  const out: KeptCertificate[] = [];
+  for (const chunk of snapshot.apps.chunks)
+    for (const app of chunk) {
+      const kept = app.certificate === null ? null : keptOf(app);
+      if (kept !== null) out.push(kept);
+    }
+  return out;
 }
 
 /** Each reflector's resourceVersion: the Registry's, then each scope's. */

@@ -7,6 +7,7 @@ import { listArray } from "../mirror/listed-index.ts";
 import type { Reflected, SnapshotSink } from "../mirror/sink.ts";
 import type { Snapshot } from "../snapshot/types.ts";
 import { sameKept } from "../state/changes.ts";
+import { sameKeptCertificates } from "../state/kept-certificates.ts";
 import { StateWriter } from "../state/writer.ts";
 import type { OpenedState } from "./last-good-state.ts";
 
@@ -122,10 +123,12 @@ export function startStateKeeper(options: {
  * (a store seeded from a file keeps the file's). Another order counts as a change: one write more.
  * So does a check of the Registry made under other rules, or missing from one of them: a file
  * written before ADR 77 or under other options is rewritten once, with the check a start adopts;
- * and so does another Registry kept beside a refused value (ADR 91).
+ * and so does another Registry kept beside a refused value (ADR 91), or other certificates kept
+ * beside refused ones (ADR 92).
  */
 function sameInputs(a: MirrorInputs, b: MirrorInputs): boolean {
   if (checkOf(a) !== checkOf(b) || !sameKept(a.kept, b.kept)) return false;
+  if (!sameKeptCertificates(a.certificates, b.certificates)) return false;
   const [ra, rb] = [a.registry, b.registry];
   if (ra.present !== rb.present) return false;
   if (ra.present && rb.present && ra.resourceVersion !== rb.resourceVersion) return false;

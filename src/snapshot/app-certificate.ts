@@ -10,7 +10,7 @@ import {
   TLS_KEY_KEY,
 } from "./certificate.ts";
 import { readSecret } from "./read-secret.ts";
-import type { App, AppCertificate, SecretLookup } from "./types.ts";
+import type { AppCertificate, CertificateBefore, KeptCertificate, SecretLookup } from "./types.ts";
 
 const OFF: AppCertificate = Object.freeze({
   state: "off",
@@ -31,7 +31,7 @@ export function resolveCertificate(
   secrets: SecretLookup,
   serveCertificates: boolean,
   now: number,
-  previous: App | undefined,
+  previous: CertificateBefore | undefined,
 ): AppCertificate | null {
   if (spec.tls === null) return null;
   if (!serveCertificates) return OFF;
@@ -59,7 +59,7 @@ export function resolveCertificate(
 }
 
 /** The same hostnames and the same TLS Secret: what a certificate was checked against. */
-function sameTls(previous: App, spec: AppSpec): boolean {
+function sameTls(previous: CertificateBefore, spec: AppSpec): boolean {
   const a = previous.hostnames;
   const b = spec.hostnames;
   if (a !== b && (a.length !== b.length || a.some((h, i) => h !== b[i]))) return false;
@@ -73,3 +73,24 @@ function sameTls(previous: App, spec: AppSpec): boolean {
 // Own keys only: a Secret lacking a key must not read Object.prototype's.
 const own = (data: Readonly<Record<string, string>>, key: string) =>
   Object.hasOwn(data, key) ? data[key] : undefined;
+
+/** A kept certificate as the App before it held it: refused, its last good one served. */
+export function keptBefore(kept: KeptCertificate): CertificateBefore {
+  return {
+    hostnames: kept.hostnames,
+    tls: { secretRef: kept.secretRef },
+    certificate: { state: "refused", served: kept.served, refusal: null, resourceVersion: null },
+  };
+}
+
+/** The App's last good certificate where its Secret's is refused, to keep (ADR 92); else null. */
+export function keptOf(app: CertificateBefore & { readonly name: string }): KeptCertificate | null {
+  const { certificate, tls } = app;
+  if (certificate?.state !== "refused" || certificate.served === null || tls === null) return null;
+  return {
+    app: app.name,
+    hostnames: app.hostnames,
+    secretRef: tls.secretRef,
+    served: certificate.served,
+  };
+}

@@ -4,7 +4,14 @@ import { recordReplaced } from "./chunk-changes.ts";
 import { credentialValue, stateOf } from "./credential.ts";
 import { freezeArray } from "./freeze.ts";
 import { readSecret } from "./read-secret.ts";
-import type { App, AppTable, BuildMeta, NotReadyReason, SecretLookup } from "./types.ts";
+import type {
+  App,
+  AppTable,
+  BuildMeta,
+  CertificateBefore,
+  NotReadyReason,
+  SecretLookup,
+} from "./types.ts";
 
 /** What resolving an App reads of the build besides its inputs. */
 export type ResolveMeta = Pick<BuildMeta, "builtAt" | "serveCredentials" | "serveCertificates">;
@@ -25,7 +32,7 @@ export function resolveApp(
   spec: AppSpec,
   secrets: SecretLookup,
   meta: ResolveMeta,
-  previous?: App,
+  previous?: CertificateBefore,
 ): App {
   const { namespace, name, key } = spec.secretRef;
   const served = spec.credential !== null && meta.serveCredentials === true;
@@ -78,7 +85,7 @@ export function buildAppTable(
   specs: readonly AppSpec[],
   secrets: SecretLookup,
   meta: ResolveMeta,
-  previous: (spec: AppSpec) => App | undefined = () => undefined,
+  previous: (spec: AppSpec) => CertificateBefore | undefined = () => undefined,
 ): AppTable {
   const chunks: (readonly App[])[] = [];
   let readyCount = 0;

@@ -1,4 +1,5 @@
 import type { AppSpec, Registry, SecretRef } from "../registry/schema.ts";
+import { keptBefore } from "./app-certificate.ts";
 import { appAt, buildAppTable, replaceApps, resolveApp } from "./app-table.ts";
 import { buildRouteTable, slotOf, slotsOf, sortedSpecs } from "./route-table.ts";
 import {
@@ -14,7 +15,8 @@ import {
  * Builds a whole Snapshot from a Registry (null: none, an empty Registry) and the Secrets this
  * replica sees. Pure and deterministic whatever the order of Apps in the document; the result is
  * frozen and shares nothing mutable with its inputs. `previous`: the Snapshot before, whose Apps'
- * certificates an App of the same name keeps where its own is refused (ADR 56). `routes`: the
+ * certificates an App of the same name keeps where its own is refused (ADR 56); with none, the
+ * certificates `meta.keptCertificates` kept for them (ADR 92). `routes`: the
  * Registry's route table when the caller built it already (`routeTableFor`).
  */
 export function build(
@@ -24,13 +26,19 @@ export function build(
   previous: Snapshot | null = null,
   routes: RouteTable = routeTableFor(registry),
 ): Snapshot {
+  const kept = meta.keptCertificates;
   const before =
-    previous === null
-      ? undefined
-      : (spec: AppSpec) => {
+    previous !== null
+      ? (spec: AppSpec) => {
           const slot = slotOf(previous.routes, spec.name);
           return slot === undefined ? undefined : appAt(previous.apps, slot);
-        };
+        }
+      : kept !== undefined
+        ? (spec: AppSpec) => {
+            const k = kept.get(spec.name);
+            return k === undefined ? undefined : keptBefore(k);
+          }
+        : undefined;
   const apps = buildAppTable(routes.specs, secrets, meta, before);
   return seal(meta, routes, apps);
 }

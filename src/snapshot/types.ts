@@ -162,7 +162,26 @@ export interface BuildMeta {
    * The operator's, fixed for a process, as `serveCredentials`.
    */
   readonly serveCertificates?: boolean;
+  /**
+   * For a build with no Snapshot before it (a warm start's first): each App's last good
+   * certificate the state file kept beside a refused one, by App name (ADR 92).
+   */
+  readonly keptCertificates?: ReadonlyMap<string, KeptCertificate>;
 }
+
+/**
+ * An App's last good certificate while its TLS Secret's is refused, with what it was checked
+ * against: what a state file keeps, so a restarted replica serves it on (ADR 92).
+ */
+export interface KeptCertificate {
+  readonly app: string;
+  readonly hostnames: readonly string[];
+  readonly secretRef: { readonly namespace: string; readonly name: string };
+  readonly served: ServedCertificate;
+}
+
+/** What an App's certificate is resolved from besides its Secret: the same App before. */
+export type CertificateBefore = Pick<App, "hostnames" | "tls" | "certificate">;
 
 /**
  * The hostname side of a Snapshot, derived from the Registry alone, so a change of App Secret

@@ -16,6 +16,8 @@ import type {
 } from "../mirror/inputs.ts";
 import { listArray, listChanges } from "../mirror/listed-index.ts";
 import { sameRules } from "../registry/rules.ts";
+import type { KeptCertificate } from "../snapshot/types.ts";
+import { sameKeptCertificates } from "./kept-certificates.ts";
 
 /** Where an App Secret is: what a record names to remove it. */
 export interface SecretKey {
@@ -35,6 +37,8 @@ export interface StateChanges {
   readonly checked?: CheckedRegistry | null;
   /** The Registry kept beside a refused value (ADR 91), when it changed; null: none any more. */
   readonly kept?: KeptRegistry | null;
+  /** The last good certificates kept (ADR 92), when they changed; null: none any more. */
+  readonly certificates?: readonly KeptCertificate[] | null;
 }
 
 /** Secrets compared between two turns of the event loop. */
@@ -58,7 +62,10 @@ export async function changesBetween(
   const checked =
     checkOf(before.checked) === checkOf(after.checked) ? {} : { checked: after.checked ?? null };
   const kept = sameKept(before.kept, after.kept) ? {} : { kept: after.kept ?? null };
-  return { ...secrets, ...registry, ...checked, ...kept };
+  const certificates = sameKeptCertificates(before.certificates, after.certificates)
+    ? {}
+    : { certificates: after.certificates ?? null };
+  return { ...secrets, ...registry, ...checked, ...kept, ...certificates };
 }
 
 async function secretChanges(

@@ -13,6 +13,12 @@ import { fromColumns, secretColumnsSchema, toColumns, toColumnsInSlices } from "
 import { ByteStringsOut, openDocument, type PlannedDocument, planned } from "./document-bytes.ts";
 import { type StateError, stateError } from "./errors.ts";
 import {
+  fromKeptCertificates,
+  type KeptCertificatesSkeleton,
+  keptCertificatesSchema,
+  toKeptCertificates,
+} from "./kept-certificates.ts";
+import {
   fromKeptColumns,
   fromRegistryColumns,
   keptColumnsSchema,
@@ -67,6 +73,8 @@ const skeletonSchema = z.object({
   checked: registryColumnsSchema.optional(),
   // Only beside a refused value (ADR 91); a reader from before it drops it unread.
   kept: keptColumnsSchema.optional(),
+  // Only beside refused certificates (ADR 92), as `kept`.
+  certificates: keptCertificatesSchema.optional(),
   watches: watchesSchema,
 });
 
@@ -79,7 +87,10 @@ export function encodeState(state: State): Buffer {
   const skeleton = skeletonOf(state, registry, toColumns(state.secrets, values.add));
   const checked = state.checked === undefined ? {} : { checked: toRegistryColumns(state.checked) };
   const kept = state.kept === undefined ? {} : { kept: toKeptColumns(state.kept) };
-  const doc = planned(JSON.stringify({ ...skeleton, ...checked, ...kept }), values);
+  const doc = planned(
+    JSON.stringify({ ...skeleton, ...checked, ...kept, ...certificatesOf(state) }),
+    values,
+  );
   const out = Buffer.allocUnsafe(doc.length);
   let at = 0;
   for (const slice of doc.slices(out.length)) at += slice.copy(out, at);
@@ -106,9 +117,10 @@ export async function planState(state: State): Promise<PlannedDocument> {
     state.kept === undefined
       ? ""
       : `,"kept":${await objectJsonInTurns(await toKeptColumnsInSlices(state.kept))}`;
+  const certificates = JSON.stringify(certificatesOf(state)).slice(1, -1);
   await new Promise(setImmediate);
   return planned(
-    `${JSON.stringify(rest).slice(0, -1)},"secrets":${secretsJson}${checked}${kept}}`,
+    `${JSON.stringify(rest).slice(0, -1)},"secrets":${secretsJson}${checked}${kept}${certificates === "" ? "" : `,${certificates}`}}`,
     values,
   );
 }
@@ -124,6 +136,14 @@ export async function objectJsonInTurns(columns: object): Promise<string> {
     fields.push(`${JSON.stringify(name)}:${JSON.stringify(column)}`);
   }
   return `{${fields.join(",")}}`;
+}
+
+/** The skeleton's field of the kept certificates, when there are any. */
+function certificatesOf(state: Pick<State, "certificates">): {
+  certificates?: KeptCertificatesSkeleton;
+} {
+  const kept = state.certificates;
+  return kept === undefined || kept.length === 0 ? {} : { certificates: toKeptCertificates(kept) };
 }
 
 /** The Registry as the skeleton holds it; its value, the first byte string, goes to `values`. */
@@ -193,6 +213,7 @@ export function decodeState(plaintext: Uint8Array): Result<State, StateError> {
     watches: d.watches,
     ...(checked === undefined ? {} : { checked: checked.value }),
     ...(kept === undefined ? {} : { kept: kept.value }),
+    ...(d.certificates === undefined ? {} : { certificates: fromKeptCertificates(d.certificates) }),
   });
 }
 

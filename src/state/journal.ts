@@ -102,13 +102,14 @@ export function replay(base: State, records: readonly JournalRecord[]): State {
   const last = records.at(-1);
   if (last === undefined) return base;
   const changes = new Map<string, Change>();
-  let { registry, checked, kept } = base;
+  let { registry, checked, kept, certificates } = base;
   for (const r of records) {
     for (const key of r.removed) changes.set(keyOf(key), { key, secret: null });
     for (const s of r.set) changes.set(keyOf(s), { key: s, secret: s });
     if (r.registry !== undefined) registry = r.registry;
     if (r.checked !== undefined) checked = r.checked ?? undefined;
     if (r.kept !== undefined) kept = r.kept ?? undefined;
+    if (r.certificates !== undefined) certificates = r.certificates ?? undefined;
   }
   const sorted = [...changes.values()].sort((a, b) => bySecret(a.key, b.key));
   const secrets: AppSecret[] = [];
@@ -128,7 +129,7 @@ export function replay(base: State, records: readonly JournalRecord[]): State {
     if (added !== null) secrets.push(added);
   }
   const { savedAt, generation, watches } = last;
-  const { checked: _, kept: __, ...rest } = base;
+  const { checked: _, kept: __, certificates: ___, ...rest } = base;
   return {
     ...rest,
     savedAt,
@@ -138,5 +139,6 @@ export function replay(base: State, records: readonly JournalRecord[]): State {
     secrets,
     ...(checked === undefined ? {} : { checked }),
     ...(kept === undefined ? {} : { kept }),
+    ...(certificates === undefined ? {} : { certificates }),
   };
 }

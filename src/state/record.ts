@@ -6,6 +6,8 @@
 //   checked                       the Registry's check, when it changed; null: none any more
 //   kept                          the Registry kept beside a refused value (ADR 91), when it
 //                                 changed; null: none any more
+//   certificates                  the last good certificates kept beside refused ones (ADR 92),
+//                                 when they changed; null: none any more
 //   set                           App Secrets added or changed, in columns (columns.ts)
 //   removed                       App Secrets no longer present: [namespace, name] pairs
 //
@@ -33,6 +35,11 @@ import {
 import { ByteStringsOut, openDocument, planned } from "./document-bytes.ts";
 import { type StateError, stateError } from "./errors.ts";
 import {
+  fromKeptCertificates,
+  keptCertificatesSchema,
+  toKeptCertificates,
+} from "./kept-certificates.ts";
+import {
   fromKeptColumns,
   fromRegistryColumns,
   keptColumnsSchema,
@@ -51,6 +58,7 @@ const recordSchema = z.object({
   registry: registrySchema.optional(),
   checked: registryColumnsSchema.nullable().optional(),
   kept: keptColumnsSchema.nullable().optional(),
+  certificates: keptCertificatesSchema.nullable().optional(),
   set: secretColumnsSchema,
   removed: z.array(z.tuple([name, name])),
 });
@@ -70,11 +78,19 @@ export async function encodeRecord(changes: StateChanges, state: State): Promise
     changed === undefined ? {} : { registry: registryOf({ registry: changed }, values) };
   const set = toColumns(changes.set, values.add);
   const removed = changes.removed.map((k) => [k.namespace, k.name]);
+  const certificates =
+    changes.certificates === undefined
+      ? {}
+      : {
+          certificates:
+            changes.certificates === null ? null : toKeptCertificates(changes.certificates),
+        };
   const head = JSON.stringify({
     savedAt: state.savedAt,
     generation: state.generation,
     watches: state.watches,
     ...registry,
+    ...certificates,
     set,
     removed,
   });
@@ -135,6 +151,12 @@ export function decodeRecord(
     if (!k.ok) return malformed(`its kept Registry disagrees: ${k.error}`);
     kept = { kept: k.value };
   }
+  const certificates =
+    d.certificates === undefined
+      ? {}
+      : {
+          certificates: d.certificates === null ? null : fromKeptCertificates(d.certificates),
+        };
   const removed: SecretKey[] = d.removed.map(([namespace, name]) => ({ namespace, name }));
   return ok({
     savedAt: d.savedAt,
@@ -145,5 +167,6 @@ export function decodeRecord(
     ...registry,
     ...checked,
     ...kept,
+    ...certificates,
   });
 }

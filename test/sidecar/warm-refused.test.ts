@@ -1,6 +1,7 @@
-// A replica restarted while the Registry's newest value is refused routes as it did before the
-// restart (ADR 91): beside a value refused whole, every App of the last good Registry; beside one
-// refusing an App, that App's last good version. Through the data listener, as the data plane asks.
+// A replica restarted beside a refusal serves as it did before the restart: beside a Registry
+// value refused whole, every App of the last good Registry; beside one refusing an App, that App's
+// last good version (ADR 91); beside a refused certificate, the App's last good one (ADR 92).
+// Routes through the data listener, as the data plane asks; certificates as `/v1/apps` shows them.
 
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -8,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Envtest, startEnvtest } from "@replica-mirror/envtest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { makeCertificate, type TestCertificate, tlsSecretData } from "../support/certificates.ts";
 import { get, getJson } from "../support/http.ts";
 import { startTestSidecar, type TestSidecar } from "../support/sidecar.ts";
 import { waitUntil } from "../support/wait.ts";
@@ -48,6 +50,8 @@ beforeAll(async () => {
     join(dir, "key"),
     "--allow-local-upstreams",
     "false",
+    "--serve-certificates",
+    "true",
   ];
   for (const app of [SHOP, BLOG])
     writeSecret(envtest, APP_NS, `${app.name}-credentials`, { token: "t" });
@@ -134,6 +138,67 @@ describe("a replica restarted beside a refused Registry value", () => {
       ],
       after: before,
       refused: false,
+    });
+  });
+});
+
+describe("a replica restarted beside a refused certificate", () => {
+  const shop = { ...SHOP, tls: "shop-tls" };
+  type Tls = { state: string; rule: string | null; served: { serial: string } | null };
+  const tlsOf = async (s: TestSidecar) =>
+    (await getJson<{ tls: Tls }>(s.ops.port, "/v1/apps/shop")).tls;
+
+  /** Serves `good`, then the TLS Secret holds `bad`; restarted with its state file or without. */
+  async function restarted(good: TestCertificate, bad: Record<string, string>, warm: boolean) {
+    await rm(join(dir, "state"), { force: true });
+    writeSecret(envtest, APP_NS, "shop-tls", tlsSecretData(good));
+    writeRegistry(envtest, [shop, BLOG]);
+    const first = await startTestSidecar(envtest, { flags });
+    let before: Tls;
+    try {
+      await waitUntil(async () => ((await tlsOf(first)).state === "served" ? true : undefined), {
+        timeoutMs: 10_000,
+        what: "the certificate served",
+      });
+      writeSecret(envtest, APP_NS, "shop-tls", bad);
+      before = await waitUntil(
+        async () => {
+          const tls = await tlsOf(first);
+          return tls.state === "refused" ? tls : undefined;
+        },
+        { timeoutMs: 10_000, what: "the certificate refused" },
+      );
+    } finally {
+      await first.stop();
+    }
+    if (!warm) await rm(join(dir, "state"), { force: true });
+    const second = await startTestSidecar(envtest, { flags });
+    try {
+      await second.serving(1);
+      return { before, after: await tlsOf(second) };
+    } finally {
+      await second.stop();
+    }
+  }
+
+  it("serves the App's last good certificate on, where a cold start has none to serve", async () => {
+    const good = makeCertificate({ names: ["shop.example.com"] });
+    const other = makeCertificate({ names: ["shop.example.com"] });
+    // The other certificate's key: `key-mismatch`.
+    const bad = { "tls.crt": good.crt, "tls.key": other.key };
+    const warm = await restarted(good, bad, true);
+    const cold = await restarted(good, bad, false);
+    const kept = (t: Tls) => [t.state, t.rule, t.served?.serial ?? null];
+    const serial = warm.before.served?.serial ?? "none";
+    expect({
+      warm: [kept(warm.before), warm.after],
+      cold: [kept(cold.before), cold.after],
+    }).toEqual({
+      warm: [["refused", "tls.key is not the key of the certificate", serial], warm.before],
+      cold: [
+        ["refused", "tls.key is not the key of the certificate", serial],
+        { ...cold.before, served: null },
+      ],
     });
   });
 });

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach } from "vitest";
-import { UNKEPT_VALUE } from "../../src/snapshot/types.ts";
+import { type KeptCertificate, UNKEPT_VALUE } from "../../src/snapshot/types.ts";
 import {
   type AppendableFile,
   type FileSystem,
@@ -251,3 +251,19 @@ export function memoryFileSystem(): FileSystem & {
   };
   return fs;
 }
+
+/** A kept certificate: its PEM text is not checked here, only carried. */
+export const keptCertificate = (app: string, serial: string): KeptCertificate => ({
+  app,
+  hostnames: [`${app}.example.com`, `*.${app}.example.com`],
+  secretRef: { namespace: "tenant-a", name: `${app}-tls` },
+  served: {
+    chain: `-----BEGIN CERTIFICATE-----\n${serial}\n-----END CERTIFICATE-----\n`,
+    key: "-----BEGIN PRIVATE KEY-----\nsecret\n-----END PRIVATE KEY-----\n",
+    id: "0011223344556677",
+    serial,
+    notBefore: 1_700_000_000_000,
+    notAfter: 1_800_000_000_000,
+    resourceVersion: "42",
+  },
+});

@@ -6,6 +6,7 @@ import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import type { AppSecret, CheckedRegistry, KeptRegistry } from "../../src/mirror/inputs.ts";
 import { REGISTRY_RULES } from "../../src/registry/rules.ts";
+import type { KeptCertificate } from "../../src/snapshot/types.ts";
 import { bySecret } from "../../src/state/columns.ts";
 import { sealRecord } from "../../src/state/journal.ts";
 import { readStateWithJournal } from "../../src/state/read-state.ts";
@@ -14,7 +15,14 @@ import type { State } from "../../src/state/state.ts";
 import { StateWriter, type StateWritten } from "../../src/state/writer.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { registryOf } from "../support/world.ts";
-import { byteString, CONFIG, newKey, sampleState, scratchPerTest } from "./fixtures.ts";
+import {
+  byteString,
+  CONFIG,
+  keptCertificate,
+  newKey,
+  sampleState,
+  scratchPerTest,
+} from "./fixtures.ts";
 
 const key = newKey();
 const scratch = scratchPerTest();
@@ -28,6 +36,7 @@ class Store {
   registry: State["registry"] = { present: true, resourceVersion: "1", value: "{}" };
   checked: CheckedRegistry | undefined;
   kept: KeptRegistry | undefined;
+  certificates: KeptCertificate[] | undefined;
 
   set(i: number, valueBytes = 1024): this {
     const [namespace, name] = [i % 2 === 0 ? "tenant-a" : "tenant-b", `app-${i}`];
@@ -46,13 +55,14 @@ class Store {
   state(): State {
     this.#writes += 1;
     const base = sampleState({ savedAt: T + this.#writes, writes: this.#writes });
-    const { checked, kept } = this;
+    const { checked, kept, certificates } = this;
     return {
       ...base,
       registry: this.registry,
       secrets: [...this.#secrets.values()],
       ...(checked === undefined ? {} : { checked }),
       ...(kept === undefined ? {} : { kept }),
+      ...(certificates === undefined ? {} : { certificates }),
     };
   }
 }
@@ -146,7 +156,7 @@ describe("the state file's journal", () => {
     });
   });
 
-  it("replays additions, changes, removals, the Registry, its check and the kept Registry into the state last written", async () => {
+  it("replays additions, changes, removals, the Registry, its check, the kept Registry and kept certificates into the state last written", async () => {
     const store = new Store();
     for (let i = 0; i < 200; i++) store.set(i, 256);
     const { write, written } = writer();
@@ -172,6 +182,13 @@ describe("the state file's journal", () => {
       (s) => {
         s.registry = { present: false };
         s.kept = undefined;
+        s.certificates = [keptCertificate("shop", "01")];
+      },
+      (s) => {
+        s.certificates = [keptCertificate("blog", "02"), keptCertificate("shop", "01")];
+      },
+      (s) => {
+        s.certificates = undefined;
       },
       (s) => {
         s.registry = { present: true, resourceVersion: "3", value: null };
@@ -186,7 +203,7 @@ describe("the state file's journal", () => {
       reads.push(r.ok ? r.value.state : r);
       expected.push(inFileOrder(state));
     }
-    expect(written.map((w) => w.record)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(written.map((w) => w.record)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     expect(reads).toEqual(expected);
   });
 
