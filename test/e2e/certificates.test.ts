@@ -1,9 +1,10 @@
 // Each App's certificate from its TLS Secret into a real proxy, by SNI (ADR 56): the sidecar
 // against envtest with --serve-certificates true keeps HAProxy's, nginx's and Caddy's
 // certificates; a client's handshake shows which one each SNI name gets, through renewals,
-// refusals, a removed App and a restarted proxy.
+// refusals, a restarted sidecar, a removed App and a restarted proxy.
 
-import { mkdtemp, rm } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Envtest } from "@replica-mirror/envtest";
@@ -96,6 +97,21 @@ for (const spec of SPECS) {
         },
         { timeoutMs: 5_000, intervalMs: 10, what: "the proxy to hold the newest Snapshot" },
       );
+    /** The sidecar, with a state file (README, "The state file") in `dir`. */
+    const startSidecar = () =>
+      startTestSidecar(envtest, {
+        flags: [
+          "--serve-certificates",
+          "true",
+          "--allow-local-upstreams",
+          "true",
+          "--state-file",
+          join(dir, "state"),
+          "--state-key-file",
+          join(dir, "state-key"),
+          ...proxy.sidecarFlags,
+        ],
+      });
     /** Waits until `sni` gets `want`; resolves with the milliseconds it took. */
     async function untilServed(sni: string, want: ServedIdentity): Promise<number> {
       const started = performance.now();
@@ -148,15 +164,8 @@ for (const spec of SPECS) {
       writeTls("shop-tls", tlsSecretData(certs.shop!));
       writeTls("edge-tls", tlsSecretData(certs.edge!));
       writeRegistry(envtest, apps);
-      sidecar = await startTestSidecar(envtest, {
-        flags: [
-          "--serve-certificates",
-          "true",
-          "--allow-local-upstreams",
-          "true",
-          ...proxy.sidecarFlags,
-        ],
-      });
+      await writeFile(join(dir, "state-key"), randomBytes(32));
+      sidecar = await startSidecar();
       await untilServed("shop.example.com", identityOf(certs.shop!.crt));
     }, 60_000);
 
@@ -228,6 +237,21 @@ for (const spec of SPECS) {
       await settled();
       expect(await served("shop.example.com")).toEqual(identityOf(certs.shopRenewed!.crt));
       expect(sidecar.lines().join("\n")).not.toContain(certs.other!.key.split("\n")[1]!);
+    });
+
+    // After the test before: the Secret holds an expired certificate, the renewal is the last good.
+    it("keeps the last good one through a restart of the sidecar, from its state file (ADR 92)", async () => {
+      await settled();
+      await sidecar.stop();
+      sidecar = await startSidecar();
+      await sidecar.serving(1);
+      await settled();
+      const r = await fetch(`http://127.0.0.1:${sidecar.ops.port}/v1/apps/shop`);
+      const { tls } = (await r.json()) as { tls: { rule: string | null } };
+      expect([tls.rule, await served("shop.example.com")]).toEqual([
+        "the certificate has expired",
+        identityOf(certs.shopRenewed!.crt),
+      ]);
     });
 
     it("drops a removed App's certificate", async () => {
