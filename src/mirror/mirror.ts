@@ -348,7 +348,8 @@ export class Mirror {
         this.#referenced.store,
         this.#reflectors,
         scopes,
-        this.#options.holder.current(),
+        // Only a replica serving certificates has any to keep.
+        this.#options.serveCertificates === true ? this.#options.holder.current() : null,
       );
     return {
       positions: watchPositions(this.#reflectors, scopes),
