@@ -45,6 +45,11 @@ export interface Viewer extends SidecarView {
   /** The Registry reflector listed again in the window: it may have skipped values. */
   readonly registryRelisted: boolean;
   /**
+   * It started again without a state file in the window: it keeps no Registry from before its
+   * first list, so beside a refused value it may serve none (ADR 4), as a new replica would.
+   */
+  readonly coldRestarted?: boolean;
+  /**
    * The Registry this sidecar serves at a state: the state's own, unless a relist made it skip
    * the last good value (see expectedAtQuiescence) and no good value was written since.
    */
@@ -76,12 +81,24 @@ function servedAt(window: readonly ClusterState[], viewer: Viewer): (readonly Se
   return window.map((s, i) => {
     const own = viewer.served(s);
     const { registry } = s;
-    if (!viewer.registryRelisted || registry.kind !== "partial") return [own];
+    const forgotten = viewer.coldRestarted === true ? keptNothing(s) : [];
+    if (!viewer.registryRelisted || registry.kind !== "partial")
+      return registriesOf([own, ...forgotten], (apps) => apps);
     const skipped = registriesOf(window.slice(0, i), viewer.served).map((before) =>
       servedPartial(registry, before),
     );
-    return registriesOf([own, ...skipped], (apps) => apps);
+    return registriesOf([own, ...skipped, ...forgotten], (apps) => apps);
   });
+}
+
+/**
+ * What a state's Registry value serves to a sidecar that kept nothing before it: none beside a
+ * value refused whole, its valid Apps alone beside one refusing some.
+ */
+function keptNothing(s: ClusterState): (readonly ServedApp[])[] {
+  if (s.registry.kind === "bad") return [[]];
+  if (s.registry.kind === "partial") return [servedPartial(s.registry, [])];
+  return [];
 }
 
 /** The states (readiness, credential, resourceVersion) an App had over the window. */
@@ -250,7 +267,11 @@ export function expectedAtQuiescence(
     served,
     state: (app) => appState(latest, app, viewer),
   });
-  return [viewer.served(latest), ...afterSkippedValues(window, viewer)].map(expect);
+  const forgotten = viewer.coldRestarted === true ? keptNothing(latest) : [];
+  return registriesOf(
+    [viewer.served(latest), ...afterSkippedValues(window, viewer), ...forgotten],
+    (apps) => apps,
+  ).map(expect);
 }
 
 /**

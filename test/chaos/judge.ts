@@ -67,6 +67,8 @@ export class Judge {
   #windowStart = 0;
   /** Sidecars restarted since they last converged: where their states may start. */
   readonly #restartedFrom = new Map<string, number>();
+  /** Sidecars restarted without a usable state file since they last converged. */
+  readonly #coldRestarted = new Set<string>();
   readonly #floors = new Map<string, Floor>();
   readonly #appsFloors = new Map<string, { registry: number; secrets: Map<string, number> }>();
   readonly #skipped = new Map<string, { lastGoodIndex: number; served: Expected["served"] }>();
@@ -108,14 +110,18 @@ export class Judge {
   }
 
   /**
-   * A restarted sidecar's state file holds `saved` (null: nothing usable, it starts cold): it
-   * serves those inputs first, which may be older than what it served before (a crash leaves the
-   * last write; a write waits up to 5 s after a change, and only for whole inputs), and whose
-   * watches lagged each other as any replica's. Until it converges, its states start at the
-   * earliest that wrote one of them.
+   * A restarted sidecar's state file holds `saved`: it serves those inputs first, which may be
+   * older than what it served before (a crash leaves the last write; a write waits up to 5 s
+   * after a change, and only for whole inputs), and whose watches lagged each other as any
+   * replica's. Until it converges, its states start at the earliest that wrote one of them.
+   * Null: nothing usable, it starts cold and keeps no Registry from before its list
+   * (`Viewer.coldRestarted`).
    */
   restartedFrom(s: ChaosSidecar, saved: SavedInputs | null): void {
-    if (saved === null) return;
+    if (saved === null) {
+      this.#coldRestarted.add(s.name);
+      return;
+    }
     const h = this.#history;
     const written = [
       [`the Registry at ${saved.registryRv}`, h.registryWrittenAt(saved.registryRv)] as const,
@@ -161,6 +167,7 @@ export class Judge {
       serveCredentials: s.serveCredentials,
       fetchFailed: s.events.fetchFailures.some((at) => at >= windowStart),
       registryRelisted: s.events.registryRelists.some((at) => at >= windowStart),
+      coldRestarted: this.#coldRestarted.has(s.name),
       served: (state) =>
         skipped !== undefined && state.lastGoodIndex === skipped.lastGoodIndex
           ? skipped.served
@@ -292,6 +299,7 @@ export class Judge {
   /** A sidecar converged on `found`: remember when it is not the latest state's Registry. */
   settled(s: ChaosSidecar, found: Expected): void {
     this.#restartedFrom.delete(s.name);
+    this.#coldRestarted.delete(s.name);
     const window = this.window();
     const latest = window[window.length - 1]!;
     if (JSON.stringify(found.served) === JSON.stringify(latest.served))

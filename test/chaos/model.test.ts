@@ -162,4 +162,25 @@ describe("the judge of /v1/apps under faults", () => {
       }).verdict;
     expect([verdict(true), verdict(false)]).toEqual(["exact", "violation"]);
   });
+
+  // Seeds 459 and 471 (replica restarts, 40 steps): sidecar b crashed before its first state
+  // write, came back cold and listed a value refused whole: it never had the last good one.
+  it("admits no App beside a value refused whole only from a sidecar restarted cold", () => {
+    const h = new History({
+      registry: { kind: "good", apps: [app("edge", ["edge.test"])] },
+      registryRv: "1",
+    });
+    h.setRegistry({ kind: "bad", variant: "port" }, "2");
+    const view = { visible: () => true, serveCredentials: false };
+    const none = appRecords([], h.current, view);
+    const verdict = (coldRestarted: boolean) =>
+      judgeApps(h.states.slice(1), 1, none, {
+        ...view,
+        fetchFailed: false,
+        registryRelisted: true,
+        coldRestarted,
+        served: (s) => s.served,
+      }).verdict;
+    expect([verdict(true), verdict(false)]).toEqual(["exact", "violation"]);
+  });
 });
