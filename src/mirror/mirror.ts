@@ -334,13 +334,15 @@ export class Mirror {
   /**
    * What the served Snapshot reflects; null while its inputs are not one consistent whole: before
    * the first Snapshot, while a Registry is adopted or changes wait for a rebuild (`idle`: outside
-   * it), while a fetch failed, after a warm start until the watches are confirmed.
+   * it), while a fetch failed or found a held Secret gone (`holdsUnread`), after a warm start until
+   * the watches are confirmed.
    */
   #reflected(idle: boolean): Reflected | null {
     if (!this.synced() || this.#source !== FROM_API_SERVER) return null;
     if (this.#adoptions.busy || (idle && this.#rebuilds.busy) || this.#registry.hasUnserved)
       return null;
-    if (this.#referenced.failing || !this.#pending.empty) return null;
+    if (this.#referenced.failing || this.#referenced.store.holdsUnread || !this.#pending.empty)
+      return null;
     const scopes = this.#options.secrets.scopes;
     const inputs = () =>
       captureInputs(

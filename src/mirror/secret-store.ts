@@ -12,7 +12,7 @@ import {
 import type { AppSecret, AppSecretList } from "./inputs.ts";
 import { ListedIndex } from "./listed-index.ts";
 import { compareResourceVersions } from "./resource-version.ts";
-import { covers, demoted, narrowed, type WatchedLookup } from "./watched-set.ts";
+import { covers, demoted, NO_KEYS, narrowed, type WatchedLookup } from "./watched-set.ts";
 
 /**
  * What the store keeps of a Secret's data, in a frozen `ownRecord`, shared where no bytes are
@@ -112,6 +112,11 @@ export class SecretStore {
   readonly #present = new ListedIndex<Held>();
   readonly #deletedAt = new SecretIndex<string>();
   #watched: WatchedLookup = new SecretIndex();
+  /**
+   * Held Secrets not read for every key the watched set reads of them: a GET for the key found
+   * the Secret gone (404), which leaves it as it arrived until the watch tells of the deletion.
+   */
+  readonly #unread = new SecretIndex<true>();
 
   /** The Secrets a Snapshot may read. */
   get lookup(): SecretLookup {
@@ -129,6 +134,22 @@ export class SecretStore {
 
   isWatched(namespace: string, name: string): boolean {
     return this.#watched.has(namespace, name);
+  }
+
+  /**
+   * True while some held Secret is not read for a key the watched set reads: the store then
+   * holds what no state of the cluster held for the Registry served (its Snapshot serves that
+   * App's Secret as not fetched, `readSecret`), and its inputs are not one whole to save.
+   */
+  get holdsUnread(): boolean {
+    return this.#unread.size > 0;
+  }
+
+  /** Records whether a held Secret was read for all of `keys`, as `read` says it was. */
+  #markRead(namespace: string, name: string, read: ReadKeys, keys: ReadKeys | undefined): void {
+    if (read === keys || keys === undefined) {
+      if (this.#unread.size > 0) this.#unread.delete(namespace, name);
+    } else this.#unread.set(namespace, name, true);
   }
 
   /**
@@ -152,9 +173,12 @@ export class SecretStore {
       const keys = watched.get(namespace, name);
       if (keys === undefined) {
         this.#present.delete(namespace, name);
+        this.#markRead(namespace, name, NO_KEYS, undefined);
         continue;
       }
+      // `narrowed` gives back `keys` itself exactly when the Secret was read for all of them.
       const kept = narrowed(keys, held.keptFor);
+      this.#markRead(namespace, name, kept, keys);
       if (kept === held.keptFor) continue;
       this.#present.set(namespace, name, {
         namespace,
@@ -185,6 +209,7 @@ export class SecretStore {
       if (order !== null && order >= 0) continue;
       this.#present.delete(ns, name);
       this.#deletedAt.set(ns, name, resourceVersion);
+      this.#markRead(ns, name, NO_KEYS, undefined);
       deleted.push({ namespace: ns, name });
     }
     return deleted;
@@ -228,15 +253,18 @@ export class SecretStore {
     if (kind === "delete") {
       this.#present.delete(namespace, name);
       this.#deletedAt.set(namespace, name, resourceVersion);
+      this.#markRead(namespace, name, NO_KEYS, undefined);
     } else {
       if (this.#deletedAt.size > 0) this.#deletedAt.delete(namespace, name);
+      const read = keptFor(object.data, keys);
       this.#present.set(namespace, name, {
         namespace,
         name,
         data: keptData(object.data, keys),
         resourceVersion,
-        keptFor: keptFor(object.data, keys),
+        keptFor: read,
       });
+      this.#markRead(namespace, name, read, keys);
     }
     return "changed";
   }
