@@ -190,8 +190,11 @@ class Run {
     const pending = new Set(this.#sidecars);
     const last = new Map<string, string>();
     const converge = async (s: ChaosSidecar): Promise<void> => {
-      const viewer = { ...judge.viewer(s), registryRelists: s.events.registryRelists };
-      const worlds = expectedAtQuiescence(judge.window(), viewer);
+      // A sidecar restarted since it last converged may keep what its state file held, from
+      // before the window (seed 253: a refused App kept as the file's Registry had it).
+      const from = judge.windowStartFor(s);
+      const viewer = { ...judge.viewer(s, from), registryRelists: s.events.registryRelists };
+      const worlds = expectedAtQuiescence(judge.window(from), viewer);
       let found: Expected | string;
       try {
         const world = await prober.world(s);
