@@ -45,10 +45,11 @@ export interface Viewer extends SidecarView {
   /** The Registry reflector listed again in the window: it may have skipped values. */
   readonly registryRelisted: boolean;
   /**
-   * It started again without a state file in the window: it keeps no Registry from before its
-   * first list, so beside a refused value it may serve none (ADR 4), as a new replica would.
+   * It started again in the window with no Registry from before its first value: without a
+   * state file, or from one that kept none beside its refused value. Beside a refused value it
+   * may serve none, or not the refused Apps (ADR 4), as a new replica would.
    */
-  readonly coldRestarted?: boolean;
+  readonly forgotLastGood?: boolean;
   /**
    * The Registry this sidecar serves at a state: the state's own, unless a relist made it skip
    * the last good value (see expectedAtQuiescence) and no good value was written since.
@@ -81,7 +82,7 @@ function servedAt(window: readonly ClusterState[], viewer: Viewer): (readonly Se
   return window.map((s, i) => {
     const own = viewer.served(s);
     const { registry } = s;
-    const forgotten = viewer.coldRestarted === true ? keptNothing(s) : [];
+    const forgotten = viewer.forgotLastGood === true ? keptNothing(s) : [];
     if (!viewer.registryRelisted || registry.kind !== "partial")
       return registriesOf([own, ...forgotten], (apps) => apps);
     const skipped = registriesOf(window.slice(0, i), viewer.served).map((before) =>
@@ -267,7 +268,7 @@ export function expectedAtQuiescence(
     served,
     state: (app) => appState(latest, app, viewer),
   });
-  const forgotten = viewer.coldRestarted === true ? keptNothing(latest) : [];
+  const forgotten = viewer.forgotLastGood === true ? keptNothing(latest) : [];
   return registriesOf(
     [viewer.served(latest), ...afterSkippedValues(window, viewer), ...forgotten],
     (apps) => apps,

@@ -17,6 +17,7 @@ import {
 } from "./check.ts";
 import type { History } from "./history.ts";
 import type { ClusterState } from "./model.ts";
+import { Restarts, type SavedInputs } from "./restarts.ts";
 import type { Probe } from "./route-answer.ts";
 import type { ChaosSidecar } from "./sidecar.ts";
 
@@ -56,19 +57,10 @@ type Floor = { revision: number; registryRv: number };
  */
 export type Listener = "route" | "ops";
 
-/** What a restarted sidecar's state file held: its Registry's and App Secrets' versions. */
-export interface SavedInputs {
-  readonly registryRv: string | null;
-  readonly secrets: readonly { namespace: string; name: string; rv: string }[];
-}
-
 export class Judge {
   readonly #history: History;
   #windowStart = 0;
-  /** Sidecars restarted since they last converged: where their states may start. */
-  readonly #restartedFrom = new Map<string, number>();
-  /** Sidecars restarted without a usable state file since they last converged. */
-  readonly #coldRestarted = new Set<string>();
+  readonly #restarts: Restarts;
   readonly #floors = new Map<string, Floor>();
   readonly #appsFloors = new Map<string, { registry: number; secrets: Map<string, number> }>();
   readonly #skipped = new Map<string, { lastGoodIndex: number; served: Expected["served"] }>();
@@ -82,6 +74,7 @@ export class Judge {
 
   constructor(history: History, sidecars: readonly ChaosSidecar[]) {
     this.#history = history;
+    this.#restarts = new Restarts(history);
     for (const s of sidecars) {
       for (const listener of ["route", "ops"] as const)
         this.#floors.set(`${s.name} ${listener}`, { revision: 0, registryRv: 0 });
@@ -99,7 +92,7 @@ export class Judge {
    * converges, as far back as its state file may reach.
    */
   windowStartFor(s: ChaosSidecar): number {
-    return Math.min(this.#windowStart, this.#restartedFrom.get(s.name) ?? Number.POSITIVE_INFINITY);
+    return this.#restarts.startFor(s.name, this.#windowStart);
   }
 
   /** A sidecar's restart began: its new process counts revisions from 1 again. */
@@ -109,39 +102,10 @@ export class Judge {
     this.#appsFloors.set(s.name, { registry: 0, secrets: new Map() });
   }
 
-  /**
-   * A restarted sidecar's state file holds `saved`: it serves those inputs first, which may be
-   * older than what it served before (a crash leaves the last write; a write waits up to 5 s
-   * after a change, and only for whole inputs), and whose watches lagged each other as any
-   * replica's. Until it converges, its states start at the earliest that wrote one of them.
-   * Null: nothing usable, it starts cold and keeps no Registry from before its list
-   * (`Viewer.coldRestarted`).
-   */
+  /** A restarted sidecar's state file holds `saved` (null: nothing usable): see Restarts. */
   restartedFrom(s: ChaosSidecar, saved: SavedInputs | null): void {
-    if (saved === null) {
-      this.#coldRestarted.add(s.name);
-      return;
-    }
-    const h = this.#history;
-    const written = [
-      [`the Registry at ${saved.registryRv}`, h.registryWrittenAt(saved.registryRv)] as const,
-      ...saved.secrets.map(
-        (x) =>
-          [
-            `${x.namespace}/${x.name} at ${x.rv}`,
-            h.secretWrittenAt(x.namespace, x.name, x.rv),
-          ] as const,
-      ),
-    ];
-    const unknown = written.filter(([, at]) => at === undefined).map(([what]) => what);
-    if (unknown.length > 0) {
-      this.fail(
-        `sidecar ${s.name}: its state file holds what no state wrote: ${unknown.join(", ")}`,
-      );
-      return;
-    }
-    const from = Math.min(...written.map(([, at]) => at!));
-    this.#restartedFrom.set(s.name, Math.min(from, this.#restartedFrom.get(s.name) ?? from));
+    const problem = this.#restarts.saved(s.name, saved);
+    if (problem !== null) this.fail(`sidecar ${s.name}: ${problem}`);
   }
 
   /** The states since `windowStart`. */
@@ -167,7 +131,7 @@ export class Judge {
       serveCredentials: s.serveCredentials,
       fetchFailed: s.events.fetchFailures.some((at) => at >= windowStart),
       registryRelisted: s.events.registryRelists.some((at) => at >= windowStart),
-      coldRestarted: this.#coldRestarted.has(s.name),
+      forgotLastGood: this.#restarts.forgotLastGood(s.name),
       served: (state) =>
         skipped !== undefined && state.lastGoodIndex === skipped.lastGoodIndex
           ? skipped.served
@@ -298,8 +262,7 @@ export class Judge {
 
   /** A sidecar converged on `found`: remember when it is not the latest state's Registry. */
   settled(s: ChaosSidecar, found: Expected): void {
-    this.#restartedFrom.delete(s.name);
-    this.#coldRestarted.delete(s.name);
+    this.#restarts.converged(s.name);
     const window = this.window();
     const latest = window[window.length - 1]!;
     if (JSON.stringify(found.served) === JSON.stringify(latest.served))

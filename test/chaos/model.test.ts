@@ -173,12 +173,12 @@ describe("the judge of /v1/apps under faults", () => {
     h.setRegistry({ kind: "bad", variant: "port" }, "2");
     const view = { visible: () => true, serveCredentials: false };
     const none = appRecords([], h.current, view);
-    const verdict = (coldRestarted: boolean) =>
+    const verdict = (forgotLastGood: boolean) =>
       judgeApps(h.states.slice(1), 1, none, {
         ...view,
         fetchFailed: false,
         registryRelisted: true,
-        coldRestarted,
+        forgotLastGood,
         served: (s) => s.served,
       }).verdict;
     expect([verdict(true), verdict(false)]).toEqual(["exact", "violation"]);

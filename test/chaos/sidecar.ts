@@ -16,7 +16,7 @@ import { openLastGoodState } from "../../src/sidecar/last-good-state.ts";
 import { get } from "../support/http.ts";
 import { startTestSidecar, type TestSidecar } from "../support/sidecar.ts";
 import { waitUntil } from "../support/wait.ts";
-import type { SavedInputs } from "./judge.ts";
+import type { SavedInputs } from "./restarts.ts";
 
 const SILENT = pino({ level: "silent" });
 
@@ -150,6 +150,7 @@ export async function startChaosSidecar(
           ? null
           : {
               registryRv: saved.registry.present ? saved.registry.resourceVersion : null,
+              keptRegistry: saved.kept !== undefined,
               secrets: listArray(saved.secrets).map((x) => ({
                 namespace: x.namespace,
                 name: x.name,
