@@ -269,10 +269,7 @@ export function expectedAtQuiescence(
     state: (app) => appState(latest, app, viewer),
   });
   const forgotten = viewer.forgotLastGood === true ? keptNothing(latest) : [];
-  return registriesOf(
-    [viewer.served(latest), ...afterSkippedValues(window, viewer), ...forgotten],
-    (apps) => apps,
-  ).map(expect);
+  return [viewer.served(latest), ...afterSkippedValues(window, viewer), ...forgotten].map(expect);
 }
 
 /**
