@@ -22,9 +22,8 @@ type RegistryRef = { readonly namespace: string; readonly name: string; readonly
 /**
  * Gives the tracker the saved Registry Secret, as if the watch had just delivered it, with the
  * check and the kept Registry saved beside it (adopted when made under the tracker's rules, ADRs
- * 77 and 91), and says what it
- * serves: the first half of seeding, whose routes the data thread can index while the second
- * half runs (ADR 73).
+ * 77 and 91), and says what it serves: the first half of seeding, whose routes the data thread
+ * can index while the second half runs (ADR 73).
  */
 export function seedRegistry(
   inputs: MirrorInputs,
