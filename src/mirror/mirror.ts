@@ -350,7 +350,7 @@ export class Mirror {
         this.#referenced.store,
         this.#reflectors,
         scopes,
-        // Only a replica serving certificates has any to keep.
+        // Only a replica serving certificates keeps certificates.
         this.#options.serveCertificates === true ? this.#options.holder.current() : null,
       );
     return {

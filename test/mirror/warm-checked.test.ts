@@ -14,6 +14,7 @@ import { SnapshotHolder } from "../../src/snapshot/holder.ts";
 import { listApps } from "../../src/snapshot/lookup.ts";
 import { FakeListWatch, page, secret } from "../support/fake-list-watch.ts";
 import { waitUntil } from "../support/wait.ts";
+import { firstWarmSnapshot } from "../support/warm-mirror.ts";
 import {
   REGISTRY_KEY,
   REGISTRY_NAME,
@@ -59,22 +60,9 @@ const inputs = (checked?: CheckedRegistry): MirrorInputs => ({
 
 /** The first Snapshot of a warm start from `saved`: the Apps it serves and what it refused. */
 async function warmStart(saved: MirrorInputs) {
-  const holder = new SnapshotHolder();
-  const mirror = new Mirror({
-    registry: registrySource(new FakeListWatch()),
-    secrets: { scopes: [{ namespace: null, listWatch: new FakeListWatch() }] },
-    holder,
-    watchTimeoutSeconds: 60,
-    warm: { inputs: saved, savedAt: Date.now() },
-  });
-  mirror.start();
-  try {
-    const snapshot = await waitUntil(() => holder.current() ?? undefined);
-    const { refusedApps, contentHash } = snapshot.registry;
-    return { apps: listApps(snapshot).map((a) => a.name), refusedApps, contentHash };
-  } finally {
-    await mirror.stop();
-  }
+  const snapshot = await firstWarmSnapshot(saved);
+  const { refusedApps, contentHash } = snapshot.registry;
+  return { apps: listApps(snapshot).map((a) => a.name), refusedApps, contentHash };
 }
 
 /** The check a mirror synced from the API server saves with VALUE. */

@@ -14,6 +14,7 @@ import { SnapshotHolder } from "../../src/snapshot/holder.ts";
 import { listApps } from "../../src/snapshot/lookup.ts";
 import { FakeListWatch, page, secret } from "../support/fake-list-watch.ts";
 import { waitUntil } from "../support/wait.ts";
+import { firstWarmSnapshot } from "../support/warm-mirror.ts";
 import {
   type AppInput,
   REGISTRY_KEY,
@@ -89,23 +90,10 @@ async function savedAfter(value: string): Promise<MirrorInputs> {
 
 /** The first Snapshot of a warm start from `saved`: each App's upstream, and the refusals. */
 async function warmStart(saved: MirrorInputs) {
-  const holder = new SnapshotHolder();
-  const mirror = new Mirror({
-    registry: registrySource(new FakeListWatch()),
-    secrets: { scopes: [{ namespace: null, listWatch: new FakeListWatch() }] },
-    holder,
-    watchTimeoutSeconds: 60,
-    warm: { inputs: saved, savedAt: Date.now() },
-  });
-  mirror.start();
-  try {
-    const snapshot = await waitUntil(() => holder.current() ?? undefined);
-    const { error, refusedApps } = snapshot.registry;
-    const apps = listApps(snapshot).map((a) => `${a.name} ${a.upstream}`);
-    return { apps, failed: error !== null, refused: refusedApps.map((r) => [r.name, r.kept]) };
-  } finally {
-    await mirror.stop();
-  }
+  const snapshot = await firstWarmSnapshot(saved);
+  const { error, refusedApps } = snapshot.registry;
+  const apps = listApps(snapshot).map((a) => `${a.name} ${a.upstream}`);
+  return { apps, failed: error !== null, refused: refusedApps.map((r) => [r.name, r.kept]) };
 }
 
 const inService = (apps: readonly AppInput[]): KeptRegistry => ({
