@@ -4,16 +4,13 @@
 // check (replica restarts): saved so, a warm start served `key-missing` at a version that had it.
 
 import { describe, expect, it } from "vitest";
-import { StreamingLists } from "../../src/kube/cache/streaming-lists.ts";
-import type { MirrorInputs } from "../../src/mirror/inputs.ts";
 import { listArray } from "../../src/mirror/listed-index.ts";
-import { Mirror, type SnapshotSink } from "../../src/mirror/mirror.ts";
 import { SecretStore } from "../../src/mirror/secret-store.ts";
 import { deriveWatchedSet } from "../../src/mirror/watched-set.ts";
 import { ok } from "../../src/result.ts";
-import { SnapshotHolder } from "../../src/snapshot/holder.ts";
 import { FakeListWatch, page, secret } from "../support/fake-list-watch.ts";
 import { waitUntil } from "../support/wait.ts";
+import { savingMirror } from "../support/warm-mirror.ts";
 import {
   type AppInput,
   REGISTRY_KEY,
@@ -21,7 +18,6 @@ import {
   REGISTRY_NS,
   registryDoc,
   registryOf,
-  registrySource,
 } from "../support/world.ts";
 
 /** The App reads `key` of Secret `ns/shop-credentials`, with a credential (its bytes kept). */
@@ -66,20 +62,7 @@ describe("a mirror whose fetch of a newly read key finds the Secret gone", () =>
     const secrets = new FakeListWatch();
     secrets.replyList(ok(page("9", [SHOP_SECRET("9")])));
     // The GET for `token` finds nothing: the Secret was deleted, and the watch has not said so.
-    const published: (MirrorInputs | null)[] = [];
-    const sink: SnapshotSink = {
-      name: "saver",
-      publish: (_, reflected) => published.push(reflected?.inputs() ?? null),
-    };
-    const mirror = new Mirror({
-      registry: registrySource(registry),
-      secrets: { scopes: [{ namespace: null, listWatch: secrets }] },
-      holder: new SnapshotHolder(),
-      watchTimeoutSeconds: 60,
-      sinks: [sink],
-      serveCredentials: true,
-      reflector: { streamingLists: new StreamingLists(false) },
-    });
+    const { mirror, published } = savingMirror(registry, secrets, { serveCredentials: true });
     mirror.start();
     try {
       await waitUntil(() => (published.length > 0 ? true : undefined));

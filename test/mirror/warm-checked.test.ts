@@ -4,24 +4,20 @@
 // the value it serves beside the value.
 
 import { describe, expect, it } from "vitest";
-import { StreamingLists } from "../../src/kube/cache/streaming-lists.ts";
 import type { CheckedRegistry, MirrorInputs } from "../../src/mirror/inputs.ts";
-import { Mirror, type SnapshotSink } from "../../src/mirror/mirror.ts";
 import { DEFAULT_MAX_DECOMPRESSED_BYTES } from "../../src/registry/parse.ts";
 import { REGISTRY_RULES } from "../../src/registry/rules.ts";
 import { ok } from "../../src/result.ts";
-import { SnapshotHolder } from "../../src/snapshot/holder.ts";
 import { listApps } from "../../src/snapshot/lookup.ts";
 import { FakeListWatch, page, secret } from "../support/fake-list-watch.ts";
 import { waitUntil } from "../support/wait.ts";
-import { firstWarmSnapshot } from "../support/warm-mirror.ts";
+import { firstWarmSnapshot, savingMirror } from "../support/warm-mirror.ts";
 import {
   REGISTRY_KEY,
   REGISTRY_NAME,
   REGISTRY_NS,
   registryDoc,
   registryOf,
-  registrySource,
 } from "../support/world.ts";
 
 /** A value with one good App and one refused (an upper-case name). */
@@ -73,24 +69,10 @@ async function capturedCheck(): Promise<CheckedRegistry | undefined> {
   );
   const secrets = new FakeListWatch();
   secrets.replyList(ok(page("6", [])));
-  let checked: CheckedRegistry | undefined;
-  const sink: SnapshotSink = {
-    name: "saver",
-    publish: (_, reflected) => {
-      checked = reflected?.inputs().checked;
-    },
-  };
-  const mirror = new Mirror({
-    registry: registrySource(registry),
-    secrets: { scopes: [{ namespace: null, listWatch: secrets }] },
-    holder: new SnapshotHolder(),
-    watchTimeoutSeconds: 60,
-    sinks: [sink],
-    reflector: { streamingLists: new StreamingLists(false) },
-  });
+  const { mirror, published } = savingMirror(registry, secrets);
   mirror.start();
   try {
-    return await waitUntil(() => checked);
+    return await waitUntil(() => published.at(-1)?.checked);
   } finally {
     await mirror.stop();
   }

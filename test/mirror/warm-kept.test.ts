@@ -4,17 +4,14 @@
 // adopts it only when it was saved beside this very resourceVersion under this start's rules.
 
 import { describe, expect, it } from "vitest";
-import { StreamingLists } from "../../src/kube/cache/streaming-lists.ts";
 import type { KeptRegistry, MirrorInputs } from "../../src/mirror/inputs.ts";
-import { Mirror, type SnapshotSink } from "../../src/mirror/mirror.ts";
 import { DEFAULT_MAX_DECOMPRESSED_BYTES } from "../../src/registry/parse.ts";
 import { REGISTRY_RULES } from "../../src/registry/rules.ts";
 import { ok } from "../../src/result.ts";
-import { SnapshotHolder } from "../../src/snapshot/holder.ts";
 import { listApps } from "../../src/snapshot/lookup.ts";
 import { FakeListWatch, page, secret } from "../support/fake-list-watch.ts";
 import { waitUntil } from "../support/wait.ts";
-import { firstWarmSnapshot } from "../support/warm-mirror.ts";
+import { firstWarmSnapshot, savingMirror } from "../support/warm-mirror.ts";
 import {
   type AppInput,
   REGISTRY_KEY,
@@ -22,7 +19,6 @@ import {
   REGISTRY_NS,
   registryDoc,
   registryOf,
-  registrySource,
 } from "../support/world.ts";
 
 const SHOP: AppInput = {
@@ -61,28 +57,16 @@ async function savedAfter(value: string): Promise<MirrorInputs> {
   registry.replyList(ok(page("5", [registrySecret("4", GOOD)])));
   const secrets = new FakeListWatch();
   secrets.replyList(ok(page("6", [])));
-  let saved: MirrorInputs | undefined;
-  const sink: SnapshotSink = {
-    name: "saver",
-    publish: (_, reflected) => {
-      saved = reflected?.inputs();
-    },
-  };
-  const mirror = new Mirror({
-    registry: registrySource(registry),
-    secrets: { scopes: [{ namespace: null, listWatch: secrets }] },
-    holder: new SnapshotHolder(),
-    watchTimeoutSeconds: 60,
-    sinks: [sink],
-    reflector: { streamingLists: new StreamingLists(false) },
-  });
+  const { mirror, published } = savingMirror(registry, secrets);
+  const saved = () => published.at(-1) ?? undefined;
   mirror.start();
   try {
-    await waitUntil(() => (saved?.registry.present ? true : undefined));
+    await waitUntil(() => (saved()?.registry.present ? true : undefined));
     registry.current.modify(registrySecret("7", value));
-    return await waitUntil(() =>
-      saved?.registry.present && saved.registry.resourceVersion === "7" ? saved : undefined,
-    );
+    return await waitUntil(() => {
+      const s = saved();
+      return s?.registry.present && s.registry.resourceVersion === "7" ? s : undefined;
+    });
   } finally {
     await mirror.stop();
   }

@@ -1,6 +1,8 @@
-// A Mirror started warm from saved inputs, with watches that never answer: what its first
-// Snapshot serves is what the state file alone gives a start.
+// Mirrors over fake list-watches for the warm-start tests: one started warm from saved inputs,
+// with watches that never answer (what the state file alone gives a start), and one that keeps
+// what each published Snapshot would have a state file save.
 
+import { StreamingLists } from "../../src/kube/cache/streaming-lists.ts";
 import type { MirrorInputs } from "../../src/mirror/inputs.ts";
 import { Mirror } from "../../src/mirror/mirror.ts";
 import { SnapshotHolder } from "../../src/snapshot/holder.ts";
@@ -25,4 +27,29 @@ export async function firstWarmSnapshot(saved: MirrorInputs): Promise<Snapshot> 
   } finally {
     await mirror.stop();
   }
+}
+
+/**
+ * A Mirror over two fake list-watches (started by the caller) whose one sink keeps, for each
+ * Snapshot published, the inputs it reflects: what a state keeper would save (null: not one
+ * whole, nothing saved).
+ */
+export function savingMirror(
+  registry: FakeListWatch,
+  secrets: FakeListWatch,
+  options: { readonly serveCredentials?: boolean } = {},
+): { readonly mirror: Mirror; readonly published: (MirrorInputs | null)[] } {
+  const published: (MirrorInputs | null)[] = [];
+  const mirror = new Mirror({
+    registry: registrySource(registry),
+    secrets: { scopes: [{ namespace: null, listWatch: secrets }] },
+    holder: new SnapshotHolder(),
+    watchTimeoutSeconds: 60,
+    sinks: [
+      { name: "saver", publish: (_, reflected) => published.push(reflected?.inputs() ?? null) },
+    ],
+    reflector: { streamingLists: new StreamingLists(false) },
+    ...options,
+  });
+  return { mirror, published };
 }
